@@ -6,11 +6,14 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <deque>
 #include <filesystem>
+#include <future>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -34,6 +37,16 @@ namespace {
 
 volatile bool g_interrupted = false;
 extern "C" void on_signal(int) { g_interrupted = true; }
+
+// The end of a run that got as far as its reports: output is flushed and the process ends here, without freeing
+// every record and manifest and without libtorch's static destructors (together ~80 ms for 10,000 cases). Every
+// file the run wrote is complete and closed by now; the workers have exited.
+[[noreturn]] void end_process(int rc) {
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  std::_Exit(rc);
+}
 
 std::string iso_now() {
   std::time_t t = std::time(nullptr);
@@ -206,6 +219,9 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
 
 int cmd_run(RunFlags& f) {
   const auto t0 = std::chrono::steady_clock::now();
+  // libtorch loads on another thread while the manifests are read and planned.
+  std::optional<ExecLibrary> exec_library;
+  if (!f.collect_only) exec_library.emplace();
   Loaded l = load_and_select(f.manifest);
   print_diagnostics(l.diagnostics, /*errors_only=*/true);
   if (l.selected.usage_error) return kUsageError;
@@ -279,10 +295,14 @@ int cmd_run(RunFlags& f) {
       return kUsageError;
     }
   }
+  // The dedupe keys (a SHA-256 per case) are computed while libtorch is still loading.
+  KnownKeys known_keys;
+  if (exec_library)
+    for (const Case* c : cases) known_keys.emplace(c, dedupe_key(*c));
   std::unique_ptr<Executor> ex;
   if (!f.collect_only) {
     bool setup_failed = false;
-    ex = load_executor(f.exec, error, setup_failed);
+    ex = exec_library->create(f.exec, error, setup_failed);
     if (!ex) {
       std::cerr << "opcheck: error: " << error << "\n";
       return setup_failed ? kUsageError : kInternalError;
@@ -315,7 +335,7 @@ int cmd_run(RunFlags& f) {
     cases = std::move(kept);
   }
 
-  Plan plan = make_plan(cases, !f.no_dedupe);
+  Plan plan = make_plan(cases, !f.no_dedupe, &known_keys);
   const std::size_t all_unique = plan.unique.size();
   if (shard_total > 1) plan = shard_plan(plan, shard_index, shard_total);
 
@@ -439,6 +459,7 @@ int cmd_run(RunFlags& f) {
     fs::create_directories(f.artifact_dir);
     if (!f.resume) fs::remove(journal_path);
     journal = std::make_unique<JournalWriter>(journal_path, &report.info);
+    pool.after_results = [&journal] { journal->flush(); };
   } catch (const std::exception& e) {
     std::cerr << "opcheck: error: cannot write the journal in " << f.artifact_dir << ": " << e.what()
               << "\n  Fix: pass a writable --artifact-dir\n";
@@ -502,15 +523,22 @@ int cmd_run(RunFlags& f) {
     }
   }
 
-  // Reports are written whatever happened, interrupted runs included: partial but valid.
+  // Reports are written whatever happened, interrupted runs included: partial but valid. They are independent
+  // views of the same records, so they are written side by side on the cores the workers have left.
   int report_failure = 0;
-  try {
-    if (!f.junit_xml.empty()) write_junit_xml(report, f.junit_xml);
-    if (!f.metrics_json.empty()) write_metrics_json(report, f.metrics_json);
-    if (!f.html.empty()) write_html_report(report, {}, f.html);
-  } catch (const std::exception& e) {
-    std::cerr << "opcheck: error: writing reports: " << e.what() << "\n";
-    report_failure = kInternalError;
+  std::vector<std::future<void>> writing;
+  if (!f.junit_xml.empty())
+    writing.push_back(std::async(std::launch::async, [&] { write_junit_xml(report, f.junit_xml); }));
+  if (!f.metrics_json.empty())
+    writing.push_back(std::async(std::launch::async, [&] { write_metrics_json(report, f.metrics_json); }));
+  if (!f.html.empty()) writing.push_back(std::async(std::launch::async, [&] { write_html_report(report, {}, f.html); }));
+  for (auto& w : writing) {
+    try {
+      w.get();
+    } catch (const std::exception& e) {
+      std::cerr << "opcheck: error: writing reports: " << e.what() << "\n";
+      report_failure = kInternalError;
+    }
   }
 
   if (!f.exec.save_failures_dir.empty() && !f.quiet) {
@@ -536,13 +564,16 @@ int cmd_run(RunFlags& f) {
       return kUsageError;
     }
   }
-  if (report_failure) return report_failure;
-  if (g_interrupted || invalid_input) return kInterrupted;
-  if (regressions) return kTestsFailed;
-  for (const auto& r : report.cases)
-    if (r.outcome == Outcome::Failed || r.outcome == Outcome::Error || (r.outcome == Outcome::XPassed && !f.xpass_ok))
-      return kTestsFailed;
-  return kOk;
+  auto exit_code = [&]() -> int {
+    if (report_failure) return report_failure;
+    if (g_interrupted || invalid_input) return kInterrupted;
+    if (regressions) return kTestsFailed;
+    for (const auto& r : report.cases)
+      if (r.outcome == Outcome::Failed || r.outcome == Outcome::Error || (r.outcome == Outcome::XPassed && !f.xpass_ok))
+        return kTestsFailed;
+    return kOk;
+  };
+  end_process(exit_code());
 }
 
 }  // namespace opcheck::cli

@@ -10,8 +10,13 @@ namespace fs = std::filesystem;
 
 namespace opcheck::cli {
 
-std::unique_ptr<Executor> load_executor(const ExecOptions& opts, std::string& error, bool& setup_failed) {
-  setup_failed = false;
+ExecLibrary::ExecLibrary() : thread_([this] { load(); }) {}
+
+ExecLibrary::~ExecLibrary() {
+  if (thread_.joinable()) thread_.join();
+}
+
+void ExecLibrary::load() {
   const fs::path dir = exe_dir();
   // Build tree: beside the binary. Installed: <prefix>/<libdir>/opcheck.
   const fs::path candidates[] = {dir / "libopcheck_exec.so", dir / ".." / OPCHECK_INSTALL_LIBDIR / "opcheck" / "libopcheck_exec.so"};
@@ -25,20 +30,26 @@ std::unique_ptr<Executor> load_executor(const ExecOptions& opts, std::string& er
     // RTLD_GLOBAL: device plugins loaded later must see the same libtorch symbols.
     void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
     if (!handle) {
-      error = std::string("cannot load the exec layer: ") + dlerror();
-      return nullptr;
+      error_ = std::string("cannot load the exec layer: ") + dlerror();
+      return;
     }
-    auto create = reinterpret_cast<CreateExecutorFn>(dlsym(handle, "opcheck_create_executor"));
-    if (!create) {
-      error = path.string() + " does not export opcheck_create_executor";
-      return nullptr;
-    }
-    std::unique_ptr<Executor> ex(create(&opts, &error));
-    setup_failed = !ex;
-    return ex;
+    create_ = reinterpret_cast<CreateExecutorFn>(dlsym(handle, "opcheck_create_executor"));
+    if (!create_) error_ = path.string() + " does not export opcheck_create_executor";
+    return;
   }
-  error = "libopcheck_exec.so not found (looked at" + tried + ")";
-  return nullptr;
+  error_ = "libopcheck_exec.so not found (looked at" + tried + ")";
+}
+
+std::unique_ptr<Executor> ExecLibrary::create(const ExecOptions& opts, std::string& error, bool& setup_failed) {
+  if (thread_.joinable()) thread_.join();
+  setup_failed = false;
+  if (!create_) {
+    error = error_;
+    return nullptr;
+  }
+  std::unique_ptr<Executor> ex(create_(&opts, &error));
+  setup_failed = !ex;
+  return ex;
 }
 
 }  // namespace opcheck::cli

@@ -335,7 +335,7 @@ class ByteDigest {
  public:
   ByteDigest() {
     const Crypto& lib = crypto();
-    if (lib.ok && (ctx_ = lib.ctx_new()) && lib.init(ctx_, lib.sha256(), nullptr) == 1) return;
+    if (lib.ok && (ctx_ = lib.ctx_new()) && lib.init(ctx_, lib.md, nullptr) == 1) return;
     if (ctx_) lib.ctx_free(ctx_);
     ctx_ = nullptr;
   }
@@ -373,6 +373,7 @@ class ByteDigest {
     int (*init)(void*, const void*, void*) = nullptr;
     int (*update)(void*, const void*, std::size_t) = nullptr;
     int (*final)(void*, unsigned char*, unsigned int*) = nullptr;
+    const void* md = nullptr;  // SHA-256, fetched once: OpenSSL 3 would look EVP_sha256() up again on every init
   };
   static const Crypto& crypto() {
     static const Crypto lib = [] {
@@ -388,6 +389,10 @@ class ByteDigest {
       c.update = reinterpret_cast<int (*)(void*, const void*, std::size_t)>(dlsym(h, "EVP_DigestUpdate"));
       c.final = reinterpret_cast<int (*)(void*, unsigned char*, unsigned int*)>(dlsym(h, "EVP_DigestFinal_ex"));
       c.ok = c.ctx_new && c.ctx_free && c.sha256 && c.init && c.update && c.final;
+      if (!c.ok) return c;
+      using FetchFn = const void* (*)(void*, const char*, const char*);
+      if (auto fetch = reinterpret_cast<FetchFn>(dlsym(h, "EVP_MD_fetch"))) c.md = fetch(nullptr, "SHA256", nullptr);
+      if (!c.md) c.md = c.sha256();
       return c;
     }();
     return lib;

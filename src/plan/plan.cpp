@@ -144,7 +144,7 @@ std::string input_signature(const Case& c) {
   return out + ")";
 }
 
-Plan make_plan(const std::vector<const Case*>& selected, bool dedupe) {
+Plan make_plan(const std::vector<const Case*>& selected, bool dedupe, const KnownKeys* known) {
   Plan p;
   p.occurrences = selected;
   p.keys.reserve(selected.size());
@@ -152,7 +152,8 @@ Plan make_plan(const std::vector<const Case*>& selected, bool dedupe) {
   std::unordered_map<std::string, std::size_t> seen;
   for (std::size_t i = 0; i < selected.size(); ++i) {
     p.selection_index.push_back(i);
-    p.keys.push_back(dedupe_key(*selected[i]));
+    const auto k = known ? known->find(selected[i]) : KnownKeys::const_iterator{};
+    p.keys.push_back(known && k != known->end() ? k->second : dedupe_key(*selected[i]));
     auto [it, fresh] = seen.emplace(p.keys.back(), p.unique.size());
     if (fresh || !dedupe) {
       p.unique_of.push_back(p.unique.size());

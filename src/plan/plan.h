@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "opcheck/case.h"
@@ -39,8 +40,12 @@ struct Plan {
   std::vector<std::size_t> selection_index;   // occurrence -> position in the whole selection (before sharding)
 };
 
-/// Builds the plan. With dedupe off every occurrence is its own unique case.
-Plan make_plan(const std::vector<const Case*>& selected, bool dedupe);
+/// Dedupe keys already computed, by case (a run computes them while libtorch loads).
+using KnownKeys = std::unordered_map<const Case*, std::string>;
+
+/// Builds the plan. With dedupe off every occurrence is its own unique case. Keys in `known` are taken as they
+/// are; the other cases are hashed here.
+Plan make_plan(const std::vector<const Case*>& selected, bool dedupe, const KnownKeys* known = nullptr);
 
 /// Estimated relative cost of running a case (bytes touched), used to balance shards.
 double estimated_cost(const Case& c);

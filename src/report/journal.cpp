@@ -45,6 +45,7 @@ JournalWriter::JournalWriter(const std::string& path, const RunInfo* header, dou
       last_sync_(std::chrono::steady_clock::now()) {
   file_ = std::fopen(path.c_str(), "a+b");
   if (!file_) fail(path, "cannot open for appending", errno);
+  std::setvbuf(file_, nullptr, _IONBF, 0);  // lines are collected in pending_ and written in one call
   const long keep = complete_length(file_);
   std::fseek(file_, 0, SEEK_END);
   const long size = std::ftell(file_);
@@ -54,11 +55,12 @@ JournalWriter::JournalWriter(const std::string& path, const RunInfo* header, dou
   }
   std::fseek(file_, 0, SEEK_END);
   if (header && std::ftell(file_) == 0) {
-    nlohmann::ordered_json h;
-    h["format"] = kJournalFormat;
-    h["version"] = 1;
-    h["run"] = run_info_to_json(*header);
-    write_line(h.dump());
+    JsonWriter w(pending_);
+    w.begin_object().field("format", kJournalFormat).field("version", 1).key("run");
+    write_run_info(w, *header);
+    w.end_object();
+    pending_ += '\n';
+    write_pending();
   }
 }
 
@@ -70,32 +72,42 @@ JournalWriter::~JournalWriter() {
   }
 }
 
-void JournalWriter::write_line(const std::string& line) {
+void JournalWriter::write_pending() {
   if (!file_) throw ReportError(path_ + ": error: journal: append after close");
-  const std::string text = line + "\n";
-  if (std::fwrite(text.data(), 1, text.size(), file_) != text.size() || std::fflush(file_) != 0)
+  if (pending_.empty()) return;
+  if (std::fwrite(pending_.data(), 1, pending_.size(), file_) != pending_.size() || std::fflush(file_) != 0)
     fail(path_, "cannot append", errno);
-  dirty_ = true;
+  pending_.clear();
   const auto now = std::chrono::steady_clock::now();
   if (now - last_sync_ >= fsync_interval_) {
     ::fsync(::fileno(file_));
     last_sync_ = now;
-    dirty_ = false;
   }
 }
 
 void JournalWriter::append(const CaseRecord& rec) {
-  const std::string line = case_record_to_json(rec).dump();
   std::lock_guard<std::mutex> lock(mu_);
-  write_line(line);
+  if (!file_) throw ReportError(path_ + ": error: journal: append after close");
+  JsonWriter w(pending_);
+  write_case_record(w, rec);
+  pending_ += '\n';
+  if (pending_.size() >= kFlushBytes) write_pending();
+}
+
+void JournalWriter::flush() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (file_) write_pending();
 }
 
 void JournalWriter::close() {
   std::lock_guard<std::mutex> lock(mu_);
   if (!file_) return;
+  write_pending();
   std::FILE* f = file_;
   file_ = nullptr;
-  const bool ok = std::fflush(f) == 0 && (!dirty_ || ::fsync(::fileno(f)) == 0);
+  // No fsync at close: it would hold up the end of every run for the whole file's write-back, and the reports
+  // written next carry the same results. During the run, fsync_interval_s bounds what a power cut loses.
+  const bool ok = std::fflush(f) == 0;
   const int err = errno;
   const bool closed = std::fclose(f) == 0;
   if (!ok || !closed) fail(path_, "cannot close", err);

@@ -4,9 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
-#include <sstream>
-
-#include <pugixml.hpp>
+#include <string_view>
 
 #include "report/atomic_file.h"
 #include "report/stats.h"
@@ -21,19 +19,50 @@ std::string seconds(double ms) {
   return buf;
 }
 
-void set_attr(pugi::xml_node n, const char* name, const std::string& value) {
-  n.append_attribute(name).set_value(xml_visible(value).c_str());
-}
+// XML written as text, element by element, laid out as pugixml's default format does (two-space indent, an
+// element holding only text on one line, empty elements as `<name ... />`).
+class XmlOut {
+ public:
+  explicit XmlOut(std::string& out) : out_(out) {}
+  void start(int depth, const char* name) {
+    out_.append(static_cast<std::size_t>(depth) * 2, ' ');
+    out_ += '<';
+    out_ += name;
+  }
+  void attr(const char* name, std::string_view value) {
+    out_ += ' ';
+    out_ += name;
+    out_ += "=\"";
+    append_escaped(out_, value, EscapeMode::XmlAttribute);
+    out_ += '"';
+  }
+  void end_start() { out_ += ">\n"; }
+  void end_empty() { out_ += " />\n"; }
+  /// Ends the start tag with the element's text and its end tag; with no text the element is empty.
+  void text_and_end(const char* name, std::string_view text) {
+    if (text.empty()) return end_empty();
+    out_ += '>';
+    append_escaped(out_, text, EscapeMode::XmlText);
+    out_ += "</";
+    out_ += name;
+    out_ += ">\n";
+  }
+  void end(int depth, const char* name) {
+    out_.append(static_cast<std::size_t>(depth) * 2, ' ');
+    out_ += "</";
+    out_ += name;
+    out_ += ">\n";
+  }
+  void property(int depth, const char* name, std::string_view value) {
+    start(depth, "property");
+    attr("name", name);
+    attr("value", value);
+    end_empty();
+  }
 
-void set_text(pugi::xml_node n, const std::string& text) {
-  if (!text.empty()) n.append_child(pugi::node_pcdata).set_value(xml_visible(text).c_str());
-}
-
-void add_property(pugi::xml_node props, const char* name, const std::string& value) {
-  auto p = props.append_child("property");
-  set_attr(p, "name", name);
-  set_attr(p, "value", value);
-}
+ private:
+  std::string& out_;
+};
 
 std::string join(const std::vector<std::string>& v, const char* sep) {
   std::string out;
@@ -52,66 +81,74 @@ std::string reason(const CaseRecord& rec) {
   return first_line(rec.result.message);
 }
 
-void add_case_properties(pugi::xml_node tc, const CaseRecord& rec) {
+void write_case_properties(XmlOut& x, const CaseRecord& rec) {
   const Result& r = rec.result;
-  auto props = tc.append_child("properties");
-  add_property(props, "op", rec.op);
-  add_property(props, "resolved_op", r.resolved_op);
-  add_property(props, "dtype", rec.dtype);
-  add_property(props, "outcome", outcome_name(rec.outcome));
-  add_property(props, "stage", stage_name(r.stage));
-  add_property(props, "dedupe_key", rec.key);
-  if (!rec.deduplicated_from.empty()) add_property(props, "deduplicated_from", rec.deduplicated_from);
-  if (r.figures.max_abs_diff) add_property(props, "max_abs_diff", shortest_number(*r.figures.max_abs_diff));
-  if (r.figures.max_rel_diff) add_property(props, "max_rel_diff", shortest_number(*r.figures.max_rel_diff));
-  if (r.figures.pcc) add_property(props, "pcc", shortest_number(*r.figures.pcc));
-  add_property(props, "device_ms", shortest_number(r.device_ms));
-  add_property(props, "reference_ms", shortest_number(r.reference_ms));
-  add_property(props, "reference_upcast", r.reference_upcast ? "true" : "false");
-  add_property(props, "decomposed", r.decomposed ? "true" : "false");
-  if (!rec.marks.empty()) add_property(props, "marks", join(rec.marks, ","));
-  if (!rec.status.empty()) add_property(props, "status", rec.status);
-  if (!rec.status_reason.empty()) add_property(props, "status_reason", rec.status_reason);
+  constexpr int d = 4;
+  x.start(3, "properties");
+  x.end_start();
+  x.property(d, "op", rec.op);
+  x.property(d, "resolved_op", r.resolved_op);
+  x.property(d, "dtype", rec.dtype);
+  x.property(d, "outcome", outcome_name(rec.outcome));
+  x.property(d, "stage", stage_name(r.stage));
+  x.property(d, "dedupe_key", rec.key);
+  if (!rec.deduplicated_from.empty()) x.property(d, "deduplicated_from", rec.deduplicated_from);
+  if (r.figures.max_abs_diff) x.property(d, "max_abs_diff", shortest_number(*r.figures.max_abs_diff));
+  if (r.figures.max_rel_diff) x.property(d, "max_rel_diff", shortest_number(*r.figures.max_rel_diff));
+  if (r.figures.pcc) x.property(d, "pcc", shortest_number(*r.figures.pcc));
+  x.property(d, "device_ms", shortest_number(r.device_ms));
+  x.property(d, "reference_ms", shortest_number(r.reference_ms));
+  x.property(d, "reference_upcast", r.reference_upcast ? "true" : "false");
+  x.property(d, "decomposed", r.decomposed ? "true" : "false");
+  if (!rec.marks.empty()) x.property(d, "marks", join(rec.marks, ","));
+  if (!rec.status.empty()) x.property(d, "status", rec.status);
+  if (!rec.status_reason.empty()) x.property(d, "status_reason", rec.status_reason);
   const auto loc = location(rec);
-  if (!loc.empty()) add_property(props, "location", loc);
+  if (!loc.empty()) x.property(d, "location", loc);
+  x.end(3, "properties");
 }
 
-void add_verdict(pugi::xml_node tc, const CaseRecord& rec) {
+// The verdict element of a case that did not pass.
+void write_verdict(XmlOut& x, const CaseRecord& rec) {
   const Result& r = rec.result;
+  constexpr int d = 3;
   switch (rec.outcome) {
     case Outcome::Passed: return;
     case Outcome::Failed:
     case Outcome::Error: {
-      auto n = tc.append_child(rec.outcome == Outcome::Failed ? "failure" : "error");
+      const char* name = rec.outcome == Outcome::Failed ? "failure" : "error";
       const auto first = first_line(r.message);
-      set_attr(n, "message", first.empty() ? stage_name(r.stage) : first);
-      set_attr(n, "type", stage_name(r.stage));
-      set_text(n, r.message);
+      x.start(d, name);
+      x.attr("message", first.empty() ? stage_name(r.stage) : first);
+      x.attr("type", stage_name(r.stage));
+      x.text_and_end(name, r.message);
       return;
     }
     case Outcome::Skipped: {
-      auto n = tc.append_child("skipped");
-      set_attr(n, "type", "pytest.skip");
-      set_attr(n, "message", reason(rec));
+      const auto why = reason(rec);
       const auto loc = location(rec);
-      set_text(n, loc.empty() ? reason(rec) : loc + ": " + reason(rec));
+      x.start(d, "skipped");
+      x.attr("type", "pytest.skip");
+      x.attr("message", why);
+      x.text_and_end("skipped", loc.empty() ? why : loc + ": " + why);
       return;
     }
     case Outcome::XFailed: {
-      auto n = tc.append_child("skipped");
-      set_attr(n, "type", "pytest.xfail");
-      set_attr(n, "message", reason(rec));
+      const auto why = reason(rec);
+      x.start(d, "skipped");
+      x.attr("type", "pytest.xfail");
+      x.attr("message", why);
       // pytest writes no text here; the failure that was expected is still worth showing.
-      if (r.message != reason(rec)) set_text(n, r.message);
+      x.text_and_end("skipped", r.message != why ? std::string_view(r.message) : std::string_view());
       return;
     }
     case Outcome::XPassed: {
       // pytest reports an unexpected pass of a strict xfail as a failure with this exact message.
-      auto n = tc.append_child("failure");
       const std::string msg = "[XPASS(strict)] " + reason(rec);
-      set_attr(n, "message", msg);
-      set_attr(n, "type", "XPASS");
-      set_text(n, msg);
+      x.start(d, "failure");
+      x.attr("message", msg);
+      x.attr("type", "XPASS");
+      x.text_and_end("failure", msg);
       return;
     }
   }
@@ -127,13 +164,7 @@ std::string shortest_number(double v) {
   return std::string(buf, res.ptr);
 }
 
-std::string junit_xml_text(const RunReport& report) {
-  pugi::xml_document doc;
-  auto decl = doc.append_child(pugi::node_declaration);
-  decl.append_attribute("version").set_value("1.0");
-  decl.append_attribute("encoding").set_value("utf-8");
-  auto root = doc.append_child("testsuites");
-
+void write_junit(const RunReport& report, TextOut& out) {
   std::vector<std::string> models;  // in order of first appearance
   std::map<std::string, std::vector<const CaseRecord*>> by_model;
   for (const auto& rec : report.cases) {
@@ -142,6 +173,8 @@ std::string junit_xml_text(const RunReport& report) {
     v.push_back(&rec);
   }
 
+  XmlOut x(out.buf);
+  out.buf += "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<testsuites>\n";
   const RunInfo& info = report.info;
   // pytest writes one empty suite when nothing ran; some CI readers reject a file without any testsuite.
   if (models.empty()) models.push_back("opcheck");
@@ -153,46 +186,59 @@ std::string junit_xml_text(const RunReport& report) {
       c.add(rec->outcome);
       ms += case_time_ms(*rec);
     }
-    auto suite = root.append_child("testsuite");
-    set_attr(suite, "name", model);
-    set_attr(suite, "errors", std::to_string(c.errors));
-    set_attr(suite, "failures", std::to_string(c.failed + c.xpassed));
-    set_attr(suite, "skipped", std::to_string(c.skipped + c.xfailed));
-    set_attr(suite, "tests", std::to_string(c.total()));
-    set_attr(suite, "time", seconds(ms));
-    set_attr(suite, "timestamp", info.started_at);
-    set_attr(suite, "hostname", info.host);
+    x.start(1, "testsuite");
+    x.attr("name", model);
+    x.attr("errors", std::to_string(c.errors));
+    x.attr("failures", std::to_string(c.failed + c.xpassed));
+    x.attr("skipped", std::to_string(c.skipped + c.xfailed));
+    x.attr("tests", std::to_string(c.total()));
+    x.attr("time", seconds(ms));
+    x.attr("timestamp", info.started_at);
+    x.attr("hostname", info.host);
+    x.end_start();
 
-    auto props = suite.append_child("properties");
-    add_property(props, "opcheck_version", info.opcheck_version);
-    add_property(props, "torch_version", info.torch_version);
-    add_property(props, "device", info.device);
-    add_property(props, "device_name", info.device_name);
-    add_property(props, "device_lib", info.device_lib);
-    add_property(props, "device_lib_sha256", info.device_lib_sha256);
-    if (!info.shard.empty()) add_property(props, "shard", info.shard);
-    add_property(props, "argv", join(info.argv, " "));
-    for (const auto& [path, digest] : info.manifests) add_property(props, "manifest", path + " sha256:" + digest);
-    if (info.interrupted) add_property(props, "interrupted", info.stop_reason.empty() ? "true" : info.stop_reason);
+    x.start(2, "properties");
+    x.end_start();
+    x.property(3, "opcheck_version", info.opcheck_version);
+    x.property(3, "torch_version", info.torch_version);
+    x.property(3, "device", info.device);
+    x.property(3, "device_name", info.device_name);
+    x.property(3, "device_lib", info.device_lib);
+    x.property(3, "device_lib_sha256", info.device_lib_sha256);
+    if (!info.shard.empty()) x.property(3, "shard", info.shard);
+    x.property(3, "argv", join(info.argv, " "));
+    for (const auto& [path, digest] : info.manifests) x.property(3, "manifest", path + " sha256:" + digest);
+    if (info.interrupted) x.property(3, "interrupted", info.stop_reason.empty() ? "true" : info.stop_reason);
+    x.end(2, "properties");
 
     for (const auto* rec : recs) {
-      auto tc = suite.append_child("testcase");
-      set_attr(tc, "classname", rec->model);
-      set_attr(tc, "name", rec->name);
-      set_attr(tc, "time", seconds(case_time_ms(*rec)));
-      add_case_properties(tc, *rec);
-      add_verdict(tc, *rec);
-      if (!rec->result.captured_stderr.empty()) set_text(tc.append_child("system-err"), rec->result.captured_stderr);
+      x.start(2, "testcase");
+      x.attr("classname", rec->model);
+      x.attr("name", rec->name);
+      x.attr("time", seconds(case_time_ms(*rec)));
+      x.end_start();
+      write_case_properties(x, *rec);
+      write_verdict(x, *rec);
+      if (!rec->result.captured_stderr.empty()) {
+        x.start(3, "system-err");
+        x.text_and_end("system-err", rec->result.captured_stderr);
+      }
+      x.end(2, "testcase");
+      out.spill();
     }
+    x.end(1, "testsuite");
   }
+  out.buf += "</testsuites>\n";
+}
 
-  std::ostringstream out;
-  doc.save(out, "  ", pugi::format_default, pugi::encoding_utf8);
-  return out.str();
+std::string junit_xml_text(const RunReport& report) {
+  TextOut out;
+  write_junit(report, out);
+  return std::move(out.buf);
 }
 
 void write_junit_xml(const RunReport& report, const std::string& path) {
-  write_file_atomically(path, junit_xml_text(report));
+  write_file_atomically(path, [&](TextOut& out) { write_junit(report, out); });
 }
 
 }  // namespace opcheck

@@ -6,118 +6,137 @@
 #include "report/record_json.h"
 #include "report/report_error.h"
 #include "report/stats.h"
-#include "report/text_escape.h"
+#include "report/json_writer.h"
 
 namespace opcheck {
 namespace {
 
-using ojson = nlohmann::ordered_json;
 using json = nlohmann::json;
 
-ojson counts_json(const OutcomeCounts& c) {
-  return ojson{{"passed", c.passed},   {"failed", c.failed},   {"skipped", c.skipped},
-               {"xfailed", c.xfailed}, {"xpassed", c.xpassed}, {"errors", c.errors},
-               {"total", c.total()},   {"pass_rate", number_to_json(c.pass_rate())}};
+void write_counts(JsonWriter& w, const OutcomeCounts& c, bool with_pass_rate) {
+  w.begin_object();
+  w.field("passed", c.passed).field("failed", c.failed).field("skipped", c.skipped);
+  w.field("xfailed", c.xfailed).field("xpassed", c.xpassed).field("errors", c.errors).field("total", c.total());
+  if (with_pass_rate) w.field("pass_rate", c.pass_rate());
+  w.end_object();
 }
 
-ojson counts_map_json(const std::map<std::string, OutcomeCounts>& m) {
-  ojson j = ojson::object();
-  for (const auto& [k, c] : m) j[visible_utf8(k)] = counts_json(c);
-  return j;
+void write_counts_map(JsonWriter& w, const std::map<std::string, OutcomeCounts>& m) {
+  w.begin_object();
+  for (const auto& [k, c] : m) {
+    w.key(k);
+    write_counts(w, c, true);
+  }
+  w.end_object();
 }
 
-ojson dedupe_json(const DedupeStats& d) {
-  return ojson{{"occurrences", d.occurrences},
-               {"unique", d.unique},
-               {"duplicates_served", d.duplicates_served},
-               {"ratio", d.ratio()}};
+void write_dedupe(JsonWriter& w, const DedupeStats& d) {
+  w.field("occurrences", d.occurrences).field("unique", d.unique);
+  w.field("duplicates_served", d.duplicates_served).field("ratio", d.ratio());
 }
 
-ojson strings_json(const std::vector<std::string>& v) {
-  ojson a = ojson::array();
-  for (const auto& s : v) a.push_back(visible_utf8(s));
-  return a;
-}
-
-ojson coverage_json(const OpCoverage& c) {
-  ojson ops = ojson::array();
-  for (const auto& op : c.ops) ops.push_back(visible_utf8(op));
-  return ojson{{"ops", c.ops.size()}, {"signatures", c.signatures.size()}, {"op_names", ops}};
-}
-
-ojson timing_json(const CaseRecord& rec) {
+void write_timing(JsonWriter& w, const CaseRecord& rec) {
   const Result& r = rec.result;
-  return ojson{{"id", visible_utf8(rec.id)},
-               {"total_ms", number_to_json(case_time_ms(rec))},
-               {"materialize_ms", number_to_json(r.materialize_ms)},
-               {"reference_ms", number_to_json(r.reference_ms)},
-               {"device_ms", number_to_json(r.device_ms)},
-               {"compare_ms", number_to_json(r.compare_ms)}};
+  w.begin_object();
+  w.field("id", rec.id).field("total_ms", case_time_ms(rec)).field("materialize_ms", r.materialize_ms);
+  w.field("reference_ms", r.reference_ms).field("device_ms", r.device_ms).field("compare_ms", r.compare_ms);
+  w.end_object();
 }
 
 }  // namespace
 
-std::string metrics_json_text(const RunReport& report) {
+void write_metrics(const RunReport& report, TextOut& out) {
   const RunStats st = compute_stats(report);
-  ojson j;
-  j["format"] = kMetricsFormat;
-  j["version"] = kMetricsVersion;
-  j["run"] = run_info_to_json(report.info);
+  JsonWriter w(out.buf, 2);
+  w.begin_object();
+  w.field("format", kMetricsFormat).field("version", kMetricsVersion);
+  w.key("run");
+  write_run_info(w, report.info);
 
-  ojson totals = counts_json(st.totals);
-  totals.erase("pass_rate");
-  j["totals"] = totals;
-  ojson stages = ojson::object();
-  for (const auto& [name, n] : st.stages) stages[name] = n;
-  j["stages"] = stages;
+  w.key("totals");
+  write_counts(w, st.totals, false);
+  w.key("stages").begin_object();
+  for (const auto& [name, n] : st.stages) w.field(name, n);
+  w.end_object();
 
-  j["pass_rate"] = {{"overall", number_to_json(st.totals.pass_rate())},
-                    {"per_model", counts_map_json(st.per_model)},
-                    {"per_op", counts_map_json(st.per_op)},
-                    {"per_dtype", counts_map_json(st.per_dtype)}};
+  w.key("pass_rate").begin_object();
+  w.field("overall", st.totals.pass_rate());
+  w.key("per_model");
+  write_counts_map(w, st.per_model);
+  w.key("per_op");
+  write_counts_map(w, st.per_op);
+  w.key("per_dtype");
+  write_counts_map(w, st.per_dtype);
+  w.end_object();
 
-  ojson per_model_cov = ojson::object();
-  for (const auto& [m, c] : st.coverage_per_model) per_model_cov[visible_utf8(m)] = coverage_json(c);
-  ojson resolved = ojson::array();
-  for (const auto& op : st.resolved_ops) resolved.push_back(visible_utf8(op));
-  j["coverage"] = {{"ops", st.coverage.ops.size()},
-                   {"signatures", st.coverage.signatures.size()},
-                   {"per_model", per_model_cov},
-                   {"resolved_ops", resolved},
-                   {"enabled_ops", {{"enabled", st.enabled.enabled},
-                                    {"exercised", st.enabled.exercised.size()},
-                                    {"percent", number_to_json(st.enabled.percent)},
-                                    {"exercised_ops", strings_json(st.enabled.exercised)},
-                                    {"untouched_ops", strings_json(st.enabled.untouched)}}}};
+  w.key("coverage").begin_object();
+  w.field("ops", st.coverage.ops.size()).field("signatures", st.coverage.signatures.size());
+  w.key("per_model").begin_object();
+  for (const auto& [m, c] : st.coverage_per_model) {
+    w.key(m).begin_object();
+    w.field("ops", c.ops.size()).field("signatures", c.signatures.size());
+    w.key("op_names").begin_array(/*compact=*/true);
+    for (const auto& op : c.ops) w.value(op);
+    w.end_array();
+    w.end_object();
+  }
+  w.end_object();
+  w.key("resolved_ops").begin_array(/*compact=*/true);
+  for (const auto& op : st.resolved_ops) w.value(op);
+  w.end_array();
+  w.key("enabled_ops").begin_object();
+  w.field("enabled", st.enabled.enabled).field("exercised", st.enabled.exercised.size());
+  w.field("percent", st.enabled.percent);
+  w.key("exercised_ops").strings(st.enabled.exercised, /*compact=*/true);
+  w.key("untouched_ops").strings(st.enabled.untouched, /*compact=*/true);
+  w.end_object();
+  w.end_object();
 
-  ojson dedupe = dedupe_json(st.dedupe);
-  ojson dedupe_models = ojson::object();
-  for (const auto& [m, d] : st.dedupe_per_model) dedupe_models[visible_utf8(m)] = dedupe_json(d);
-  dedupe["per_model"] = dedupe_models;
-  j["dedupe"] = dedupe;
+  w.key("dedupe").begin_object();
+  write_dedupe(w, st.dedupe);
+  w.key("per_model").begin_object();
+  for (const auto& [m, d] : st.dedupe_per_model) {
+    w.key(m).begin_object();
+    write_dedupe(w, d);
+    w.end_object();
+  }
+  w.end_object();
+  w.end_object();
 
-  ojson slowest = ojson::array();
-  for (std::size_t i : st.time.slowest) slowest.push_back(timing_json(report.cases[i]));
   const auto& t = st.time;
-  j["time"] = {{"totals", {{"materialize_ms", number_to_json(t.materialize_ms)},
-                           {"reference_ms", number_to_json(t.reference_ms)},
-                           {"device_ms", number_to_json(t.device_ms)},
-                           {"compare_ms", number_to_json(t.compare_ms)},
-                           {"total_ms", number_to_json(t.materialize_ms + t.reference_ms + t.device_ms + t.compare_ms)}}},
-               {"slowest", slowest},
-               {"device_vs_reference", {{"speedup_geomean", number_to_json(t.speedup_geomean)},
-                                        {"cases", t.speedup_cases}}}};
+  w.key("time").begin_object();
+  w.key("totals").begin_object();
+  w.field("materialize_ms", t.materialize_ms).field("reference_ms", t.reference_ms);
+  w.field("device_ms", t.device_ms).field("compare_ms", t.compare_ms);
+  w.field("total_ms", t.materialize_ms + t.reference_ms + t.device_ms + t.compare_ms);
+  w.end_object();
+  w.key("slowest").begin_array();
+  for (std::size_t i : st.time.slowest) write_timing(w, report.cases[i]);
+  w.end_array();
+  w.key("device_vs_reference").begin_object();
+  w.field("speedup_geomean", t.speedup_geomean).field("cases", t.speedup_cases);
+  w.end_object();
+  w.end_object();
 
-  ojson cases = ojson::array();
-  for (const auto& rec : report.cases) cases.push_back(case_record_to_json(rec));
-  j["cases"] = std::move(cases);  // a copy of every record's tree costs more than building it
-  std::string text = j.dump(2);  // appended to in place: the text is megabytes for a nightly run
-  text += '\n';
-  return text;
+  // A record per line, written out as they come: the cases are most of a nightly run's file.
+  w.key("cases").begin_array();
+  for (const auto& rec : report.cases) {
+    write_case_record(w, rec);
+    out.spill();
+  }
+  w.end_array();
+  w.end_object();
+  out.buf += '\n';
+}
+
+std::string metrics_json_text(const RunReport& report) {
+  TextOut out;
+  write_metrics(report, out);
+  return std::move(out.buf);
 }
 
 void write_metrics_json(const RunReport& report, const std::string& path) {
-  write_file_atomically(path, metrics_json_text(report));
+  write_file_atomically(path, [&](TextOut& out) { write_metrics(report, out); });
 }
 
 RunReport parse_metrics(const std::string& text, const std::string& path) {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "opcheck/report.h"
+#include "report/atomic_file.h"
 
 namespace opcheck {
 
@@ -12,10 +13,13 @@ namespace opcheck {
 inline constexpr const char* kMetricsFormat = "opcheck-metrics";
 inline constexpr int kMetricsVersion = 1;
 
-/// The metrics document as text (pretty-printed, keys in a fixed order, ends with a newline).
+/// Writes the metrics document: pretty-printed, keys in a fixed order, one line per case, ends with a newline.
+void write_metrics(const RunReport& report, TextOut& out);
+
+/// The metrics document as text.
 std::string metrics_json_text(const RunReport& report);
 
-/// Writes metrics_json_text atomically; throws ReportError.
+/// Writes the metrics document to `path` atomically, streaming it; throws ReportError.
 void write_metrics_json(const RunReport& report, const std::string& path);
 
 /// Rebuilds the RunReport a metrics file was written from (run facts and cases; derived figures are

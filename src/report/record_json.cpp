@@ -4,21 +4,11 @@
 #include <limits>
 
 #include "report/report_error.h"
-#include "report/text_escape.h"
 
 namespace opcheck {
 namespace {
 
-using ojson = nlohmann::ordered_json;
 using json = nlohmann::json;
-
-std::string s_out(const std::string& s) { return visible_utf8(s); }
-
-ojson strings_out(const std::vector<std::string>& v) {
-  ojson a = ojson::array();
-  for (const auto& s : v) a.push_back(s_out(s));
-  return a;
-}
 
 const json& member(const json& j, const JsonWhere& where, const char* key) {
   if (!j.is_object()) throw_json_error(where, "expected an object");
@@ -133,51 +123,54 @@ void throw_json_error(const JsonWhere& where, const std::string& what, const std
   throw ReportError(msg);
 }
 
-ojson number_to_json(double v) {
-  if (std::isnan(v)) return "NaN";
-  if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
-  return v;
+void write_case_record(JsonWriter& w, const CaseRecord& rec) {
+  const Result& r = rec.result;
+  w.begin_object(/*compact=*/true);
+  w.field("index", rec.index);
+  w.field("id", rec.id);
+  w.field("model", rec.model);
+  w.field("name", rec.name);
+  w.field("op", rec.op);
+  w.field("dtype", rec.dtype);
+  w.field("file", rec.file);
+  w.field("line", rec.line);
+  w.key("marks").strings(rec.marks);
+  w.field("key", rec.key);
+  w.field("signature", rec.signature);
+  w.field("deduplicated_from", rec.deduplicated_from);
+  w.field("status", rec.status);
+  w.field("status_reason", rec.status_reason);
+  w.field("outcome", outcome_name(rec.outcome));
+  w.field("stage", stage_name(r.stage));
+  w.field("result_outcome", outcome_name(r.outcome));
+  w.field("result_case_id", r.case_id);
+  w.field("message", r.message);
+  w.field("resolved_op", r.resolved_op);
+  w.field("decomposed", r.decomposed);
+  w.field("reference_upcast", r.reference_upcast);
+  w.key("figures").begin_object();
+  w.field("max_abs_diff", r.figures.max_abs_diff);
+  w.field("max_rel_diff", r.figures.max_rel_diff);
+  w.field("pcc", r.figures.pcc);
+  w.field("mismatched", r.figures.mismatched);
+  w.field("total", r.figures.total);
+  w.end_object();
+  w.key("timings").begin_object();
+  w.field("materialize_ms", r.materialize_ms);
+  w.field("reference_ms", r.reference_ms);
+  w.field("device_ms", r.device_ms);
+  w.field("compare_ms", r.compare_ms);
+  w.end_object();
+  w.key("input_digests").strings(r.input_digests);
+  w.field("captured_stderr", r.captured_stderr);
+  w.end_object();
 }
 
-ojson number_to_json(const std::optional<double>& v) { return v ? number_to_json(*v) : ojson(nullptr); }
-
-ojson case_record_to_json(const CaseRecord& rec) {
-  const Result& r = rec.result;
-  ojson j;
-  j["index"] = rec.index;
-  j["id"] = s_out(rec.id);
-  j["model"] = s_out(rec.model);
-  j["name"] = s_out(rec.name);
-  j["op"] = s_out(rec.op);
-  j["dtype"] = s_out(rec.dtype);
-  j["file"] = s_out(rec.file);
-  j["line"] = rec.line;
-  j["marks"] = strings_out(rec.marks);
-  j["key"] = s_out(rec.key);
-  j["signature"] = s_out(rec.signature);
-  j["deduplicated_from"] = s_out(rec.deduplicated_from);
-  j["status"] = s_out(rec.status);
-  j["status_reason"] = s_out(rec.status_reason);
-  j["outcome"] = outcome_name(rec.outcome);
-  j["stage"] = stage_name(r.stage);
-  j["result_outcome"] = outcome_name(r.outcome);
-  j["result_case_id"] = s_out(r.case_id);
-  j["message"] = s_out(r.message);
-  j["resolved_op"] = s_out(r.resolved_op);
-  j["decomposed"] = r.decomposed;
-  j["reference_upcast"] = r.reference_upcast;
-  j["figures"] = {{"max_abs_diff", number_to_json(r.figures.max_abs_diff)},
-                  {"max_rel_diff", number_to_json(r.figures.max_rel_diff)},
-                  {"pcc", number_to_json(r.figures.pcc)},
-                  {"mismatched", r.figures.mismatched},
-                  {"total", r.figures.total}};
-  j["timings"] = {{"materialize_ms", number_to_json(r.materialize_ms)},
-                  {"reference_ms", number_to_json(r.reference_ms)},
-                  {"device_ms", number_to_json(r.device_ms)},
-                  {"compare_ms", number_to_json(r.compare_ms)}};
-  j["input_digests"] = strings_out(r.input_digests);
-  j["captured_stderr"] = s_out(r.captured_stderr);
-  return j;
+std::string case_record_json_line(const CaseRecord& rec) {
+  std::string line;
+  JsonWriter w(line);
+  write_case_record(w, rec);
+  return line;
 }
 
 CaseRecord case_record_from_json(const json& j, const JsonWhere& w) {
@@ -224,27 +217,27 @@ CaseRecord case_record_from_json(const json& j, const JsonWhere& w) {
   return rec;
 }
 
-ojson run_info_to_json(const RunInfo& info) {
-  ojson j;
-  j["opcheck_version"] = s_out(info.opcheck_version);
-  j["torch_version"] = s_out(info.torch_version);
-  j["device"] = s_out(info.device);
-  j["device_name"] = s_out(info.device_name);
-  j["device_lib"] = s_out(info.device_lib);
-  j["device_lib_sha256"] = s_out(info.device_lib_sha256);
-  j["host"] = s_out(info.host);
-  j["started_at"] = s_out(info.started_at);
-  j["duration_s"] = number_to_json(info.duration_s);
-  j["argv"] = strings_out(info.argv);
-  j["shard"] = s_out(info.shard);
-  ojson m = ojson::object();
-  for (const auto& [path, digest] : info.manifests) m[s_out(path)] = s_out(digest);
-  j["manifests"] = m;
-  j["enabled_ops"] = strings_out(info.enabled_ops);
-  j["interrupted"] = info.interrupted;
-  j["stop_reason"] = s_out(info.stop_reason);
-  j["deselected"] = info.deselected;
-  return j;
+void write_run_info(JsonWriter& w, const RunInfo& info) {
+  w.begin_object();
+  w.field("opcheck_version", info.opcheck_version);
+  w.field("torch_version", info.torch_version);
+  w.field("device", info.device);
+  w.field("device_name", info.device_name);
+  w.field("device_lib", info.device_lib);
+  w.field("device_lib_sha256", info.device_lib_sha256);
+  w.field("host", info.host);
+  w.field("started_at", info.started_at);
+  w.field("duration_s", info.duration_s);
+  w.key("argv").strings(info.argv, /*compact=*/true);
+  w.field("shard", info.shard);
+  w.key("manifests").begin_object();
+  for (const auto& [path, digest] : info.manifests) w.field(path, digest);
+  w.end_object();
+  w.key("enabled_ops").strings(info.enabled_ops, /*compact=*/true);
+  w.field("interrupted", info.interrupted);
+  w.field("stop_reason", info.stop_reason);
+  w.field("deselected", info.deselected);
+  w.end_object();
 }
 
 RunInfo run_info_from_json(const json& j, const JsonWhere& w) {

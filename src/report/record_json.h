@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "opcheck/report.h"
+#include "report/json_writer.h"
 
 namespace opcheck {
 
@@ -18,15 +19,13 @@ struct JsonWhere {
   JsonWhere at(std::size_t i) const { return {file, pointer + "/" + std::to_string(i)}; }
 };
 
-/// A number as JSON: finite values as numbers, NaN and infinities as the strings "NaN", "Infinity",
-/// "-Infinity" (JSON has no spelling for them), an absent optional as null.
-nlohmann::ordered_json number_to_json(double v);
-nlohmann::ordered_json number_to_json(const std::optional<double>& v);
-
-/// One occurrence with its Result flattened in (figures and timings as sub-objects). Strings pass through
-/// visible_utf8, so invalid UTF-8 shows as `\xNN` instead of breaking the file.
-nlohmann::ordered_json case_record_to_json(const CaseRecord& rec);
-nlohmann::ordered_json run_info_to_json(const RunInfo& info);
+/// One occurrence with its Result flattened in (figures and timings as sub-objects), on one line. Numbers
+/// follow JsonWriter (NaN and infinities as strings); strings pass through visible_utf8, so invalid UTF-8 shows
+/// as `\xNN` instead of breaking the file.
+void write_case_record(JsonWriter& w, const CaseRecord& rec);
+/// write_case_record on its own: one journal line (without the newline).
+std::string case_record_json_line(const CaseRecord& rec);
+void write_run_info(JsonWriter& w, const RunInfo& info);
 
 /// Inverses of the above; throw ReportError (`file: error: /pointer: what`) on a missing or mistyped field.
 CaseRecord case_record_from_json(const nlohmann::json& j, const JsonWhere& where);

@@ -27,48 +27,121 @@ std::size_t decode_utf8(std::string_view s, std::size_t i, std::uint32_t& cp) {
   return len;
 }
 
-void append_hex_byte(std::string& out, unsigned char b) {
-  char buf[8];
-  std::snprintf(buf, sizeof buf, "\\x%02x", b);
-  out += buf;
-}
-
 bool xml_can_hold(std::uint32_t cp) {
   if (cp < 0x20) return cp == 0x09 || cp == 0x0A || cp == 0x0D;
   return cp != 0x7F && cp != 0xFFFE && cp != 0xFFFF;
 }
 
-std::string escape(std::string_view s, bool for_xml) {
-  std::string out;
-  out.reserve(s.size());
-  for (std::size_t i = 0; i < s.size();) {
-    std::uint32_t cp = 0;
-    const std::size_t len = decode_utf8(s, i, cp);
-    if (len == 0) {
-      append_hex_byte(out, static_cast<unsigned char>(s[i]));
-      ++i;
-      continue;
-    }
-    if (for_xml && !xml_can_hold(cp)) {
-      if (cp < 0x100) {
-        append_hex_byte(out, static_cast<unsigned char>(cp));
-      } else {
+bool xml_mode(EscapeMode mode) { return mode != EscapeMode::Visible && mode != EscapeMode::Json; }
+
+// Whether a byte can be copied as it is in this mode: the fast path, since most text is plain ASCII.
+bool plain_ascii(unsigned char b, EscapeMode mode) {
+  if (b < 0x20 || b >= 0x7F) return false;
+  switch (mode) {
+    case EscapeMode::Visible:
+    case EscapeMode::XmlVisible: return true;
+    case EscapeMode::Json: return b != '"' && b != '\\';
+    case EscapeMode::XmlText: return b != '&' && b != '<' && b != '>';
+    case EscapeMode::XmlAttribute: return b != '&' && b != '<' && b != '"';
+  }
+  return false;
+}
+
+// The visible form of a byte or code point (`\xNN`, `\uNNNN`); inside a JSON string its backslash is escaped.
+void append_visible(std::string& out, unsigned v, bool byte, EscapeMode mode) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, byte ? "\\x%02x" : "\\u%04x", v);
+  if (mode == EscapeMode::Json) out += '\\';
+  out += buf;
+}
+
+// One valid code point whose UTF-8 bytes are `bytes`.
+void append_code_point(std::string& out, std::uint32_t cp, std::string_view bytes, EscapeMode mode) {
+  if (xml_mode(mode) && !xml_can_hold(cp)) {
+    append_visible(out, cp, cp < 0x100, mode);
+    return;
+  }
+  if (mode == EscapeMode::Json && cp < 0x20) {
+    switch (cp) {
+      case '\n': out += "\\n"; return;
+      case '\r': out += "\\r"; return;
+      case '\t': out += "\\t"; return;
+      case '\b': out += "\\b"; return;
+      case '\f': out += "\\f"; return;
+      default: {
         char buf[8];
         std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(cp));
         out += buf;
+        return;
       }
-    } else {
-      out.append(s.data() + i, len);
     }
-    i += len;
   }
-  return out;
+  if (mode == EscapeMode::Json && (cp == '"' || cp == '\\')) {
+    out += '\\';
+    out += static_cast<char>(cp);
+    return;
+  }
+  if (mode == EscapeMode::XmlText || mode == EscapeMode::XmlAttribute) {
+    switch (cp) {
+      case '&': out += "&amp;"; return;
+      case '<': out += "&lt;"; return;
+      case '>':
+        if (mode == EscapeMode::XmlText) {  // in attributes pugixml leaves it, and so does opcheck
+          out += "&gt;";
+          return;
+        }
+        break;
+      default: break;
+    }
+  }
+  if (mode == EscapeMode::XmlAttribute) {
+    // Attribute-value normalization would turn a raw tab or line break into a space.
+    switch (cp) {
+      case '"': out += "&quot;"; return;
+      case '\t': out += "&#9;"; return;
+      case '\n': out += "&#10;"; return;
+      case '\r': out += "&#13;"; return;
+      default: break;
+    }
+  }
+  out.append(bytes.data(), bytes.size());
 }
 
 }  // namespace
 
-std::string visible_utf8(std::string_view bytes) { return escape(bytes, false); }
-std::string xml_visible(std::string_view bytes) { return escape(bytes, true); }
+void append_escaped(std::string& out, std::string_view s, EscapeMode mode) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    std::size_t j = i;
+    while (j < s.size() && plain_ascii(static_cast<unsigned char>(s[j]), mode)) ++j;
+    out.append(s.data() + i, j - i);
+    i = j;
+    if (i == s.size()) break;
+    std::uint32_t cp = 0;
+    const std::size_t len = decode_utf8(s, i, cp);
+    if (len == 0) {
+      append_visible(out, static_cast<unsigned char>(s[i]), /*byte=*/true, mode);
+      ++i;
+      continue;
+    }
+    append_code_point(out, cp, s.substr(i, len), mode);
+    i += len;
+  }
+}
+
+std::string visible_utf8(std::string_view bytes) {
+  std::string out;
+  out.reserve(bytes.size());
+  append_escaped(out, bytes, EscapeMode::Visible);
+  return out;
+}
+
+std::string xml_visible(std::string_view bytes) {
+  std::string out;
+  out.reserve(bytes.size());
+  append_escaped(out, bytes, EscapeMode::XmlVisible);
+  return out;
+}
 
 std::string first_line(std::string_view text) {
   const auto nl = text.find_first_of("\r\n");

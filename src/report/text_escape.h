@@ -15,6 +15,19 @@ std::string visible_utf8(std::string_view bytes);
 /// pytest writes `#x1B` for these; opcheck uses the backslash form users know from Python reprs.
 std::string xml_visible(std::string_view bytes);
 
+/// How append_escaped writes text. Every mode applies visible_utf8's rule to invalid UTF-8; the XML modes also
+/// apply xml_visible's rule to the code points XML cannot hold.
+enum class EscapeMode {
+  Visible,       // visible_utf8
+  XmlVisible,    // xml_visible
+  Json,          // the inside of a JSON string: visible_utf8, then quote, backslash and control characters escaped
+  XmlText,       // XML character data: xml_visible, then & < > as entities
+  XmlAttribute,  // an XML attribute value in double quotes: xml_visible, then & < quote tab LF CR as references
+};
+
+/// Appends `bytes` to `out` as `mode` says, in one pass (the report writers stream megabytes through this).
+void append_escaped(std::string& out, std::string_view bytes, EscapeMode mode);
+
 /// The text up to the first line break (without it).
 std::string first_line(std::string_view text);
 

@@ -52,7 +52,7 @@ Outcome decide_outcome(Stage stage, bool expected_failure) {
   return o;
 }
 
-CaseRecord record_for(const Case& c, const std::string& key) {
+CaseRecord record_for(const Case& c, const std::string& key, const std::string& signature) {
   CaseRecord r;
   r.id = c.id;
   r.model = c.model;
@@ -63,7 +63,7 @@ CaseRecord record_for(const Case& c, const std::string& key) {
   r.line = c.loc.line;
   r.marks = c.marks;
   r.key = key;
-  r.signature = input_signature(c);
+  r.signature = signature;
   return r;
 }
 
@@ -98,8 +98,8 @@ void run_session(const Plan& plan, const SessionOptions& opts, const BatchRunner
   std::vector<char> have(n, 0);
   std::size_t failures = 0;
 
-  auto finish = [&](std::size_t i, Result result, const std::string& from) {
-    CaseRecord rec = record_for(*plan.occurrences[i], plan.keys[i]);
+  auto finish = [&](std::size_t i, Result result, const std::string& from, const std::string& signature) {
+    CaseRecord rec = record_for(*plan.occurrences[i], plan.keys[i], signature);
     rec.index = static_cast<int>(plan.selection_index[i]);
     rec.deduplicated_from = from;
     rec.status = triage[i].status;
@@ -128,7 +128,7 @@ void run_session(const Plan& plan, const SessionOptions& opts, const BatchRunner
     r.stage = Stage::SKIPPED;
     r.outcome = Outcome::Skipped;
     r.message = skip[i]->reason.empty() ? "skip_if: " + skip[i]->expr : skip[i]->reason;
-    finish(i, std::move(r), "");
+    finish(i, std::move(r), "", input_signature(*plan.occurrences[i]));
   }
 
   std::vector<const Case*> batch;
@@ -162,20 +162,22 @@ void run_session(const Plan& plan, const SessionOptions& opts, const BatchRunner
 
   runner(batch, [&](std::size_t b, Result result) {
     std::size_t u = batch_unique[b];
+    const std::string signature = input_signature(*batch[b]);
     std::string first_id;
     for (std::size_t i : occurrences_of[u]) {
       if (skip[i]) continue;
       if (first_id.empty()) {
         first_id = plan.occurrences[i]->id;
-        finish(i, result, "");
+        finish(i, result, "", signature);
       } else {
-        finish(i, result, first_id);
+        finish(i, result, first_id, signature);
       }
     }
   }, stop);
 
   report.info.interrupted = !report.info.stop_reason.empty();
   report.cases.clear();
+  report.cases.reserve(n);
   for (std::size_t i = 0; i < n; ++i)
     if (have[i]) report.cases.push_back(std::move(records[i]));
 }

@@ -43,7 +43,8 @@ void run_session(const Plan& plan, const SessionOptions& opts, const BatchRunner
 /// The outcome of an occurrence from the stage of its result and whether the case is expected to fail.
 Outcome decide_outcome(Stage stage, bool expected_failure);
 
-/// A CaseRecord for `c` with everything but the result filled in.
-CaseRecord record_for(const Case& c, const std::string& key);
+/// A CaseRecord for `c` with everything but the result filled in. `signature` is input_signature(c) (the same for
+/// every occurrence of a unique case, so callers compute it once per unique case).
+CaseRecord record_for(const Case& c, const std::string& key, const std::string& signature);
 
 }  // namespace opcheck

@@ -20,7 +20,6 @@
 #include <deque>
 #include <new>
 #include <string>
-#include <thread>
 
 #include "runner/result_wire.h"
 
@@ -292,6 +291,7 @@ class Pool {
       wait_and_collect();
       enforce_timeouts();
       if (!start_error_.empty()) fail_everything_left();
+      if (opts_.after_results) opts_.after_results();
     }
     for (auto& w : workers_) retire(w);
     return stats_;
@@ -551,18 +551,24 @@ class Pool {
     w.inbox.clear();
   }
 
-  /// Ends an idle worker: closing its request pipe makes it exit; one that does not is killed.
+  /// Ends an idle worker: closing its request pipe makes it exit; one that does not within 2 s is killed.
   void retire(Worker& w) {
     if (!w.alive()) return;
     close_fd(w.request_fd);
+    // The worker's end of the result pipe closes when it exits: wait for that rather than polling waitpid.
     const auto deadline = Clock::now() + std::chrono::seconds(2);
+    for (;;) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      pollfd p{w.result_fd, POLLIN, 0};
+      const int ready = left > 0 ? ::poll(&p, 1, static_cast<int>(left)) : 0;
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready <= 0) return kill_worker(w);
+      char buf[4096];
+      const ssize_t n = ::read(w.result_fd, buf, sizeof buf);
+      if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) break;
+    }
     int status;
-    while (::waitpid(w.pid, &status, WNOHANG) == 0) {
-      if (Clock::now() > deadline) {
-        kill_worker(w);
-        return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    while (::waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
     }
     release(w);
   }
@@ -610,6 +616,7 @@ PoolStats run_in_process(Executor& ex, const std::vector<const Case*>& cases, co
     if (should_stop && should_stop()) break;
     ++stats.cases_run;
     on_result(i, ready ? run_guarded(ex, *cases[i]) : failure(*cases[i], Stage::CRASHED, "cannot run cases: " + error));
+    if (opts.after_results) opts.after_results();
   }
   return stats;
 }

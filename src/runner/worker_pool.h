@@ -18,6 +18,9 @@ struct PoolOptions {
   double default_timeout_s = 300;    // per case unless Case::timeout_s says otherwise; <= 0 = no limit
   bool isolation = true;             // false: run in this process (debugging; no timeout, no stderr capture)
   std::size_t max_stderr_bytes = 64 * 1024;  // per case; longer output keeps its head and tail
+  /// Called after each batch of on_result calls (the results one read from the workers brought): where the
+  /// caller makes what it recorded durable, once per batch rather than once per case.
+  std::function<void()> after_results;
 };
 
 /// Figures about one run_cases call, for logs and the overhead benchmark.

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -295,6 +296,37 @@ TEST(WorkerPool, ParentSignalDispositionsAreRestored) {
   struct sigaction after {};
   sigaction(SIGPIPE, nullptr, &after);
   EXPECT_EQ(before.sa_handler, after.sa_handler);
+}
+
+TEST(WorkerPool, AfterResultsFollowsEveryBatchOfResults) {
+  for (bool isolation : {true, false}) {
+    FakeExecutor ex;
+    PoolRun run({"ok", "ok", "segv", "ok", "sleep:0.05", "ok", "ok"});
+    std::vector<const Case*> ptrs;
+    for (const auto& c : run.cases) ptrs.push_back(&c);
+    PoolOptions opts;
+    opts.workers = 2;
+    opts.isolation = isolation;
+    std::size_t results = 0, results_at_last_call = 0, calls = 0;
+    std::vector<std::size_t> seen;  // results delivered at each call: never fewer than at the one before
+    opts.after_results = [&] {
+      ++calls;
+      seen.push_back(results);
+      results_at_last_call = results;
+    };
+    if (!isolation) {
+      run.cases[2].name = "ok";  // a crash in this process would end the test
+    }
+    run_cases(ex, ptrs, opts, [&](std::size_t, Result) { ++results; });
+    EXPECT_EQ(results, 7u);
+    EXPECT_GE(calls, 1u);
+    // The hook runs after the last result too: nothing recorded is left waiting for a call that never comes.
+    EXPECT_EQ(results_at_last_call, 7u) << "isolation " << isolation;
+    EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
+    if (!isolation) {
+      EXPECT_EQ(calls, 7u);  // one batch per case in this process
+    }
+  }
 }
 
 TEST(WorkerPool, ManyTinyCasesHaveSmallOverhead) {

@@ -7,12 +7,14 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <pugixml.hpp>
 #include <nlohmann/json.hpp>
 
 #include "report/atomic_file.h"
 #include "report/diff.h"
 #include "report/journal.h"
+#include "report/json_writer.h"
 #include "report/junit.h"
 #include "report/merge.h"
 #include "report/metrics.h"
@@ -198,6 +200,114 @@ TEST(JUnit, WriteIsAtomicAndLeavesNoTemporaryFiles) {
     EXPECT_NE(std::string(e.what()).find("missing-dir/junit.xml"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("Fix:"), std::string::npos) << e.what();
   }
+}
+
+TEST(JUnit, LayoutIsWhatPugixmlWritesForTheSameDocument) {
+  // The writer streams text; reading it with pugixml and saving it again must give the same bytes: it is
+  // well-formed and laid out as pugixml's default format (which the parity and node consumer tests also read).
+  RunReport rep = sample_report();
+  find_case(rep, "llama::mul").result.message = "first <line> & \"quote\"\nsecond\tline";
+  const std::string xml = junit_xml_text(rep);
+  pugi::xml_document doc;
+  ASSERT_TRUE(doc.load_string(xml.c_str(), pugi::parse_default | pugi::parse_declaration)) << xml;
+  std::ostringstream again;
+  doc.save(again, "  ", pugi::format_default, pugi::encoding_utf8);
+  EXPECT_EQ(again.str(), xml);
+}
+
+TEST(JUnit, AttributeValuesKeepTabsLineBreaksAndQuotes) {
+  RunReport rep = sample_report();
+  CaseRecord& c = find_case(rep, "llama::sdpa");
+  c.status_reason = "tab\there\nnext line\r\n\"quoted\" <a & b>";
+  pugi::xml_document doc;
+  const std::string xml = junit_xml_text(rep);
+  ASSERT_TRUE(doc.load_string(xml.c_str())) << xml;
+  auto tc = case_named(suite_named(doc, "llama"), "sdpa");
+  EXPECT_EQ(property(tc, "status_reason"), c.status_reason);
+  EXPECT_EQ(std::string(tc.child("skipped").attribute("message").value()), c.status_reason);
+}
+
+// ---------------------------------------------------------------- streaming writers
+
+TEST(JsonWriter, PrettyAndCompactLayoutsWithEveryKindOfValue) {
+  std::string out;
+  JsonWriter w(out, 2);
+  w.begin_object();
+  w.field("s", std::string("q\"b\\c\n\t\x01 caf\xc3\xa9 \xff"));
+  w.field("i", -3).field("u", std::size_t{7}).field("d", 1.0).field("f", 0.1).field("e", 1e-05);
+  w.field("nan", std::nan("")).field("inf", -HUGE_VAL).field("none", std::optional<double>{}).field("yes", true);
+  w.key("list").strings({"a", "b"}, /*compact=*/true);
+  w.key("row").begin_object(/*compact=*/true).field("x", 1).key("nested").begin_array().value(2).end_array().end_object();
+  w.key("empty").begin_array().end_array();
+  w.key("lines").begin_array().value("x").begin_object().end_object().end_array();
+  w.end_object();
+  EXPECT_TRUE(w.done());
+  EXPECT_EQ(out, R"({
+  "s": "q\"b\\c\n\t\u0001 caf)" "\xc3\xa9" R"( \\xff",
+  "i": -3,
+  "u": 7,
+  "d": 1.0,
+  "f": 0.1,
+  "e": 1e-05,
+  "nan": "NaN",
+  "inf": "-Infinity",
+  "none": null,
+  "yes": true,
+  "list": ["a","b"],
+  "row": {"x":1,"nested":[2]},
+  "empty": [],
+  "lines": [
+    "x",
+    {}
+  ]
+})");
+  const auto j = nlohmann::json::parse(out);
+  EXPECT_EQ(j["s"], "q\"b\\c\n\t\x01 caf\xc3\xa9 \\xff");  // the invalid byte is shown, not dropped
+  EXPECT_TRUE(j["d"].is_number_float());
+  EXPECT_EQ(j["e"].get<double>(), 1e-05);
+}
+
+TEST(JsonWriter, CaseRecordLineReadsBackAsTheSameRecord) {
+  const RunReport rep = sample_report();
+  for (const auto& rec : rep.cases) {
+    const std::string line = case_record_json_line(rec);
+    EXPECT_EQ(line.find('\n'), std::string::npos);
+    const CaseRecord back = case_record_from_json(nlohmann::json::parse(line), {"t", ""});
+    EXPECT_EQ(case_record_json_line(back), line);
+  }
+}
+
+TEST(AtomicFile, StreamedWriteSpillsInChunksAndAFailureLeavesTheOldFile) {
+  TempDir dir;
+  const auto path = dir.file("report.txt");
+  std::size_t spilled_chunks = 0;
+  write_file_atomically(path, [&](TextOut& out) {
+    out.chunk = 64;
+    auto sink = out.sink;
+    out.sink = [&, sink](std::string_view bytes) {
+      ++spilled_chunks;
+      sink(bytes);
+    };
+    for (int i = 0; i < 100; ++i) {
+      out.buf += "line " + std::to_string(i) + "\n";
+      out.spill();
+    }
+  });
+  std::string expected;
+  for (int i = 0; i < 100; ++i) expected += "line " + std::to_string(i) + "\n";
+  EXPECT_EQ(slurp(path), expected);
+  EXPECT_GT(spilled_chunks, 5u);  // it went out in pieces, not as one string at the end
+  EXPECT_THROW(write_file_atomically(path, [](TextOut& out) {
+                 out.chunk = 1;
+                 out.buf = "half a report";
+                 out.spill();
+                 throw std::runtime_error("producer failed");
+               }),
+               std::runtime_error);
+  EXPECT_EQ(slurp(path), expected);
+  std::size_t files = 0;
+  for (auto& e : fs::directory_iterator(dir.path())) { (void)e; ++files; }
+  EXPECT_EQ(files, 1u);
 }
 
 // ---------------------------------------------------------------- text escaping
@@ -602,7 +712,7 @@ TEST(Journal, ToleratesTruncatedLastLineAndResumes) {
     for (int i = 0; i < 3; ++i) w.append(rep.cases[static_cast<std::size_t>(i)]);
   }
   // A SIGKILL in the middle of a write leaves half a line behind.
-  const std::string half = case_record_to_json(rep.cases[3]).dump().substr(0, 40);
+  const std::string half = case_record_json_line(rep.cases[3]).substr(0, 40);
   { std::ofstream(path, std::ios::app) << half; }
 
   Journal j = read_journal(path);
@@ -639,10 +749,10 @@ TEST(Journal, CorruptMiddleLineIsReportedWithItsLineAndTheRestKept) {
   const RunReport rep = sample_report();
   {
     std::ofstream out(path);
-    out << case_record_to_json(rep.cases[0]).dump() << "\n";
+    out << case_record_json_line(rep.cases[0]) << "\n";
     out << "{not json\n";
     out << "{\"id\": \"x\"}\n";
-    out << case_record_to_json(rep.cases[1]).dump() << "\n";
+    out << case_record_json_line(rep.cases[1]) << "\n";
   }
   const Journal j = read_journal(path);
   EXPECT_FALSE(j.truncated_tail);
@@ -654,6 +764,25 @@ TEST(Journal, CorruptMiddleLineIsReportedWithItsLineAndTheRestKept) {
   EXPECT_NE(j.diagnostics.items[1].format().find(path + ":3: error: unreadable journal record: /: missing field \"index\""),
             std::string::npos)
       << j.diagnostics.items[1].format();
+}
+
+TEST(Journal, LinesReachTheFileAtFlushAndEveryLineAtClose) {
+  TempDir dir;
+  const auto path = dir.file("run.journal");
+  const RunReport rep = sample_report();
+  JournalWriter w(path, &rep.info);
+  EXPECT_TRUE(read_journal(path).info.has_value());  // the header is written at once
+  w.append(rep.cases[0]);
+  w.append(rep.cases[1]);
+  EXPECT_EQ(read_journal(path).records.size(), 0u);  // collected, not yet written
+  w.flush();
+  EXPECT_EQ(read_journal(path).records.size(), 2u);
+  w.append(rep.cases[2]);
+  w.close();
+  const Journal j = read_journal(path);
+  ASSERT_EQ(j.records.size(), 3u);
+  EXPECT_EQ(j.records[2].id, rep.cases[2].id);
+  EXPECT_THROW(w.append(rep.cases[3]), ReportError);
 }
 
 TEST(Journal, MissingFileIsAReportError) { EXPECT_THROW(read_journal("/nonexistent/run.journal"), ReportError); }
