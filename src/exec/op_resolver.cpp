@@ -42,6 +42,8 @@ const std::vector<PythonOpRow>& table_rows() {
       {"torch.to", "to(Tensor self, Tensor other, bool non_blocking=False, bool copy=False, *, MemoryFormat? memory_format=None)", "aten::to.other", "", "", "", "", false, Builtin::None},
       // torch.nn.functional names whose signature differs from the schema.
       {"torch.nn.functional.embedding", "embedding(Tensor input, Tensor weight, int? padding_idx=None, float? max_norm=None, float norm_type=2.0, bool scale_grad_by_freq=False, bool sparse=False)", "aten::embedding", "input:indices", "norm_type", "max_norm", "", false, Builtin::None},
+      // F.batch_norm puts the running statistics before weight and bias; aten::batch_norm has them after.
+      {"torch.nn.functional.batch_norm", "batch_norm(Tensor input, Tensor? running_mean, Tensor? running_var, Tensor? weight=None, Tensor? bias=None, bool training=False, float momentum=0.1, float eps=1e-05)", "aten::batch_norm", "", "", "", "cudnn_enabled=True", false, Builtin::None},
       {"torch.nn.functional.softmax", "softmax(Tensor input, int? dim=None, int _stacklevel=3, ScalarType? dtype=None)", "aten::softmax.int", "input:self", "_stacklevel", "", "", false, Builtin::None},
       {"torch.nn.functional.log_softmax", "log_softmax(Tensor input, int? dim=None, int _stacklevel=3, ScalarType? dtype=None)", "aten::log_softmax.int", "input:self", "_stacklevel", "", "", false, Builtin::None},
       {"torch.nn.functional.softmin", "softmin(Tensor input, int? dim=None, int _stacklevel=3, ScalarType? dtype=None)", "aten::softmax.int", "input:self", "_stacklevel", "", "", false, Builtin::None},
