@@ -148,12 +148,24 @@ at::Scalar local_scalar_dense(const at::Tensor& self) {
   return at::native::_local_scalar_dense_cpu(host_alias(self));  // reports the wrong numel like the CPU does
 }
 
+// A convolution on a PrivateUse1 device reaches aten::convolution_overrideable, whose one kernel (for every backend)
+// throws "not implemented": the boxed fallback never sees it. Its arguments are aten::convolution's, so the call is
+// handed to the fallback as aten::convolution, which then runs on the CPU like any other op (fp16 widened where the
+// CPU lacks a kernel). Faults keyed by either name apply.
+void convolution_overrideable(const c10::OperatorHandle&, torch::jit::Stack* stack) {
+  static const c10::OperatorHandle convolution = c10::Dispatcher::singleton().findSchemaOrThrow("aten::convolution", "");
+  FaultScope fault("aten::convolution_overrideable", "");
+  cpu_fallback_with_faults(convolution, stack);
+  fault.after(*stack, 1);
+}
+
 // Every op registered in the TORCH_LIBRARY_IMPL block below (the fault table needs to know them while the
 // library is still loading, before the dispatcher can be asked).
 constexpr const char* kOwnKernels[] = {
     "aten::empty.memory_format", "aten::empty_strided", "aten::_copy_from", "aten::_copy_from_and_resize",
     "aten::resize_",             "aten::as_strided",    "aten::view",      "aten::_reshape_alias",
     "aten::unfold",              "aten::view_as_real",  "aten::view_as_complex", "aten::_local_scalar_dense",
+    "aten::convolution_overrideable",
 };
 
 }  // namespace
@@ -180,4 +192,5 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("view_as_real", TORCH_FN(view_as_real));
   m.impl("view_as_complex", TORCH_FN(view_as_complex));
   m.impl("_local_scalar_dense", TORCH_FN(local_scalar_dense));
+  m.impl("convolution_overrideable", torch::CppFunction::makeFromBoxedFunction<&convolution_overrideable>());
 }

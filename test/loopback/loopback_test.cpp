@@ -302,6 +302,8 @@ std::vector<OpCase> model_ops() {
        [] { return std::vector<at::Tensor>{at::rand({9}) + 0.5}; }},
       {"silu", [](const auto& in) { return at::silu(in[0]); },
        [] { return std::vector<at::Tensor>{at::randn({33})}; }},
+      {"conv2d", [](const auto& in) { return at::conv2d(in[0], in[1], in[2], {1, 1}, {1, 1}); },
+       [] { return std::vector<at::Tensor>{at::randn({2, 3, 8, 8}), at::randn({4, 3, 3, 3}), at::randn({4})}; }},
   };
 }
 
@@ -372,6 +374,20 @@ TEST_F(Loopback, ValueFaultsCorruptOnlyTheNamedOverload) {
 
   faults("aten::_copy_from=bias:1");  // a faulty transfer
   EXPECT_TRUE(at::equal(on_device(at::zeros({3})).cpu(), at::full({3}, 2.0f)));  // host->dev and dev->host
+}
+
+TEST_F(Loopback, ConvolutionRunsOnTheCpuAndTakesFaultsUnderEitherName) {
+  // Convolutions reach aten::convolution_overrideable on a PrivateUse1 device, which no fallback sees.
+  at::manual_seed(5);
+  const at::Tensor x = at::randn({1, 2, 6, 6}), w = at::randn({3, 2, 3, 3});
+  const at::Tensor clean = at::conv2d(x, w, {}, {2, 2});
+  EXPECT_TRUE(at::equal(at::conv2d(on_device(x), on_device(w), {}, {2, 2}).cpu(), clean));
+  faults("aten::convolution=bias:1");
+  EXPECT_TRUE(at::allclose(at::conv2d(on_device(x), on_device(w), {}, {2, 2}).cpu(), clean + 1));
+  faults("aten::convolution_overrideable=zeros");
+  EXPECT_TRUE(at::equal(at::conv2d(on_device(x), on_device(w), {}, {2, 2}).cpu(), at::zeros_like(clean)));
+  faults("");
+  EXPECT_TRUE(contains(dev_.enabled_ops, "aten::convolution_overrideable"));
 }
 
 TEST_F(Loopback, NondetDiffersOnEveryCall) {

@@ -76,10 +76,7 @@ def test_scanned_cases_pass_on_loopback(scanned, model, tmp_path):
     r, cases = run_cases(scanned / f"{model}.yaml", "loopback", tmp_path)
     bad = [(c["id"], c["stage"], c["message"]) for c in cases if c["stage"] in OPCHECK_SIDE]
     assert not bad, bad
-    # The loopback device has no convolution kernel (convolution_overrideable): conv cases are NOT_SUPPORTED there;
-    # everything else must pass.
-    failed = [(c["id"], c["stage"], c["message"]) for c in cases
-              if c["outcome"] != "passed" and not (c["op"] == "torch.conv2d" and c["stage"] == "NOT_SUPPORTED")]
+    failed = [(c["id"], c["stage"], c["message"]) for c in cases if c["outcome"] != "passed"]
     assert not failed, failed
 
 
