@@ -28,22 +28,12 @@ constexpr std::size_t kStderrCap = 4096;
 // ---------------------------------------------------------------------------------------------------------------
 // Text
 
-// Run text may hold any bytes: make it visible UTF-8 without controls first (as the JUnit writer does), then escape
-// every character that means something in HTML, quotes included so the result is safe inside attributes too.
+// Run text may hold any bytes: made visible UTF-8 without controls (as the JUnit writer does), with every character
+// that means something in HTML escaped, quotes included so the result is safe inside attributes too.
 std::string esc(std::string_view s) {
-  const std::string v = xml_visible(s);
   std::string out;
-  out.reserve(v.size() + 16);
-  for (char c : v) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  }
+  out.reserve(s.size() + 16);
+  append_escaped(out, s, EscapeMode::Html);
   return out;
 }
 

@@ -43,6 +43,7 @@ bool plain_ascii(unsigned char b, EscapeMode mode) {
     case EscapeMode::Json: return b != '"' && b != '\\';
     case EscapeMode::XmlText: return b != '&' && b != '<' && b != '>';
     case EscapeMode::XmlAttribute: return b != '&' && b != '<' && b != '"';
+    case EscapeMode::Html: return b != '&' && b != '<' && b != '>' && b != '"' && b != '\'';
   }
   return false;
 }
@@ -91,6 +92,16 @@ void append_code_point(std::string& out, std::uint32_t cp, std::string_view byte
           return;
         }
         break;
+      default: break;
+    }
+  }
+  if (mode == EscapeMode::Html) {
+    switch (cp) {
+      case '&': out += "&amp;"; return;
+      case '<': out += "&lt;"; return;
+      case '>': out += "&gt;"; return;
+      case '"': out += "&quot;"; return;
+      case '\'': out += "&#39;"; return;
       default: break;
     }
   }

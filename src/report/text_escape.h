@@ -23,6 +23,7 @@ enum class EscapeMode {
   Json,          // the inside of a JSON string: visible_utf8, then quote, backslash and control characters escaped
   XmlText,       // XML character data: xml_visible, then & < > as entities
   XmlAttribute,  // an XML attribute value in double quotes: xml_visible, then & < quote tab LF CR as references
+  Html,          // HTML text or a quoted attribute value: xml_visible, then & < > " ' as entities
 };
 
 /// Appends `bytes` to `out` as `mode` says, in one pass (the report writers stream megabytes through this).
