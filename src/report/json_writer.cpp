@@ -85,12 +85,6 @@ JsonWriter& JsonWriter::null() {
   return *this;
 }
 
-JsonWriter& JsonWriter::strings(const std::vector<std::string>& v, bool compact) {
-  begin_array(compact);
-  for (const auto& s : v) value(s);
-  return end_array();
-}
-
 void JsonWriter::append_int(std::int64_t v) {
   char buf[32];
   const auto res = std::to_chars(buf, buf + sizeof buf, v);

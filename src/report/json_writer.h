@@ -44,7 +44,13 @@ class JsonWriter {
     return *this;
   }
   JsonWriter& null();
-  JsonWriter& strings(const std::vector<std::string>& v, bool compact = false);
+  /// An array of the strings of any container (vector, set).
+  template <class Strings>
+  JsonWriter& strings(const Strings& v, bool compact = false) {
+    begin_array(compact);
+    for (const auto& s : v) value(std::string_view(s));
+    return end_array();
+  }
 
   /// key(k).value(v).
   template <class T>

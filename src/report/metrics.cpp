@@ -75,15 +75,11 @@ void write_metrics(const RunReport& report, TextOut& out) {
   for (const auto& [m, c] : st.coverage_per_model) {
     w.key(m).begin_object();
     w.field("ops", c.ops.size()).field("signatures", c.signatures.size());
-    w.key("op_names").begin_array(/*compact=*/true);
-    for (const auto& op : c.ops) w.value(op);
-    w.end_array();
+    w.key("op_names").strings(c.ops, /*compact=*/true);
     w.end_object();
   }
   w.end_object();
-  w.key("resolved_ops").begin_array(/*compact=*/true);
-  for (const auto& op : st.resolved_ops) w.value(op);
-  w.end_array();
+  w.key("resolved_ops").strings(st.resolved_ops, /*compact=*/true);
   w.key("enabled_ops").begin_object();
   w.field("enabled", st.enabled.enabled).field("exercised", st.enabled.exercised.size());
   w.field("percent", st.enabled.percent);

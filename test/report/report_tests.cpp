@@ -236,7 +236,7 @@ TEST(JsonWriter, PrettyAndCompactLayoutsWithEveryKindOfValue) {
   w.field("s", std::string("q\"b\\c\n\t\x01 caf\xc3\xa9 \xff"));
   w.field("i", -3).field("u", std::size_t{7}).field("d", 1.0).field("f", 0.1).field("e", 1e-05);
   w.field("nan", std::nan("")).field("inf", -HUGE_VAL).field("none", std::optional<double>{}).field("yes", true);
-  w.key("list").strings({"a", "b"}, /*compact=*/true);
+  w.key("list").strings(std::vector<std::string>{"a", "b"}, /*compact=*/true);
   w.key("row").begin_object(/*compact=*/true).field("x", 1).key("nested").begin_array().value(2).end_array().end_object();
   w.key("empty").begin_array().end_array();
   w.key("lines").begin_array().value("x").begin_object().end_object().end_array();
@@ -319,6 +319,9 @@ TEST(TextEscape, VisibleUtf8KeepsValidTextAndShowsBadBytes) {
   EXPECT_EQ(visible_utf8("\xed\xa0\x80"), "\\xed\\xa0\\x80");   // a surrogate
   EXPECT_EQ(visible_utf8("\x1b[0m"), "\x1b[0m");                // JSON can hold it
   EXPECT_EQ(xml_visible("\x1b[0m\t\r\n"), "\\x1b[0m\t\r\n");
+  std::string html;
+  append_escaped(html, "<a href=\"x\">'&'\x01\xff\n", EscapeMode::Html);
+  EXPECT_EQ(html, "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;\\x01\\xff\n");
 }
 
 // ---------------------------------------------------------------- metrics
