@@ -7,14 +7,9 @@
 # build directory (default build/). Measure on a quiet machine: the table records the load average.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/bootstrap.sh"
-opcheck_install_packages "${OPCHECK_BUILD_PACKAGES[@]}" python3-yaml || exit 3
-
-if [ ! -f "$OPCHECK_BUILD_DIR/CMakeCache.txt" ]; then
-  gen=()
-  command -v ninja >/dev/null && gen=(-G Ninja)
-  opcheck_log "configuring $OPCHECK_BUILD_DIR"
-  cmake -S "$OPCHECK_ROOT" -B "$OPCHECK_BUILD_DIR" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DOPCHECK_BUILD_EXEC=ON >&2
-fi
+opcheck_install_packages "${OPCHECK_BUILD_PACKAGES[@]}" || exit 3
+opcheck_python_env 1 || exit 3
+opcheck_configure "$OPCHECK_BUILD_DIR" -DOPCHECK_BUILD_EXEC=ON || exit 3
 if ! grep -q '^OPCHECK_BUILD_EXEC:BOOL=ON' "$OPCHECK_BUILD_DIR/CMakeCache.txt"; then
   opcheck_log "$OPCHECK_BUILD_DIR was configured without the exec layer; reconfigure with -DOPCHECK_BUILD_EXEC=ON"
   exit 3
@@ -22,9 +17,8 @@ fi
 if grep -q '^CMAKE_BUILD_TYPE:STRING=Debug' "$OPCHECK_BUILD_DIR/CMakeCache.txt"; then
   opcheck_log "warning: $OPCHECK_BUILD_DIR is a Debug build; its timings say little about a Release one"
 fi
-opcheck_log "building opcheck, its exec layer and the floor (incremental)"
-cmake --build "$OPCHECK_BUILD_DIR" --target opcheck opcheck_exec opcheck_loopback opcheck_floor -j "$(nproc)" >&2
+opcheck_compile "$OPCHECK_BUILD_DIR" --target opcheck opcheck_exec opcheck_loopback opcheck_floor || exit 3
 
 cd "$OPCHECK_ROOT"
-exec /usr/bin/python3 "$OPCHECK_ROOT/scripts/bench/bench.py" --build-dir "$OPCHECK_BUILD_DIR" \
+exec "$OPCHECK_PYTHON" "$OPCHECK_ROOT/scripts/bench/bench.py" --build-dir "$OPCHECK_BUILD_DIR" \
   --out "$OPCHECK_ROOT/bench-results" "$@"

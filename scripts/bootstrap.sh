@@ -1,10 +1,18 @@
-# Sourced by run.sh and test.sh: installs what opcheck needs from Debian's packages, then configures and builds.
+# Sourced by run.sh, test.sh and bench.sh: installs what opcheck needs, finds the torch to build against, then
+# configures and builds.
 # Usage: opcheck_bootstrap [extra Debian packages...]
+#
+# The torch: the active Python environment's (VIRTUAL_ENV or CONDA_PREFIX) when it has torch 2.7 or newer; otherwise
+# a project-local virtual environment, .venv/, holding the pinned torch of scripts/requirements.txt. OPCHECK_PYTHON
+# names another interpreter whose torch to use. The build records which one it was built against
+# (`opcheck --version`), and is configured anew when the torch changes.
 
 OPCHECK_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OPCHECK_BUILD_DIR="${OPCHECK_BUILD_DIR:-$OPCHECK_ROOT/build}"
-OPCHECK_BUILD_PACKAGES=(cmake g++ make pkg-config ninja-build ccache libtorch-dev libcli11-dev nlohmann-json3-dev
-  libspdlog-dev libpugixml-dev libyaml-dev libyaml-cpp-dev libgtest-dev)
+OPCHECK_VENV="${OPCHECK_VENV:-$OPCHECK_ROOT/.venv}"
+OPCHECK_BUILD_PACKAGES=(cmake g++ make pkg-config ninja-build ccache libcli11-dev nlohmann-json3-dev
+  libspdlog-dev libpugixml-dev libyaml-dev libyaml-cpp-dev libgtest-dev python3 python3-venv)
+OPCHECK_MIN_TORCH="2.7"
 
 opcheck_log() { printf '[opcheck] %s\n' "$*" >&2; }
 
@@ -30,20 +38,98 @@ opcheck_install_packages() {
   apt-get update -qq >&2 && apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 }
 
-opcheck_build() {
-  local gen=()
-  if [ ! -f "$OPCHECK_BUILD_DIR/CMakeCache.txt" ]; then
-    command -v ninja >/dev/null && gen=(-G Ninja)
-    opcheck_log "configuring $OPCHECK_BUILD_DIR"
-    cmake -S "$OPCHECK_ROOT" -B "$OPCHECK_BUILD_DIR" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release "$@" >&2 || return 1
+# Prints "VERSION CMAKE_PREFIX" of the torch that interpreter $1 imports, or fails.
+opcheck_torch_of() {
+  "$1" - <<'EOF' 2>/dev/null
+import warnings
+warnings.simplefilter("ignore")
+import torch, torch.utils
+print(torch.__version__.split("+")[0], torch.utils.cmake_prefix_path)
+EOF
+}
+
+# True when version $1 >= version $2 (dotted numbers).
+opcheck_version_at_least() { [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n1)" = "$2" ]; }
+
+# Sets OPCHECK_PYTHON (the interpreter whose torch opcheck builds against and the Python tests run under),
+# OPCHECK_TORCH_VERSION and OPCHECK_TORCH_CMAKE_PREFIX. $1 = 1 also installs the test requirements.
+opcheck_python_env() {
+  local with_tests="${1:-0}" py="" where="" out
+  if [ -n "${OPCHECK_PYTHON:-}" ]; then
+    py="$OPCHECK_PYTHON"; where="OPCHECK_PYTHON"
+  elif [ -n "${VIRTUAL_ENV:-}" ] && [ -x "$VIRTUAL_ENV/bin/python" ] && opcheck_torch_of "$VIRTUAL_ENV/bin/python" >/dev/null; then
+    py="$VIRTUAL_ENV/bin/python"; where="the active virtual environment"
+  elif [ -n "${CONDA_PREFIX:-}" ] && [ -x "$CONDA_PREFIX/bin/python" ] && opcheck_torch_of "$CONDA_PREFIX/bin/python" >/dev/null; then
+    py="$CONDA_PREFIX/bin/python"; where="the active conda environment"
+  else
+    py="$OPCHECK_VENV/bin/python"; where="the project's virtual environment ($OPCHECK_VENV)"
+    if [ ! -x "$py" ]; then
+      opcheck_log "creating $OPCHECK_VENV"
+      # The interpreter on PATH (the one pip's wheel cache suits), else Debian's.
+      local base
+      base="$(command -v python3 || echo /usr/bin/python3)"
+      "$base" -m venv "$OPCHECK_VENV" >&2 || { rm -rf "$OPCHECK_VENV"; return 1; }
+    fi
+    if ! opcheck_torch_of "$py" >/dev/null; then
+      opcheck_log "installing the pinned torch into $OPCHECK_VENV (scripts/requirements.txt)"
+      "$py" -m pip install -q -r "$OPCHECK_ROOT/scripts/requirements.txt" >&2 || return 1
+    fi
   fi
-  opcheck_log "building (incremental)"
+  if ! out="$(opcheck_torch_of "$py")"; then
+    opcheck_log "$py (from $where) cannot import torch."
+    opcheck_log "Fix: install torch there (pip install torch==2.13.0), or unset OPCHECK_PYTHON/deactivate the environment."
+    return 1
+  fi
+  OPCHECK_TORCH_VERSION="${out%% *}"
+  OPCHECK_TORCH_CMAKE_PREFIX="${out#* }"
+  if ! opcheck_version_at_least "$OPCHECK_TORCH_VERSION" "$OPCHECK_MIN_TORCH"; then
+    opcheck_log "torch $OPCHECK_TORCH_VERSION from $where is older than $OPCHECK_MIN_TORCH, the oldest opcheck builds against."
+    opcheck_log "Fix: pip install torch==2.13.0 in that environment, or deactivate it to use the project's own."
+    return 1
+  fi
+  if [ "$with_tests" = 1 ] && ! "$py" -c 'import pytest, yaml, numpy' 2>/dev/null; then
+    opcheck_log "installing the test requirements (scripts/requirements-test.txt)"
+    "$py" -m pip install -q -r "$OPCHECK_ROOT/scripts/requirements-test.txt" >&2 || return 1
+  fi
+  OPCHECK_PYTHON="$py"
+  export OPCHECK_PYTHON
+  opcheck_log "torch $OPCHECK_TORCH_VERSION from $where"
+}
+
+# Configures build folder $1 when it is new or was configured for another torch; extra args go to cmake.
+opcheck_configure() {
+  local dir="$1"; shift
+  local gen=() cached=""
+  if [ -f "$dir/CMakeCache.txt" ]; then
+    cached="$(sed -n 's/^OPCHECK_TORCH_CMAKE_PREFIX:[A-Z]*=//p' "$dir/CMakeCache.txt")"
+    if [ "$cached" != "$OPCHECK_TORCH_CMAKE_PREFIX" ]; then
+      opcheck_log "$dir was configured for another torch (${cached:-unknown}); configuring it anew"
+      rm -rf "$dir/CMakeCache.txt" "$dir/CMakeFiles"
+    fi
+  fi
+  [ -f "$dir/CMakeCache.txt" ] && return 0
+  command -v ninja >/dev/null && gen=(-G Ninja)
+  opcheck_log "configuring $dir"
+  cmake -S "$OPCHECK_ROOT" -B "$dir" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
+    -DOPCHECK_TORCH_CMAKE_PREFIX="$OPCHECK_TORCH_CMAKE_PREFIX" -DOPCHECK_PYTHON="$OPCHECK_PYTHON" "$@" >&2
+}
+
+# Builds build folder $1 (incrementally); extra args go to `cmake --build` (e.g. --target NAME...).
+opcheck_compile() {
+  local dir="$1"; shift
+  opcheck_log "building $dir (incremental)"
   local start=$SECONDS
-  cmake --build "$OPCHECK_BUILD_DIR" -j "$(nproc)" >&2 || return 1
+  cmake --build "$dir" -j "$(nproc)" "$@" >&2 || return 1
   opcheck_log "build took $((SECONDS - start)) s"
 }
 
+opcheck_build() { opcheck_configure "$OPCHECK_BUILD_DIR" && opcheck_compile "$OPCHECK_BUILD_DIR"; }
+
+# --tests first also installs the Python test requirements; the rest are extra Debian packages.
 opcheck_bootstrap() {
+  local with_tests=0
+  [ "${1:-}" = "--tests" ] && { with_tests=1; shift; }
   opcheck_install_packages "${OPCHECK_BUILD_PACKAGES[@]}" "$@" || return 1
+  opcheck_python_env "$with_tests" || return 1
   opcheck_build
 }

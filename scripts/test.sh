@@ -4,11 +4,12 @@
 #   scripts/test.sh --quick    only the main ctest suite
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/bootstrap.sh"
-OPCHECK_TEST_PACKAGES=(python3-torch python3-pytest python3-yaml node:nodejs npm:npm clang libclang-rt-14-dev chromium:chromium fonts-dejavu-core)
+# Debian packages the tests need beyond the build; the Python ones (pytest, PyYAML, NumPy) go into the torch's environment.
+OPCHECK_TEST_PACKAGES=(node:nodejs npm:npm clang libclang-rt-14-dev chromium:chromium fonts-dejavu-core)
 quick=0
 [ "${1:-}" = "--quick" ] && quick=1
 
-opcheck_bootstrap "${OPCHECK_TEST_PACKAGES[@]}" || exit 3
+opcheck_bootstrap --tests "${OPCHECK_TEST_PACKAGES[@]}" || exit 3
 status=0
 
 opcheck_log "ctest: main suite"
@@ -19,13 +20,9 @@ if [ $quick -eq 0 ]; then
   # The suites labelled `sanitize`: the front half that parses untrusted input (manifests, conditions, configs,
   # traces, reports), the worker pool, and the device plugin paths (loopback and an independent backend).
   asan_dir="$OPCHECK_ROOT/build-asan"
-  if [ ! -f "$asan_dir/CMakeCache.txt" ]; then
-    gen=()
-    command -v ninja >/dev/null && gen=(-G Ninja)
-    cmake -S "$OPCHECK_ROOT" -B "$asan_dir" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DOPCHECK_SANITIZE=ON >&2 || status=1
-  fi
+  opcheck_configure "$asan_dir" -DOPCHECK_SANITIZE=ON || status=1
   # Only what those suites run (a gtest suite's test is named after its binary), plus the libraries they load.
-  targets=$(cd "$asan_dir" && ctest -L sanitize --show-only=json-v1 | /usr/bin/python3 -c '
+  targets=$(cd "$asan_dir" && ctest -L sanitize --show-only=json-v1 | "$OPCHECK_PYTHON" -c '
 import json, sys
 print(" ".join(sorted(t["name"] for t in json.load(sys.stdin)["tests"])))')
   cmake --build "$asan_dir" -j "$(nproc)" --target opcheck opcheck_loopback $targets >&2 || status=1

@@ -45,7 +45,7 @@ void free_block(void* base) {
 
 class LoopbackAllocator final : public c10::Allocator {
  public:
-  c10::DataPtr allocate(std::size_t n) const override {
+  c10::DataPtr allocate(std::size_t n) override {
     const int device = t_current_device;
     if (allocation_failure_armed()) {
       disarm_allocation_failure();
@@ -64,9 +64,7 @@ class LoopbackAllocator final : public c10::Allocator {
     return c10::DataPtr(static_cast<char*>(base) + kAlignment, base, &free_block, dev);
   }
   c10::DeleterFnPtr raw_deleter() const override { return nullptr; }
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
   void copy_data(void* dest, const void* src, std::size_t count) const override { std::memcpy(dest, src, count); }
-#endif
 };
 
 LoopbackAllocator g_allocator;

@@ -1,6 +1,6 @@
 """opcheck's performance benchmark: opcheck end to end against a floor that does only the unavoidable work.
 
-    /usr/bin/python3 scripts/bench/bench.py --build-dir BUILD [--out bench-results] [--quick] [--reps N]
+    python3 scripts/bench/bench.py --build-dir BUILD [--out bench-results] [--quick] [--reps N]
 
 scripts/bench.sh builds what this needs and runs it. Every figure is whole-process wall time (the min over --reps
 runs, all samples kept in the JSON) or peak RSS (the largest single process of the run's process tree, from wait4).

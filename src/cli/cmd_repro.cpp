@@ -276,13 +276,13 @@ std::string python_op_expression(const std::string& op) {
 std::string python_repro_script(const Case& c, const ScriptDevice& device, const ScriptBundle& bundle) {
   std::ostringstream py;
   // ---- header and imports
-  py << "#!/usr/bin/python3\n\"\"\"opcheck repro of " << c.id << ": " << c.op
+  py << "#!/usr/bin/env python3\n\"\"\"opcheck repro of " << c.id << ": " << c.op
      << " on cpu and on the device under test, without opcheck.\n\n";
   py << "Case: " << c.loc.file << ":" << c.loc.line << "\n";
   if (!bundle.folder.empty()) py << "Inputs: the exact tensors of the failing run, saved in " << bundle.folder << "\n";
   else py << "Inputs: built from the manifest's recipes, as opcheck builds them (bit for bit)\n";
   if (!bundle.failure.empty()) py << "Failure recorded: " << bundle.failure << "\n";
-  py << "\nRun: /usr/bin/python3 THIS.py [--device DEV] [--device-lib PATH] [--out DIR]\n"
+  py << "\nRun: python3 THIS.py [--device DEV] [--device-lib PATH] [--out DIR]\n"
         "Exit status: 0 the device agrees with the cpu, 1 it does not (or one of them raised), 2 a bundle's saved\n"
         "output was not reproduced bit for bit.\n\"\"\"\n";
   py << "import os\n\n"
@@ -708,7 +708,7 @@ CLI::App* add_repro_command(CLI::App& app, ReproFlags& f) {
   cmd->footer(
       "Examples:\n"
       "  opcheck repro gpt-oss-20b::torch.mul.3 --device loopback\n"
-      "  opcheck repro gpt-oss-20b::torch.mul.3 --python > repro.py && /usr/bin/python3 repro.py\n"
+      "  opcheck repro gpt-oss-20b::torch.mul.3 --python > repro.py && python3 repro.py\n"
       "  opcheck repro --bundle failures/gpt-oss-20b__torch.mul.3 --python > repro.py   # a --save-failures bundle\n"
       "Exit codes: 0 printed, 2 a manifest does not load, 4 unknown case or bundle.");
   cmd->add_option("case", f.case_id, "Case id (model::case), as reports and list-cases print it");

@@ -23,7 +23,8 @@ int main(int argc, char** argv) {
       "  opcheck run --model gpt_oss --device loopback\n"
       "Exit codes (pytest's): 0 ok, 1 failures, 2 interrupted or invalid input, 3 internal error, 4 usage error, "
       "5 nothing selected.");
-  app.set_version_flag("--version", std::string("opcheck ") + OPCHECK_VERSION + " (libtorch " + OPCHECK_TORCH_VERSION + ")");
+  app.set_version_flag("--version", std::string("opcheck ") + OPCHECK_VERSION + " (built against libtorch " +
+                                           OPCHECK_TORCH_VERSION + " from " + OPCHECK_TORCH_PREFIX + ")");
   app.require_subcommand(1);
 
   ManifestFlags list_models_flags;

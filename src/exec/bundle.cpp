@@ -335,7 +335,7 @@ std::string python_command(const BundleFacts& f) {
   for (std::size_t i = 0; i + 1 < f.device_args.size(); i += 2)
     if (f.device_args[i] == "--device" || f.device_args[i] == "--device-lib")
       cmd += " " + f.device_args[i] + " " + shell_word(f.device_args[i + 1]);
-  return cmd + " > repro.py && /usr/bin/python3 repro.py";
+  return cmd + " > repro.py && python3 repro.py";
 }
 
 std::string readme_text(const BundleFacts& f) {

@@ -71,14 +71,8 @@ std::string find_loopback_library(const ExecOptions& opts, std::string& error) {
   return {};
 }
 
-/// The name the PrivateUse1 backend gave itself (libtorch >= 2.1 lets a backend rename the key), else "privateuseone".
-std::string privateuse1_name() {
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
-  return c10::get_privateuse1_backend(/*lower_case=*/true);
-#else
-  return "privateuseone";
-#endif
-}
+/// The name the PrivateUse1 backend gave itself (a backend may rename the key), else "privateuseone".
+std::string privateuse1_name() { return c10::get_privateuse1_backend(/*lower_case=*/true); }
 
 /// Libraries this process has dlopen'ed as a PrivateUse1 backend. Only one fits: a second one would register a
 /// second boxed fallback for the same key, which libtorch refuses by throwing from a static initializer.

@@ -23,7 +23,7 @@ void release(void* p) {
 }
 
 struct HeapAllocator final : c10::Allocator {
-  c10::DataPtr allocate(std::size_t n) const override {
+  c10::DataPtr allocate(std::size_t n) override {
     const c10::Device where(c10::DeviceType::PrivateUse1, t_device);
     if (n == 0) return {nullptr, nullptr, &release, where};
     void* p = ::operator new(n, std::align_val_t(32));
@@ -31,9 +31,7 @@ struct HeapAllocator final : c10::Allocator {
     return {p, p, &release, where};
   }
   c10::DeleterFnPtr raw_deleter() const override { return &release; }
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
   void copy_data(void* dest, const void* src, std::size_t count) const override { default_copy_data(dest, src, count); }
-#endif
 };
 
 struct Guard final : c10::impl::DeviceGuardImplInterface {

@@ -1,7 +1,7 @@
 """Synthetic manifests for fault, shard, resume and benchmark runs: many tiny cases over several models, a chosen
 fraction of them the same call in two models (so dedupe has work to do).
 
-    /usr/bin/python3 test/e2e/synth.py OUT_DIR --models 4 --cases 2500 --dup 0.3
+    python3 test/e2e/synth.py OUT_DIR --models 4 --cases 2500 --dup 0.3
 """
 import argparse
 import pathlib

@@ -8,6 +8,7 @@ import hashlib
 import json
 import math
 import os
+import sys
 import subprocess
 
 import pytest
@@ -202,10 +203,10 @@ def test_seed_changes_values(tmp_path):
 
 def test_file_written_by_python_reads_back(tmp_path):
     pt = tmp_path / "weights.pt"
-    # Written by a separate Debian python3 process, exactly as a user would produce it.
+    # Written by a separate Python process, exactly as a user would produce it.
     code = ("import torch; torch.manual_seed(3); "
             f"torch.save(torch.randn(5, 7, dtype=torch.float16).t(), {str(pt)!r})")
-    subprocess.run(["/usr/bin/python3", "-c", code], check=True)
+    subprocess.run([sys.executable, "-c", code], check=True)
     spec = {"shape": [7, 5], "dtype": "fp16", "init": "file", "file": str(pt)}
     strided = dict(spec, stride=[1, 8], storage_offset=2)
     out, lines = run_dump([spec, strided], tmp_path)

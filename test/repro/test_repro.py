@@ -7,6 +7,7 @@ opcheck does.
 """
 import json
 import os
+import sys
 import pathlib
 import re
 import shlex
@@ -18,7 +19,7 @@ import torch
 SOURCE_DIR = pathlib.Path(os.environ.get("OPCHECK_SOURCE_DIR", pathlib.Path(__file__).resolve().parents[2]))
 BUILD_DIR = pathlib.Path(os.environ.get("OPCHECK_BUILD_DIR", SOURCE_DIR / "build"))
 BIN = pathlib.Path(os.environ.get("OPCHECK_BIN", BUILD_DIR / "opcheck"))
-PYTHON = "/usr/bin/python3"
+PYTHON = os.environ.get("OPCHECK_PYTHON", sys.executable)
 TEMPLATE = SOURCE_DIR / "manifests" / "template.yaml"
 
 EXP_FAULT = {"OPCHECK_LOOPBACK_FAULTS": "aten::exp=bias:1e-2"}
