@@ -292,7 +292,7 @@ std::string python_repro_script(const Case& c, const ScriptDevice& device, const
   for (const auto& [k, v] : device.environment)
     py << "os.environ.setdefault(" << py_str(k) << ", " << py_str(v) << ")  # as in the failing run\n";
   py << "\nimport argparse  # noqa: E402\nimport math  # noqa: E402,F401\nimport operator  # noqa: E402,F401\n"
-        "import re  # noqa: E402\nimport sys  # noqa: E402\n\nimport torch  # noqa: E402\n\n";
+        "import re  # noqa: E402\nimport sys  # noqa: E402\nimport types  # noqa: E402\n\nimport torch  # noqa: E402\n\n";
   py << "DEVICE = " << py_str(device.device) << "\n";
   py << "DEVICE_LIB = " << (device.library.empty() ? "None" : py_str(device.library))
      << "  # PrivateUse1 backend loaded before the run (None: none)\n";
@@ -585,6 +585,14 @@ def same_bits(a, b):
     return a == b
 
 
+def plain(v):
+    """Named tuples (torch.return_types) as tuples: torch.load reads those back with its default weights_only."""
+    if isinstance(v, (list, tuple)):
+        items = [plain(x) for x in v]
+        return items if isinstance(v, list) else tuple(items)
+    return v
+
+
 def compare(expected, actual, path="output"):
     """Prints how the device's `actual` compares with the cpu's `expected`, leaf by leaf; True when they agree
     under the case's comparator (integer and bool tensors always exactly)."""
@@ -649,6 +657,11 @@ def main():
     args = parser.parse_args()
     if args.device_lib:
         torch.ops.load_library(args.device_lib)
+        # torch imports a Python module for the PrivateUse1 backend (torch.<its name>) when a tensor first moves to
+        # it; a backend registered from C++ alone has none, so an empty one stands in.
+        name = torch._C._get_privateuse1_backend_name()
+        if not hasattr(torch, name):
+            torch._register_device_module(name, types.ModuleType(f"torch.{name}"))
 
     host = inputs()
     (expected, cpu_args), cpu_error = attempt("reference (cpu)", lambda: reference(host))
@@ -688,8 +701,8 @@ def main():
         for name, got, error, after in (("cpu", expected, cpu_error, cpu_args),
                                         ("device", actual, device_error, device_args)):
             if error is None:
-                torch.save(got, os.path.join(args.out, f"{name}.pt"))
-                torch.save(after, os.path.join(args.out, f"{name}_inputs_after.pt"))
+                torch.save(plain(got), os.path.join(args.out, f"{name}.pt"))
+                torch.save(plain(after), os.path.join(args.out, f"{name}_inputs_after.pt"))
     return status
 
 

@@ -11,9 +11,9 @@
 #include <sstream>
 
 #include <nlohmann/json.hpp>
-#include <torch/csrc/jit/serialization/pickle.h>
 
 #include "exec/engine.h"
+#include "exec/pickle_io.h"
 #include "manifest/normalize.h"
 
 namespace fs = std::filesystem;
@@ -152,10 +152,7 @@ void write_file(const fs::path& path, const char* data, std::size_t size) {
 void write_file(const fs::path& path, const std::string& text) { write_file(path, text.data(), text.size()); }
 
 /// torch.save's format, which Python's torch.load and opcheck's `init: file` read.
-void save_pt(const fs::path& path, const c10::IValue& v) {
-  const std::vector<char> bytes = torch::jit::pickle_save(v);  // a weight's size: written as is, never copied
-  write_file(path, bytes.data(), bytes.size());
-}
+void save_pt(const fs::path& path, const c10::IValue& v) { save_for_torch_load(path, v); }
 
 c10::IValue tensor_list(const std::vector<at::Tensor>& ts) {
   c10::List<at::Tensor> list;

@@ -204,9 +204,11 @@ at::Tensor file_values(const TensorSpec& spec, at::ScalarType st) {
     std::string what = e.what();
     what = what.substr(0, what.find('\n'));
     fail(spec, "file '" + spec.file + "' is not a tensor saved by torch.save: " + what,
-         "save a single tensor: torch.save(t, path) (dicts and lists are not readable by libtorch 1.13).");
+         "save a single tensor: torch.save(t, path).");
   }
-  if (!v.isTensor()) fail(spec, "file '" + spec.file + "' holds a " + v.tagKind() + ", not a tensor.", "save a single tensor.");
+  if (!v.isTensor())
+    fail(spec, "file '" + spec.file + "' holds a " + v.tagKind() + ", not a tensor.",
+         "save a single tensor: torch.save(t, path) (a dict or list of tensors is not an input).");
   at::Tensor t = v.toTensor();
   if (t.scalar_type() != st || (!spec.shape_from_file && t.sizes() != c10::IntArrayRef(spec.shape))) {
     std::ostringstream os;

@@ -174,7 +174,7 @@ void write_junit(const RunReport& report, TextOut& out) {
   }
 
   XmlOut x(out.buf);
-  out.buf += "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<testsuites>\n";
+  out.buf += "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<testsuites name=\"opcheck\">\n";  // pytest 9 names it too
   const RunInfo& info = report.info;
   // pytest writes one empty suite when nothing ran; some CI readers reject a file without any testsuite.
   if (models.empty()) models.push_back("opcheck");

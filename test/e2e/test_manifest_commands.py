@@ -1,9 +1,11 @@
 """list-models, list-cases, validate and --version, as a user runs them."""
 import json
+import os
 import pathlib
 import re
 
 import pytest
+import torch
 
 from conftest import BIN, SOURCE_DIR, SPYRE, opcheck
 
@@ -13,7 +15,11 @@ BAD_DIR = SOURCE_DIR / "test" / "manifest" / "bad"
 def test_version_names_opcheck_and_libtorch():
     r = opcheck("--version")
     assert r.rc == 0, r
-    assert re.match(r"opcheck \d+\.\d+\.\d+ \(libtorch \d+\.\d+", r.out), r
+    m = re.match(r"opcheck \d+\.\d+\.\d+ \(built against libtorch (\d+\.\d+)\S* from (/\S+)\)", r.out)
+    assert m, r
+    # The torch named is the one the tests run under (the build's Python), and its folder exists.
+    assert m.group(1) == ".".join(torch.__version__.split(".")[:2]), r
+    assert os.path.samefile(m.group(2), os.path.dirname(torch.__file__)), r
 
 
 def test_list_models_shows_bundled_gpt_oss():

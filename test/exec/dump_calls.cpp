@@ -8,11 +8,11 @@
 #include <set>
 
 #include <nlohmann/json.hpp>
-#include <torch/csrc/jit/serialization/pickle.h>
 
 #include "exec/inputs.h"
 #include "exec/op_error.h"
 #include "exec/op_resolver.h"
+#include "exec/pickle_io.h"
 
 using namespace opcheck;
 using namespace opcheck::exec;
@@ -111,9 +111,8 @@ int main(int argc, char** argv) {
       std::vector<at::Tensor> after;
       for (auto s : r.invocation->written_slots) after.push_back(run_tensors.at(s));
       line["written"] = r.invocation->written_slots;
-      const auto bytes_out = torch::jit::pickle_save(c10::ivalue::Tuple::create({inputs, detached(output), after}));
-      std::ofstream f(outdir + "/" + std::to_string(n) + ".pt", std::ios::binary);
-      f.write(bytes_out.data(), static_cast<std::streamsize>(bytes_out.size()));
+      save_for_torch_load(outdir + "/" + std::to_string(n) + ".pt",
+                          c10::ivalue::Tuple::create({inputs, detached(output), after}));
       std::cout << line.dump() << "\n";
       ++n;
     }

@@ -88,7 +88,7 @@ cases:
   - name: sdpa.gqa.causal
     op: torch.nn.functional.scaled_dot_product_attention
     dtype: bf16
-    kwmap: {is_causal: true}
+    kwmap: {is_causal: true, enable_gqa: true}
     inputs:
       - tensor: {shape: [1, 4, 6, 8], init: randn}
       - tensor: {shape: [1, 2, 6, 8], init: randn}
