@@ -162,10 +162,12 @@ void convolution_overrideable(const c10::OperatorHandle&, torch::jit::Stack* sta
 // Every op registered in the TORCH_LIBRARY_IMPL block below (the fault table needs to know them while the
 // library is still loading, before the dispatcher can be asked).
 constexpr const char* kOwnKernels[] = {
-    "aten::empty.memory_format", "aten::empty_strided", "aten::_copy_from", "aten::_copy_from_and_resize",
-    "aten::resize_",             "aten::as_strided",    "aten::view",      "aten::_reshape_alias",
-    "aten::unfold",              "aten::view_as_real",  "aten::view_as_complex", "aten::_local_scalar_dense",
-    "aten::convolution_overrideable",
+    "aten::empty.memory_format", "aten::empty_strided", "aten::resize_",        "aten::as_strided",
+    "aten::view",                "aten::_reshape_alias", "aten::unfold",        "aten::view_as_real",
+    "aten::view_as_complex",     "aten::convolution_overrideable",
+#ifndef OPCHECK_PYLOOP
+    "aten::_copy_from",          "aten::_copy_from_and_resize", "aten::_local_scalar_dense",
+#endif
 };
 
 }  // namespace
@@ -182,8 +184,11 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   using namespace opcheck::loopback;
   m.impl("empty.memory_format", TORCH_FN(empty_memory_format));
   m.impl("empty_strided", TORCH_FN(empty_strided));
+#ifndef OPCHECK_PYLOOP  // pyloop registers transfers and scalar reads from Python, as torch-spyre does
   m.impl("_copy_from", TORCH_FN(copy_from));
   m.impl("_copy_from_and_resize", TORCH_FN(copy_from_and_resize));
+  m.impl("_local_scalar_dense", TORCH_FN(local_scalar_dense));
+#endif
   m.impl("resize_", TORCH_FN(resize));
   m.impl("as_strided", TORCH_FN(as_strided));
   m.impl("view", TORCH_FN(view));
@@ -191,6 +196,5 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("unfold", TORCH_FN(unfold));
   m.impl("view_as_real", TORCH_FN(view_as_real));
   m.impl("view_as_complex", TORCH_FN(view_as_complex));
-  m.impl("_local_scalar_dense", TORCH_FN(local_scalar_dense));
   m.impl("convolution_overrideable", torch::CppFunction::makeFromBoxedFunction<&convolution_overrideable>());
 }

@@ -25,6 +25,15 @@ struct ExecOptions {
   /// --save-failures DIR: every failed or errored case leaves a bundle folder here that reruns it alone
   /// (src/exec/bundle.h); "" = none.
   std::string save_failures_dir;
+  /// --device-import: Python modules whose import registers the device under test (torch-spyre: torch_spyre).
+  /// Each worker then hosts a Python interpreter (src/pyhost/); no PrivateUse1 library is loaded besides.
+  std::vector<std::string> device_imports;
+  /// --compile-backend: device calls run as torch.compile(backend=...) of the op's Python callable; "" = eager.
+  std::string compile_backend;
+  /// The interpreter whose environment the Python host uses; "" = the one opcheck was built with.
+  std::string python;
+  /// Inductor's on-disk cache (TORCHINDUCTOR_CACHE_DIR unless the environment sets it); "" = inductor's default.
+  std::string inductor_cache_dir;
 };
 
 /// Facts about the execution environment, for logs and reports.
@@ -36,6 +45,10 @@ struct ExecInfo {
   std::string device_lib_sha256;
   std::vector<std::string> enabled_ops;  // aten ops with a kernel for the device's dispatch key (coverage)
   std::string log_line;      // how the device was chosen, for the run's first log line
+  std::string torch_path;    // folder of the libtorch the exec layer was built against
+  /// With a Python host: the interpreter's torch and each --device-import with its version ("torch_spyre 1.2").
+  std::vector<std::string> python_modules;
+  std::string compile_backend;  // "" = eager
 };
 
 /// Runs cases on the reference and the device under test. One instance per process.

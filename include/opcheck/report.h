@@ -19,6 +19,9 @@ struct RunInfo {
   std::string device_name;    // e.g. "loopback", "spyre"
   std::string device_lib;
   std::string device_lib_sha256;
+  std::string torch_path;                   // folder of the libtorch the exec layer was built against
+  std::vector<std::string> python_modules;  // --device-import: the interpreter's torch, each module and its version
+  std::string compile_backend;              // --compile-backend; "" = eager
   std::string host;
   std::string started_at;     // ISO-8601 UTC
   double duration_s = 0;

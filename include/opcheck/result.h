@@ -21,6 +21,7 @@ enum class Stage {
   CRASHED,
   TIMEOUT,
   NOT_SUPPORTED,
+  FAILED_COMPILE,  // torch.compile of the device call failed (--compile-backend); the compiled code never ran
   INVALID_CASE,
   FAILED_INPUT,
   FAILED_REFERENCE,
@@ -55,6 +56,7 @@ struct Result {
   bool reference_upcast = false;
   CompareFigures figures;
   double materialize_ms = 0, reference_ms = 0, device_ms = 0, compare_ms = 0;
+  double compile_ms = 0;  // --compile-backend: compiling the device call (its first run less a cached run)
   std::vector<std::string> input_digests;  // sha256 of each input tensor's logical bytes, in input order
   std::string captured_stderr;
 };

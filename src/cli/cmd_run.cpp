@@ -15,6 +15,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "cli/cli.h"
@@ -152,6 +153,51 @@ bool parse_duration(const std::string& text, double& seconds) {
   return true;
 }
 
+static std::string trimmed(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
+}
+
+/// --device-import / OPCHECK_DEVICE_IMPORT and --compile-backend / TEST_COMPILE_BACKEND into the exec options.
+/// False after printing a usage error.
+static bool python_device_flags(RunFlags& f) {
+  if (f.exec.device_imports.empty()) {
+    if (const char* env = std::getenv("OPCHECK_DEVICE_IMPORT")) {
+      std::stringstream in(env);
+      for (std::string item; std::getline(in, item, ',');)
+        if (!trimmed(item).empty()) f.exec.device_imports.push_back(trimmed(item));
+    }
+  }
+  for (const auto& m : f.exec.device_imports) {
+    const bool ok = !m.empty() && m.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.") ==
+                                      std::string::npos && m.front() != '.' && m.back() != '.';
+    if (!ok) {
+      std::cerr << "opcheck: error: --device-import '" << m << "' is not a Python module name\n"
+                << "  Fix: name the module as `import` takes it, e.g. --device-import torch_spyre\n";
+      return false;
+    }
+  }
+  std::string backend = f.compile_backend;
+  if (backend.empty())
+    if (const char* env = std::getenv("TEST_COMPILE_BACKEND")) backend = trimmed(env);
+  if (backend == "none") backend.clear();
+  if (!backend.empty() && backend.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") !=
+                              std::string::npos) {
+    std::cerr << "opcheck: error: --compile-backend '" << backend << "' is not a backend name\n"
+              << "  Fix: inductor, aot_eager, eager, a registered backend's name, or none\n";
+    return false;
+  }
+  f.exec.compile_backend = backend;
+  if (const char* py = std::getenv("OPCHECK_PYTHON"); py != nullptr && *py != '\0') f.exec.python = py;
+  // Inductor's on-disk caches live with the run's artifacts, so a second run compiles from them.
+  if (!backend.empty()) {
+    std::error_code ec;
+    f.exec.inductor_cache_dir = std::filesystem::absolute(std::filesystem::path(f.artifact_dir) / "inductor-cache", ec).string();
+  }
+  return true;
+}
+
 void add_run_flags(CLI::App& app, RunFlags& f) {
   add_manifest_flags(app, f.manifest, true);
   app.add_option("--device", f.exec.device,
@@ -161,6 +207,16 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
   app.add_option("--device-lib", f.exec.device_lib,
                  "PrivateUse1 backend library to load before any case runs (also OPCHECK_DEVICE_LIB)")
       ->type_name("PATH");
+  app.add_option("--device-import", f.exec.device_imports,
+                 "Python module whose import registers the device under test (repeatable; also "
+                 "OPCHECK_DEVICE_IMPORT, comma-separated): each worker hosts a Python interpreter, e.g. "
+                 "--device-import torch_spyre --device spyre")
+      ->type_name("MODULE");
+  app.add_option("--compile-backend", f.compile_backend,
+                 "Run the device side of every case as torch.compile(backend=NAME) of the op's Python callable: "
+                 "inductor, aot_eager, eager, any registered backend, or none (eager, the default; also "
+                 "TEST_COMPILE_BACKEND)")
+      ->type_name("NAME");
   app.add_option("--device-name", f.exec.device_name,
                  "Name skip_if expressions and reports see for the device (e.g. spyre)");
   app.add_option("--reference-dtype", f.reference_dtype,
@@ -277,7 +333,9 @@ int cmd_run(RunFlags& f) {
   if (f.reference_dtype == "same") f.exec.reference_dtype = ReferenceDtype::Same;
   else if (f.reference_dtype == "float32") f.exec.reference_dtype = ReferenceDtype::Float32;
   else if (f.reference_dtype == "float64") f.exec.reference_dtype = ReferenceDtype::Float64;
-  if (f.exec.device_lib.empty())
+  if (!python_device_flags(f)) return kUsageError;
+  // A configured library is the default device, unless Python modules register it (one backend per process).
+  if (f.exec.device_lib.empty() && f.exec.device_imports.empty())
     if (const char* lib = std::getenv("OPCHECK_DEVICE_LIB")) f.exec.device_lib = lib;
   // Workers x intra-op threads = cores: no oversubscription, and every core busy.
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -362,6 +420,9 @@ int cmd_run(RunFlags& f) {
   report.info.device_name = info.device_name;
   report.info.device_lib = info.device_lib;
   report.info.device_lib_sha256 = info.device_lib_sha256;
+  report.info.torch_path = info.torch_path;
+  report.info.python_modules = info.python_modules;
+  report.info.compile_backend = info.compile_backend;
   report.info.enabled_ops = info.enabled_ops;
   report.info.host = host_name();
   report.info.started_at = iso_now();
@@ -398,7 +459,9 @@ int cmd_run(RunFlags& f) {
   // says by what (opcheck, libtorch, device and its library), and a cache written by anything else is not used.
   auto same_identity = [&](const RunInfo& a) {
     return a.opcheck_version == OPCHECK_VERSION && a.torch_version == info.torch_version &&
-           a.device == info.device && a.device_name == info.device_name && a.device_lib_sha256 == info.device_lib_sha256;
+           a.device == info.device && a.device_name == info.device_name && a.device_lib_sha256 == info.device_lib_sha256 &&
+           a.torch_path == info.torch_path && a.python_modules == info.python_modules &&
+           a.compile_backend == info.compile_backend;
   };
   std::map<std::string, CaseRecord> cache;
   if (!f.results_cache.empty()) {

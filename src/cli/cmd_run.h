@@ -13,6 +13,7 @@ struct RunFlags {
   ManifestFlags manifest;
   ExecOptions exec;
   std::string reference_dtype;
+  std::string compile_backend;  // --compile-backend as given ("" = TEST_COMPILE_BACKEND, else none)
   bool no_dedupe = false;
   bool collect_only = false;
   std::string shard;

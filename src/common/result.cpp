@@ -5,9 +5,9 @@
 namespace opcheck {
 namespace {
 constexpr std::array<const char*, 6> kOutcomes{"passed", "failed", "error", "skipped", "xfailed", "xpassed"};
-constexpr std::array<const char*, 12> kStages{"PASSED",         "INCORRECT_RESULT", "NONDETERMINISTIC", "FAILED_TRANSFER",
-                                              "FAILED_RUNTIME", "CRASHED",          "TIMEOUT",          "NOT_SUPPORTED",
-                                              "INVALID_CASE",   "FAILED_INPUT",     "FAILED_REFERENCE", "SKIPPED"};
+constexpr std::array<const char*, 13> kStages{
+    "PASSED",  "INCORRECT_RESULT", "NONDETERMINISTIC", "FAILED_TRANSFER", "FAILED_RUNTIME",   "CRASHED", "TIMEOUT",
+    "NOT_SUPPORTED", "FAILED_COMPILE", "INVALID_CASE", "FAILED_INPUT", "FAILED_REFERENCE", "SKIPPED"};
 }  // namespace
 
 const char* outcome_name(Outcome o) { return kOutcomes[static_cast<std::size_t>(o)]; }

@@ -1,4 +1,5 @@
 #include "exec/device.h"
+#include "exec/python_device.h"
 
 #include <dlfcn.h>
 #include <unistd.h>
@@ -222,6 +223,41 @@ bool use_device_index(DeviceSetup& dev, int index, std::string& error) {
   return true;
 }
 
+/// --device-import: the device exists only in processes that ran the imports, so a child reports what they
+/// registered; the workers start their own interpreters (Engine::prepare_worker).
+bool setup_python_device(const ExecOptions& opts, const std::string& type, int index, DeviceSetup& out,
+                         std::string& error) {
+  if (!opts.device_lib.empty()) {
+    error = "--device-import and --device-lib both name the device under test; a process holds one PrivateUse1 "
+            "backend. Fix: drop one of them";
+    return false;
+  }
+  PythonHostFacts facts;
+  if (!probe_python_device(opts, facts, out.enabled_ops, error)) return false;
+  std::string modules;
+  for (const auto& m : opts.device_imports) modules += (modules.empty() ? "" : ", ") + m;
+  const std::string registered = lower(facts.privateuse1_name);
+  if (registered == "privateuseone") {
+    error = "importing " + modules + " registered no device (PrivateUse1 keeps its name 'privateuseone'). Fix: "
+            "import the module that renames and registers the backend (torch.utils.rename_privateuse1_backend)";
+    return false;
+  }
+  if (type != "auto" && type != "privateuseone" && type != "privateuse1" && type != registered) {
+    error = "--device " + opts.device + " is not the device that importing " + modules + " registers ('" +
+            registered + "'). Fix: use --device " + registered + " (or auto)";
+    return false;
+  }
+  out.device = at::Device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(std::max(index, 0)));
+  out.name = opts.device_name.empty() ? registered : opts.device_name;
+  out.python_device = registered + ":" + std::to_string(std::max(index, 0));
+  out.python_modules.push_back("torch " + facts.torch_version);
+  for (const auto& [m, v] : facts.module_versions) out.python_modules.push_back(m + (v.empty() ? "" : " " + v));
+  out.log_line = "device: " + out.name + " (" + registered + ":" + std::to_string(std::max(index, 0)) +
+                 ", registered from Python by " + modules + " with torch " + facts.torch_version + ", " +
+                 std::to_string(out.enabled_ops.size()) + " ops with own kernels)";
+  return true;
+}
+
 bool setup_device(const ExecOptions& opts, DeviceSetup& out, std::string& error) {
   out = DeviceSetup{};
   std::string device_lib = opts.device_lib;
@@ -232,6 +268,7 @@ bool setup_device(const ExecOptions& opts, DeviceSetup& out, std::string& error)
   std::string type;
   int index = -1;
   split_index(lower(opts.device.empty() ? std::string("auto") : opts.device), type, index);
+  if (!opts.device_imports.empty()) return setup_python_device(opts, type, index, out, error);
   std::string why;  // for the log line: how "auto" decided
   if (type == "auto") {
     if (!device_lib.empty()) {

@@ -17,6 +17,8 @@ struct DeviceSetup {
   std::string lib_sha256;
   std::vector<std::string> enabled_ops;  // "aten::op.overload" with a kernel for the device's dispatch key
   std::string log_line;    // e.g. "device: loopback (libopcheck_loopback.so, privateuseone:0)"
+  std::vector<std::string> python_modules;
+  std::string python_device;  // --device-import: the device as the workers name it ("pyloop:0")  // --device-import: "torch 2.13.0", then each module with its version
 };
 
 /// Resolves opts.device (auto | cpu | loopback | privateuseone | registered name | cuda | xpu | mps) and loads

@@ -13,6 +13,7 @@
 #include "exec/compare.h"
 #include "exec/cpu_features.h"
 #include "exec/inputs.h"
+#include "exec/python_device.h"
 
 namespace opcheck::exec {
 namespace {
@@ -55,6 +56,19 @@ RunOutcome run_once(const Invocation& inv, const std::vector<at::Tensor>& tensor
   RunOutcome out;
   try {
     out.output = inv.run(tensors, ctx);
+    for (auto s : inv.written_slots) out.written.push_back(tensors.at(s));
+  } catch (...) {
+    out.error = op_error_of(std::current_exception());
+  }
+  return out;
+}
+
+/// One compiled device run (--compile-backend): the op's Python callable through torch.compile, in the host.
+RunOutcome run_compiled(PythonHost& host, const std::string& op, const CallArgs& args, const Invocation& inv,
+                        const std::vector<at::Tensor>& tensors, const at::Device& device) {
+  RunOutcome out;
+  try {
+    out.output = host.call_compiled(op, args, tensors, device);
     for (auto s : inv.written_slots) out.written.push_back(tensors.at(s));
   } catch (...) {
     out.error = op_error_of(std::current_exception());
@@ -216,6 +230,10 @@ Engine::Engine(const ExecOptions& opts, DeviceSetup device) : opts_(opts), devic
   info_.device_lib_sha256 = device_.lib_sha256;
   info_.log_line = device_.log_line;
   info_.enabled_ops = device_.enabled_ops;
+  info_.torch_path = OPCHECK_TORCH_PREFIX;
+  info_.python_modules = device_.python_modules;
+  info_.compile_backend = opts_.compile_backend;
+  if (!device_.python_device.empty()) info_.device = device_.python_device;
   if (!opts_.save_failures_dir.empty())
     bundles_ = std::make_unique<FailureBundles>(opts_.save_failures_dir, opts_, info_);
 }
@@ -223,6 +241,15 @@ Engine::Engine(const ExecOptions& opts, DeviceSetup device) : opts_(opts), devic
 bool Engine::prepare_worker(int device_index, std::string* error) {
   // Thread pools start here, in the worker, never in a parent that is about to fork.
   if (opts_.intra_op_threads > 0) at::set_num_threads(opts_.intra_op_threads);
+  if (wants_python_host(opts_)) {
+    // The interpreter starts in each worker, never in the parent that forks them.
+    PythonHostFacts facts;
+    std::string why;
+    if (python_host(python_host_config(opts_), facts, why) == nullptr) {
+      if (error) *error = why;
+      return false;
+    }
+  }
   if (device_index < 0) return true;
   const at::DeviceType type = device_.device.type();
   if (type == at::kCPU) {
@@ -430,7 +457,22 @@ void Engine::run_case(const Case& c, Result& r, CaseEvidence* ev) {
   // Device runs: inputs moved once; tensors the op writes are fresh copies for every repeat.
   const at::Device dev = device_.device;
   const bool on_cpu = dev.is_cpu();
-  const int repeats = opts_.repeat > 0 ? opts_.repeat : (on_cpu ? 1 : 2);
+  // Compiled runs: the first compiles, the second reuses the compiled code; their difference is the compile time.
+  PythonHost* compiler = opts_.compile_backend.empty() ? nullptr : python_host_if_started();
+  if (!opts_.compile_backend.empty() && compiler == nullptr) {
+    r.stage = Stage::FAILED_COMPILE;
+    r.message = "--compile-backend " + opts_.compile_backend + ": this process has no Python host to compile with";
+    return;
+  }
+  struct EndCase {
+    PythonHost* host;
+    ~EndCase() {
+      if (host) host->end_case();
+    }
+  } end_case{compiler};
+  int repeats = opts_.repeat > 0 ? opts_.repeat : (on_cpu ? 1 : 2);
+  if (compiler) repeats = std::max(repeats, 2);
+  std::vector<double> rep_ms;
   const std::set<std::size_t> written(inv.written_slots.begin(), inv.written_slots.end());
   auto slot_device = [&](std::size_t s) {
     return slots[s].spec->placement == Placement::Host ? at::Device(at::kCPU) : dev;
@@ -459,12 +501,24 @@ void Engine::run_case(const Case& c, Result& r, CaseEvidence* ev) {
     } catch (...) {
       r.stage = Stage::FAILED_TRANSFER;
       r.message = "moving inputs to " + dev.str() + " failed: " + op_error_of(std::current_exception()).text();
-      r.device_ms = ms_since(t0);
+      r.device_ms = ms_since(t0) - r.compile_ms;
       return;
     }
-    RunOutcome out = run_once(inv, tensors, dctx);
+    const auto rep_t0 = Clock::now();
+    RunOutcome out = compiler ? run_compiled(*compiler, c.op, res.call.args, inv, tensors, dev) : run_once(inv, tensors, dctx);
+    rep_ms.push_back(ms_since(rep_t0));
+    if (compiler) {
+      r.compile_ms = rep_ms.size() >= 2 ? std::max(0.0, rep_ms[0] - rep_ms[1]) : rep_ms[0];
+      r.device_ms = ms_since(t0) - r.compile_ms;
+    }
+    if (out.error && out.error->compile_failed) {
+      r.stage = Stage::FAILED_COMPILE;
+      r.message = "torch.compile(backend=\"" + opts_.compile_backend + "\") of " + c.op + " failed: " +
+                  out.error->message;
+      return;
+    }
     if (c.expects_error) {
-      r.device_ms = ms_since(t0);
+      r.device_ms = ms_since(t0) - r.compile_ms;
       std::string why;
       if (!out.error) {
         r.stage = Stage::INCORRECT_RESULT;
@@ -480,14 +534,14 @@ void Engine::run_case(const Case& c, Result& r, CaseEvidence* ev) {
       return;
     }
     if (out.error) {
-      r.device_ms = ms_since(t0);
+      r.device_ms = ms_since(t0) - r.compile_ms;
       r.stage = is_not_supported(*out.error) ? Stage::NOT_SUPPORTED : Stage::FAILED_RUNTIME;
       r.message = "the device raised " + out.error->text();
       return;
     }
     std::string transfer_error;
     if (!outputs_to_host(out, transfer_error)) {
-      r.device_ms = ms_since(t0);
+      r.device_ms = ms_since(t0) - r.compile_ms;
       r.stage = Stage::FAILED_TRANSFER;
       r.message = "moving outputs from " + dev.str() + " failed: " + transfer_error;
       return;
@@ -503,14 +557,14 @@ void Engine::run_case(const Case& c, Result& r, CaseEvidence* ev) {
       same = bitwise_equal(first.written[k], out.written[k], where,
                            "mutated " + slot_name(c, slots[inv.written_slots[k]]));
     if (!same && !c.nondeterministic_ok) {
-      r.device_ms = ms_since(t0);
+      r.device_ms = ms_since(t0) - r.compile_ms;
       r.stage = Stage::NONDETERMINISTIC;
       r.message = "device run " + std::to_string(rep + 1) + " differs bitwise from run 1: " + where +
                   ". Fix: mark the case `nondeterministic: true` if the op is nondeterministic by design";
       return;
     }
   }
-  r.device_ms = ms_since(t0);
+  r.device_ms = ms_since(t0) - r.compile_ms;
 
   // Compare outputs, then every tensor the op mutated.
   t0 = Clock::now();

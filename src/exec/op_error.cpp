@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "exec/pch.h"
+#include "exec/python_host.h"
 
 namespace opcheck::exec {
 namespace {
@@ -60,6 +61,10 @@ OpError op_error_of(std::exception_ptr e) {
     return {"OutOfMemoryError", strip_trailing_space(x.what_without_backtrace())};
   } catch (const c10::Error& x) {
     return {"RuntimeError", strip_trailing_space(x.what_without_backtrace())};
+  } catch (const PythonError& x) {
+    return {x.type, strip_trailing_space(x.what())};
+  } catch (const CompileError& x) {
+    return {"CompileError", strip_trailing_space(x.what()), true};
   } catch (const std::invalid_argument& x) {
     return {"ValueError", x.what()};
   } catch (const std::out_of_range& x) {

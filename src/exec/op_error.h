@@ -12,6 +12,7 @@ namespace opcheck::exec {
 struct OpError {
   std::string type;     // Python class: RuntimeError (c10::Error), IndexError, ValueError, TypeError, ...
   std::string message;  // the message without the C++ backtrace
+  bool compile_failed = false;  // torch.compile failed (--compile-backend): stage FAILED_COMPILE
 
   std::string text() const { return type + ": " + message; }
 };

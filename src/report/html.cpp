@@ -481,7 +481,7 @@ void overview(std::string& out, const RunReport& run, const RunStats& st, const 
              plural(st.dedupe.duplicates_served, "occurrence served", "occurrences served") + " by another's run",
              sort_key(std::optional<double>(st.dedupe.ratio())));
   const auto& t = st.time;
-  const double total_ms = t.materialize_ms + t.reference_ms + t.device_ms + t.compare_ms;
+  const double total_ms = t.materialize_ms + t.reference_ms + t.device_ms + t.compare_ms + t.compile_ms;
   out += kpi("case-time", "Case time", fmt("%.2f s", total_ms / 1000.0),
              "device " + fmt("%.2f s", t.device_ms / 1000.0) + ", reference " + fmt("%.2f s", t.reference_ms / 1000.0),
              sort_key(std::optional<double>(total_ms)));
@@ -745,6 +745,7 @@ void slowest_section(std::string& out, const RunReport& run, const RunStats& st)
   tile("materialize-ms", "Building inputs", t.materialize_ms);
   tile("reference-ms", "CPU reference", t.reference_ms);
   tile("device-ms", "Device", t.device_ms);
+  tile("compile-ms", "Compile", t.compile_ms);
   tile("compare-ms", "Comparing", t.compare_ms);
   out += kpi("speedup", "Device speed-up", t.speedup_geomean ? fmt("%.2f×", *t.speedup_geomean) : "n/a",
              "geometric mean of reference / device time over " + plural(t.speedup_cases, "case", "cases"),
@@ -754,13 +755,14 @@ void slowest_section(std::string& out, const RunReport& run, const RunStats& st)
     out += "<p class=\"note\">No case ran on the device.</p></section>\n";
     return;
   }
-  static const char* kPhaseColors[] = {"#90a4ae", "#1565c0", "#ef6c00", "#7cb342"};
+  static const char* kPhaseColors[] = {"#90a4ae", "#1565c0", "#ef6c00", "#7cb342", "#8e24aa"};
   out += "<div class=\"legend\"><span><i style=\"background:#90a4ae\"></i>inputs</span><span><i "
          "style=\"background:#1565c0\"></i>reference</span><span><i style=\"background:#ef6c00\"></i>device</span>"
-         "<span><i style=\"background:#7cb342\"></i>compare</span></div>";
+         "<span><i style=\"background:#7cb342\"></i>compare</span><span><i style=\"background:#8e24aa\"></i>"
+         "compile</span></div>";
   out += "<table class=\"sortable\" id=\"slow-table\"><thead><tr>" + th("#", true) + th("Case") + th("Outcome") +
          th("Total ms", true) + th("Inputs ms", true) + th("Reference ms", true) + th("Device ms", true) +
-         th("Compare ms", true) + th("Split") + "</tr></thead><tbody>\n";
+         th("Compare ms", true) + th("Compile ms", true) + th("Split") + "</tr></thead><tbody>\n";
   const double longest = std::max(case_time_ms(run.cases[t.slowest.front()]), 1e-9);
   int rank = 0;
   for (std::size_t i : t.slowest) {
@@ -770,13 +772,13 @@ void slowest_section(std::string& out, const RunReport& run, const RunStats& st)
     out += "<tr data-id=\"" + esc(rec.id) + "\">" + td_num("rank", ++rank) + "<td class=\"mono\">" + esc(rec.id) +
            "</td><td>" + pill(rec.outcome) + "</td>";
     out += td_num("total_ms", std::optional<double>(total), millis(total));
-    const double phases[] = {r.materialize_ms, r.reference_ms, r.device_ms, r.compare_ms};
-    static const char* kCols[] = {"materialize_ms", "reference_ms", "device_ms", "compare_ms"};
-    for (int p = 0; p < 4; ++p) out += td_num(kCols[p], std::optional<double>(phases[p]), millis(phases[p]));
+    const double phases[] = {r.materialize_ms, r.reference_ms, r.device_ms, r.compare_ms, r.compile_ms};
+    static const char* kCols[] = {"materialize_ms", "reference_ms", "device_ms", "compare_ms", "compile_ms"};
+    for (int p = 0; p < 5; ++p) out += td_num(kCols[p], std::optional<double>(phases[p]), millis(phases[p]));
     // Bar length is relative to the slowest case, split by phase.
     out += "<td><svg width=\"200\" height=\"12\" viewBox=\"0 0 200 12\" role=\"img\" aria-label=\"time split\">";
     double at = 0;
-    for (int p = 0; p < 4; ++p) {
+    for (int p = 0; p < 5; ++p) {
       if (!(phases[p] > 0) || !std::isfinite(phases[p])) continue;
       const double w = 200 * phases[p] / longest;
       out += "<rect x=\"" + fmt("%.2f", at) + "\" y=\"1\" width=\"" + fmt("%.2f", w) + "\" height=\"10\" fill=\"" +

@@ -97,6 +97,7 @@ void write_case_properties(XmlOut& x, const CaseRecord& rec) {
   if (r.figures.max_rel_diff) x.property(d, "max_rel_diff", shortest_number(*r.figures.max_rel_diff));
   if (r.figures.pcc) x.property(d, "pcc", shortest_number(*r.figures.pcc));
   x.property(d, "device_ms", shortest_number(r.device_ms));
+  if (r.compile_ms > 0) x.property(d, "compile_ms", shortest_number(r.compile_ms));
   x.property(d, "reference_ms", shortest_number(r.reference_ms));
   x.property(d, "reference_upcast", r.reference_upcast ? "true" : "false");
   x.property(d, "decomposed", r.decomposed ? "true" : "false");
@@ -205,6 +206,9 @@ void write_junit(const RunReport& report, TextOut& out) {
     x.property(3, "device_name", info.device_name);
     x.property(3, "device_lib", info.device_lib);
     x.property(3, "device_lib_sha256", info.device_lib_sha256);
+    if (!info.torch_path.empty()) x.property(3, "torch_path", info.torch_path);
+    if (!info.python_modules.empty()) x.property(3, "python_modules", join(info.python_modules, ", "));
+    if (!info.compile_backend.empty()) x.property(3, "compile_backend", info.compile_backend);
     if (!info.shard.empty()) x.property(3, "shard", info.shard);
     x.property(3, "argv", join(info.argv, " "));
     for (const auto& [path, digest] : info.manifests) x.property(3, "manifest", path + " sha256:" + digest);

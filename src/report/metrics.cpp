@@ -40,6 +40,7 @@ void write_timing(JsonWriter& w, const CaseRecord& rec) {
   w.begin_object();
   w.field("id", rec.id).field("total_ms", case_time_ms(rec)).field("materialize_ms", r.materialize_ms);
   w.field("reference_ms", r.reference_ms).field("device_ms", r.device_ms).field("compare_ms", r.compare_ms);
+  w.field("compile_ms", r.compile_ms);
   w.end_object();
 }
 
@@ -103,8 +104,8 @@ void write_metrics(const RunReport& report, TextOut& out) {
   w.key("time").begin_object();
   w.key("totals").begin_object();
   w.field("materialize_ms", t.materialize_ms).field("reference_ms", t.reference_ms);
-  w.field("device_ms", t.device_ms).field("compare_ms", t.compare_ms);
-  w.field("total_ms", t.materialize_ms + t.reference_ms + t.device_ms + t.compare_ms);
+  w.field("device_ms", t.device_ms).field("compare_ms", t.compare_ms).field("compile_ms", t.compile_ms);
+  w.field("total_ms", t.materialize_ms + t.reference_ms + t.device_ms + t.compare_ms + t.compile_ms);
   w.end_object();
   w.key("slowest").begin_array();
   for (std::size_t i : st.time.slowest) write_timing(w, report.cases[i]);

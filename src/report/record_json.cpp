@@ -160,6 +160,7 @@ void write_case_record(JsonWriter& w, const CaseRecord& rec) {
   w.field("reference_ms", r.reference_ms);
   w.field("device_ms", r.device_ms);
   w.field("compare_ms", r.compare_ms);
+  w.field("compile_ms", r.compile_ms);
   w.end_object();
   w.key("input_digests").strings(r.input_digests);
   w.field("captured_stderr", r.captured_stderr);
@@ -212,6 +213,8 @@ CaseRecord case_record_from_json(const json& j, const JsonWhere& w) {
   r.reference_ms = get_number(t, tw, "reference_ms");
   r.device_ms = get_number(t, tw, "device_ms");
   r.compare_ms = get_number(t, tw, "compare_ms");
+  // Written since --compile-backend; files of earlier runs lack it (nothing was compiled).
+  r.compile_ms = t.contains("compile_ms") ? get_number(t, tw, "compile_ms") : 0.0;
   r.input_digests = get_strings(j, w, "input_digests");
   r.captured_stderr = get_string(j, w, "captured_stderr");
   return rec;
@@ -225,6 +228,9 @@ void write_run_info(JsonWriter& w, const RunInfo& info) {
   w.field("device_name", info.device_name);
   w.field("device_lib", info.device_lib);
   w.field("device_lib_sha256", info.device_lib_sha256);
+  w.field("torch_path", info.torch_path);
+  w.key("python_modules").strings(info.python_modules, /*compact=*/true);
+  w.field("compile_backend", info.compile_backend);
   w.field("host", info.host);
   w.field("started_at", info.started_at);
   w.field("duration_s", info.duration_s);
@@ -249,6 +255,10 @@ RunInfo run_info_from_json(const json& j, const JsonWhere& w) {
   info.device_name = get_string(j, w, "device_name");
   info.device_lib = get_string(j, w, "device_lib");
   info.device_lib_sha256 = get_string(j, w, "device_lib_sha256");
+  // Written since opcheck ran Python-hosted devices; files of earlier runs lack them (eager, no imports).
+  if (j.contains("torch_path")) info.torch_path = get_string(j, w, "torch_path");
+  if (j.contains("python_modules")) info.python_modules = get_strings(j, w, "python_modules");
+  if (j.contains("compile_backend")) info.compile_backend = get_string(j, w, "compile_backend");
   info.host = get_string(j, w, "host");
   info.started_at = get_string(j, w, "started_at");
   info.duration_s = get_number(j, w, "duration_s");

@@ -61,7 +61,7 @@ double DedupeStats::ratio() const {
 double case_time_ms(const CaseRecord& rec) {
   if (!rec.deduplicated_from.empty()) return 0;
   const Result& r = rec.result;
-  return r.materialize_ms + r.reference_ms + r.device_ms + r.compare_ms;
+  return r.materialize_ms + r.reference_ms + r.device_ms + r.compare_ms + r.compile_ms;
 }
 
 std::vector<std::string> split_resolved_ops(const std::string& resolved) {
@@ -111,6 +111,7 @@ RunStats compute_stats(const RunReport& report) {
       st.time.materialize_ms += r.materialize_ms;
       st.time.reference_ms += r.reference_ms;
       st.time.device_ms += r.device_ms;
+      st.time.compile_ms += r.compile_ms;
       st.time.compare_ms += r.compare_ms;
       if (r.reference_ms > 0 && r.device_ms > 0 && std::isfinite(r.reference_ms) && std::isfinite(r.device_ms)) {
         log_speedup_sum += std::log(r.reference_ms / r.device_ms);

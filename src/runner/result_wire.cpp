@@ -75,6 +75,7 @@ void encode_result(const Result& r, std::vector<std::uint8_t>& out) {
   put(out, r.reference_ms);
   put(out, r.device_ms);
   put(out, r.compare_ms);
+  put(out, r.compile_ms);
   put(out, static_cast<std::uint32_t>(r.input_digests.size()));
   for (const auto& d : r.input_digests) put_string(out, d);
   put_string(out, r.captured_stderr);
@@ -104,6 +105,7 @@ bool decode_result(const std::uint8_t* data, std::size_t size, Result& r, std::s
   r.reference_ms = in.get<double>();
   r.device_ms = in.get<double>();
   r.compare_ms = in.get<double>();
+  r.compile_ms = in.get<double>();
   const auto n = in.get<std::uint32_t>();
   r.input_digests.clear();
   for (std::uint32_t i = 0; in.ok && i < n; ++i) r.input_digests.push_back(in.get_string());

@@ -1,0 +1,166 @@
+"""pyloop: opcheck's Python-registered PrivateUse1 device, built the way torch-spyre is.
+
+A small C++ part (_device.so: allocator, device guard, empty/empty_strided, resize_, the view ops and a boxed CPU
+fallback, plus opcheck_pyloop::host_alias) is loaded here; everything a Python backend registers from Python is
+registered below through torch.library: the host<->device copy (_copy_from, _copy_from_and_resize), the scalar read
+(_local_scalar_dense), and compute kernels (add, mul, mm, bmm, softmax), some of them wrapped in
+torch.compile(backend="aot_eager") as torch-spyre wraps its eager kernels in its own compiler. The device is named
+`pyloop` (torch.utils.rename_privateuse1_backend).
+
+OPCHECK_PYLOOP_FAULTS="aten::add.Tensor=bias:1e-2;aten::mul.Tensor=raise;aten::mm=segv;aten::exp=hang" injects
+faults into the named ops' Python kernels (an op without a pyloop kernel gets one that runs it on the CPU):
+  bias:X   adds X to every floating output element (a wrong value)
+  raise    raises ValueError from the kernel (a Python exception)
+  segv     dereferences a null pointer (the worker dies with SIGSEGV)
+  hang     sleeps until the run's timeout kills the worker
+OPCHECK_PYLOOP_EAGER=1 runs the compile-wrapped kernels eagerly.
+"""
+import ctypes
+import os
+import time
+import types
+
+import torch
+
+__version__ = "0.1.0"
+NAME = "pyloop"
+
+torch.ops.load_library(os.path.join(os.path.dirname(os.path.abspath(__file__)), "_device.so"))
+torch.utils.rename_privateuse1_backend(NAME)
+
+
+def _module():
+    """torch.pyloop: what torch asks of a backend's Python module."""
+    m = types.ModuleType(f"torch.{NAME}")
+    m.is_available = lambda: True
+    m.device_count = lambda: int(os.environ.get("OPCHECK_LOOPBACK_DEVICES", "4"))
+    m.current_device = lambda: 0
+    m._is_in_bad_fork = lambda: False
+    m.manual_seed_all = lambda seed: None
+    m.get_amp_supported_dtype = lambda: [torch.float16, torch.bfloat16]
+    return m
+
+
+torch._register_device_module(NAME, _module())
+torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, for_storage=True)
+
+_host = torch.ops.opcheck_pyloop.host_alias
+_lib = torch.library.Library("aten", "IMPL")
+_EAGER = os.environ.get("OPCHECK_PYLOOP_EAGER", "") not in ("", "0")
+
+
+def host(t):
+    """The CPU view of a pyloop tensor's bytes (a CPU tensor as it is)."""
+    return _host(t) if isinstance(t, torch.Tensor) and t.device.type == NAME else t
+
+
+def to_device(result, like):
+    """A fresh pyloop tensor holding `result` (a CPU tensor), on the device of `like`."""
+    out = torch.empty_strided(result.shape, result.stride(), dtype=result.dtype, device=like.device)
+    if result.numel():
+        _host(out).copy_(result)
+    return out
+
+
+def _parse_faults(spec):
+    faults = {}
+    for item in filter(None, (s.strip() for s in spec.split(";"))):
+        op, _, what = item.partition("=")
+        kind, _, arg = what.partition(":")
+        if kind not in ("bias", "raise", "segv", "hang") or (kind == "bias") != bool(arg):
+            raise ValueError(f"OPCHECK_PYLOOP_FAULTS: '{item}' is not op=bias:X|raise|segv|hang")
+        op = op.strip()
+        faults[op if "." in op.split("::")[-1] else op + ".default"] = (kind, float(arg) if arg else 0.0)
+    return faults
+
+
+FAULTS = _parse_faults(os.environ.get("OPCHECK_PYLOOP_FAULTS", ""))
+
+
+def _fault_before(op):
+    """The faults that strike before the kernel computes: a Python exception, a crash, a hang."""
+    kind = FAULTS.get(op, ("", 0.0))[0]
+    if kind == "raise":
+        raise ValueError(f"pyloop: injected fault in {op}")
+    if kind == "segv":
+        ctypes.string_at(0)
+    if kind == "hang":
+        while True:
+            time.sleep(3600)
+
+
+def _fault_after(op, result):
+    """A wrong value: the bias added to a floating result."""
+    kind, bias = FAULTS.get(op, ("", 0.0))
+    if kind == "bias" and isinstance(result, torch.Tensor) and result.is_floating_point():
+        host(result).add_(bias)
+    return result
+
+
+def _register(op, fn):
+    """Registers `fn` as the pyloop kernel of aten op `op` ("add.Tensor", "mm"), with the op's fault around it."""
+    full = "aten::" + (op if "." in op else op + ".default")
+
+    def kernel(*args, **kwargs):
+        _fault_before(full)
+        return _fault_after(full, fn(*args, **kwargs))
+
+    _lib.impl(op, kernel, "PrivateUse1")
+
+
+# Transfers and scalar reads: registered from Python, as torch-spyre registers them.
+def _copy_from(src, dst, non_blocking=False):
+    if src.numel() or dst.numel():
+        host(dst).copy_(host(src))
+    return dst
+
+
+def _copy_from_and_resize(src, dst):
+    dst.resize_(src.shape)
+    return _copy_from(src, dst)
+
+
+_register("_copy_from", _copy_from)
+_register("_copy_from_and_resize", _copy_from_and_resize)
+_register("_local_scalar_dense", lambda t: host(t).item())
+
+
+# Compute kernels: the CPU computes on host views; results become fresh pyloop tensors.
+def _compiled(fn):
+    return fn if _EAGER else torch.compile(fn, backend="aot_eager", dynamic=False)
+
+
+_mm = _compiled(lambda a, b: torch.mm(a, b))
+_bmm = _compiled(lambda a, b: torch.bmm(a, b))
+
+_register("add.Tensor", lambda a, b, alpha=1: to_device(torch.add(host(a), host(b), alpha=alpha), a))
+_register("mul.Tensor", lambda a, b: to_device(torch.mul(host(a), host(b)), a))
+_register("mm", lambda a, b: to_device(_mm(host(a), host(b)), a))
+_register("bmm", lambda a, b: to_device(_bmm(host(a), host(b)), a))
+_register("_softmax", lambda a, dim, half_to_float: to_device(torch._softmax(host(a), dim, half_to_float), a))
+
+_OWN = {"aten::_copy_from.default", "aten::_copy_from_and_resize.default", "aten::_local_scalar_dense.default",
+        "aten::add.Tensor", "aten::mul.Tensor", "aten::mm.default", "aten::bmm.default", "aten::_softmax.default"}
+
+
+def _cpu_kernel(op):
+    """A Python kernel for an op pyloop leaves to the C++ fallback, so a fault can be injected into it."""
+    name, _, overload = op[len("aten::"):].partition(".")
+    packet = getattr(getattr(torch.ops.aten, name), overload)
+
+    def run(*args, **kwargs):
+        device_args = [a for a in args if isinstance(a, torch.Tensor) and a.device.type == NAME]
+        result = packet(*[host(a) for a in args], **{k: host(v) for k, v in kwargs.items()})
+        if isinstance(result, torch.Tensor) and device_args:
+            for a in device_args:
+                if result.data_ptr() == a.data_ptr() and result.shape == a.shape:
+                    return a  # an in-place op returns its (now written) argument
+            return to_device(result, device_args[0])
+        return result
+
+    return run
+
+
+for _op in FAULTS:
+    if _op not in _OWN:
+        _register(_op[len("aten::"):].removesuffix(".default"), _cpu_kernel(_op))

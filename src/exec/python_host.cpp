@@ -1,0 +1,79 @@
+#include "exec/python_host.h"
+
+#include <dlfcn.h>
+
+#include <filesystem>
+#include <mutex>
+
+namespace opcheck::exec {
+namespace {
+
+constexpr const char* kPyhostLibName = "libopcheck_pyhost.so";
+using CreateHostFn = PythonHost* (*)();
+
+std::mutex g_mutex;
+PythonHost* g_host = nullptr;
+PythonHostFacts g_facts;
+std::string g_error;  // a failed start is not retried: the interpreter cannot be started twice
+
+/// Beside the exec library (build tree, or <prefix>/<libdir>/opcheck when installed).
+std::filesystem::path pyhost_path() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&python_host_if_started), &info) == 0 || info.dli_fname == nullptr) return {};
+  return std::filesystem::path(info.dli_fname).parent_path() / kPyhostLibName;
+}
+
+}  // namespace
+
+bool python_host_available(std::string& why) {
+  const auto path = pyhost_path();
+  std::error_code ec;
+  if (!path.empty() && std::filesystem::exists(path, ec)) return true;
+  why = "this opcheck was built without its Python device host (" + std::string(kPyhostLibName) + " is not beside " +
+        "the exec layer): CMake found no Python development files (libpython) for the interpreter it was configured " +
+        "with. Fix: install them (Debian: python3-dev) and rebuild";
+  return false;
+}
+
+PythonHost* python_host_if_started() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return g_host;
+}
+
+PythonHost* python_host(const PythonHostConfig& config, PythonHostFacts& facts, std::string& error) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (g_host != nullptr) {
+    facts = g_facts;
+    return g_host;
+  }
+  if (!g_error.empty()) {
+    error = g_error;
+    return nullptr;
+  }
+  std::string why;
+  if (!python_host_available(why)) {
+    error = g_error = why;
+    return nullptr;
+  }
+  const auto path = pyhost_path();
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
+  if (handle == nullptr) {
+    error = g_error = "cannot load the Python device host: " + std::string(dlerror());
+    return nullptr;
+  }
+  auto create = reinterpret_cast<CreateHostFn>(dlsym(handle, "opcheck_create_python_host"));
+  if (create == nullptr) {
+    error = g_error = path.string() + " does not export opcheck_create_python_host";
+    return nullptr;
+  }
+  PythonHost* host = create();
+  if (!host->start(config, g_facts, why)) {
+    error = g_error = why;
+    return nullptr;
+  }
+  g_host = host;
+  facts = g_facts;
+  return g_host;
+}
+
+}  // namespace opcheck::exec

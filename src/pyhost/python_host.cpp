@@ -1,0 +1,221 @@
+// libopcheck_pyhost.so: the embedded CPython of a worker process. The only code that includes Python.h and links
+// libpython and libtorch_python; the exec layer loads it on demand (src/exec/python_host.h).
+#include <Python.h>
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <torch/csrc/autograd/python_variable.h>
+
+#include "exec/python_host.h"
+
+namespace opcheck::pyhost {
+namespace {
+
+using exec::ArgRef;
+
+/// Holds the GIL for its scope (the host releases it whenever control is back in C++).
+class Gil {
+ public:
+  Gil() : state_(PyGILState_Ensure()) {}
+  ~Gil() { PyGILState_Release(state_); }
+  Gil(const Gil&) = delete;
+  Gil& operator=(const Gil&) = delete;
+
+ private:
+  PyGILState_STATE state_;
+};
+
+/// Owns one reference.
+class Ref {
+ public:
+  explicit Ref(PyObject* p = nullptr) : p_(p) {}
+  ~Ref() { Py_XDECREF(p_); }
+  Ref(const Ref&) = delete;
+  Ref& operator=(const Ref&) = delete;
+  PyObject* get() const { return p_; }
+  PyObject* release() {
+    PyObject* p = p_;
+    p_ = nullptr;
+    return p;
+  }
+  explicit operator bool() const { return p_ != nullptr; }
+
+ private:
+  PyObject* p_;
+};
+
+std::string str_of(PyObject* o) {
+  if (o == nullptr) return "";
+  Ref s(PyObject_Str(o));
+  if (!s) {
+    PyErr_Clear();
+    return "<unprintable>";
+  }
+  const char* c = PyUnicode_AsUTF8(s.get());
+  return c != nullptr ? c : "";
+}
+
+/// The pending Python exception with its traceback, cleared.
+std::string fetch_error() {
+  PyObject *type = nullptr, *value = nullptr, *tb = nullptr;
+  PyErr_Fetch(&type, &value, &tb);
+  PyErr_NormalizeException(&type, &value, &tb);
+  Ref t(type), v(value), b(tb);
+  if (!t) return "unknown Python error";
+  Ref traceback(PyImport_ImportModule("traceback"));
+  if (traceback) {
+    Ref lines(PyObject_CallMethod(traceback.get(), "format_exception", "OOO", t.get(), v ? v.get() : Py_None,
+                                  b ? b.get() : Py_None));
+    if (lines) {
+      std::string text;
+      const Py_ssize_t n = PyList_Size(lines.get());
+      for (Py_ssize_t i = 0; i < n; ++i) text += str_of(PyList_GetItem(lines.get(), i));
+      while (!text.empty() && text.back() == '\n') text.pop_back();
+      return text;
+    }
+  }
+  PyErr_Clear();
+  return str_of(t.get()) + ": " + str_of(v.get());
+}
+
+PyObject* string_list(const std::vector<std::string>& items) {
+  PyObject* list = PyList_New(static_cast<Py_ssize_t>(items.size()));
+  for (std::size_t i = 0; i < items.size(); ++i)
+    PyList_SetItem(list, static_cast<Py_ssize_t>(i), PyUnicode_FromString(items[i].c_str()));
+  return list;
+}
+
+/// One argument for _opcheck_host.call: ("t", tensor) | ("l", [tensors]) | ("v", python literal).
+PyObject* encode(const ArgRef& a, const std::vector<at::Tensor>& tensors) {
+  switch (a.kind) {
+    case ArgRef::Kind::Tensor:
+      return Py_BuildValue("(sN)", "t", THPVariable_Wrap(tensors.at(a.slots.at(0))));
+    case ArgRef::Kind::TensorList: {
+      PyObject* list = PyList_New(static_cast<Py_ssize_t>(a.slots.size()));
+      for (std::size_t i = 0; i < a.slots.size(); ++i)
+        PyList_SetItem(list, static_cast<Py_ssize_t>(i), THPVariable_Wrap(tensors.at(a.slots[i])));
+      return Py_BuildValue("(sN)", "l", list);
+    }
+    case ArgRef::Kind::Value:
+      break;
+  }
+  return Py_BuildValue("(ss)", "v", a.value.repr().c_str());
+}
+
+/// A Python result as the dispatcher would return it: Tensor[] lists, tuples for several results, numbers.
+c10::IValue to_ivalue(PyObject* o) {
+  if (o == Py_None) return c10::IValue();
+  if (THPVariable_Check(o)) return THPVariable_Unpack(o);
+  if (PyBool_Check(o)) return c10::IValue(o == Py_True);
+  if (PyLong_Check(o)) return c10::IValue(static_cast<int64_t>(PyLong_AsLongLong(o)));
+  if (PyFloat_Check(o)) return c10::IValue(PyFloat_AsDouble(o));
+  if (PyTuple_Check(o)) {  // torch.return_types are tuples too
+    std::vector<c10::IValue> items;
+    for (Py_ssize_t i = 0; i < PyTuple_Size(o); ++i) items.push_back(to_ivalue(PyTuple_GetItem(o, i)));
+    return c10::ivalue::Tuple::create(std::move(items));
+  }
+  if (PyList_Check(o)) {
+    bool all_tensors = true;
+    for (Py_ssize_t i = 0; i < PyList_Size(o); ++i) all_tensors = all_tensors && THPVariable_Check(PyList_GetItem(o, i));
+    if (all_tensors) {
+      c10::List<at::Tensor> list;
+      for (Py_ssize_t i = 0; i < PyList_Size(o); ++i) list.push_back(THPVariable_Unpack(PyList_GetItem(o, i)));
+      return list;
+    }
+    c10::impl::GenericList list(c10::AnyType::get());
+    for (Py_ssize_t i = 0; i < PyList_Size(o); ++i) list.push_back(to_ivalue(PyList_GetItem(o, i)));
+    return list;
+  }
+  throw exec::PythonError("TypeError", "the compiled call returned a " + std::string(Py_TYPE(o)->tp_name) +
+                                            ", which opcheck cannot compare");
+}
+
+class Host final : public exec::PythonHost {
+ public:
+  bool start(const exec::PythonHostConfig& config, exec::PythonHostFacts& facts, std::string& error) override {
+    PyConfig pc;
+    PyConfig_InitPythonConfig(&pc);
+    pc.install_signal_handlers = 0;  // SIGINT/SIGTERM stay the worker's and the parent's
+    pc.parse_argv = 0;
+    // The interpreter's own path makes Python find its environment (a virtual environment's pyvenv.cfg and
+    // site-packages) and is what sys.executable names, so tools that start Python (inductor) start the right one.
+    PyStatus status = PyConfig_SetBytesString(&pc, &pc.program_name, config.python.c_str());
+    if (!PyStatus_Exception(status)) status = Py_InitializeFromConfig(&pc);
+    PyConfig_Clear(&pc);
+    if (PyStatus_Exception(status)) {
+      error = std::string("starting Python (") + config.python + ") failed: " +
+              (status.err_msg != nullptr ? status.err_msg : "unknown error");
+      return false;
+    }
+    bool ok = start_runtime(config, facts, error);
+    PyEval_SaveThread();  // from here on the GIL is taken only around calls into Python
+    return ok;
+  }
+
+  c10::IValue call_compiled(const std::string& python_op, const exec::CallArgs& call,
+                            const std::vector<at::Tensor>& tensors, const at::Device& device) override {
+    Gil gil;
+    Ref args(PyList_New(0));
+    for (const auto& a : call.positional) {
+      Ref item(encode(a, tensors));
+      PyList_Append(args.get(), item.get());
+    }
+    Ref kwargs(PyDict_New());
+    for (const auto& [name, a] : call.keywords) {
+      Ref item(encode(a, tensors));
+      PyDict_SetItemString(kwargs.get(), name.c_str(), item.get());
+    }
+    Ref result(PyObject_CallMethod(runtime_, "call", "sOOs", python_op.c_str(), args.get(), kwargs.get(),
+                                   device.str().c_str()));
+    if (!result) throw exec::PythonError("RuntimeError", "opcheck's Python host failed: " + fetch_error());
+    const std::string status = str_of(PyTuple_GetItem(result.get(), 0));
+    if (status == "ok") return to_ivalue(PyTuple_GetItem(result.get(), 1));
+    if (status == "compile") throw exec::CompileError(str_of(PyTuple_GetItem(result.get(), 1)));
+    throw exec::PythonError(str_of(PyTuple_GetItem(result.get(), 1)), str_of(PyTuple_GetItem(result.get(), 2)));
+  }
+
+  void end_case() override {
+    Gil gil;
+    Ref r(PyObject_CallMethod(runtime_, "end_case", nullptr));
+    if (!r) PyErr_Clear();
+  }
+
+ private:
+  bool start_runtime(const exec::PythonHostConfig& config, exec::PythonHostFacts& facts, std::string& error) {
+    PyObject* path = PySys_GetObject("path");  // borrowed
+    for (auto it = config.extra_paths.rbegin(); it != config.extra_paths.rend(); ++it) {
+      Ref p(PyUnicode_FromString(it->c_str()));
+      PyList_Insert(path, 0, p.get());
+    }
+    runtime_ = PyImport_ImportModule("_opcheck_host");
+    if (runtime_ == nullptr) {
+      error = "importing opcheck's Python host module failed:\n" + fetch_error();
+      return false;
+    }
+    Ref imports(string_list(config.imports));
+    Ref r(PyObject_CallMethod(runtime_, "start", "Oss", imports.get(), config.compile_backend.c_str(),
+                              config.inductor_cache_dir.c_str()));
+    if (!r) {
+      error = "importing torch and the device modules failed:\n" + fetch_error();
+      return false;
+    }
+    const auto j = nlohmann::json::parse(str_of(r.get()));
+    facts.python_version = j.value("python_version", "");
+    facts.torch_version = j.value("torch_version", "");
+    facts.torch_path = j.value("torch_path", "");
+    facts.privateuse1_name = j.value("privateuse1_name", "");
+    for (const auto& [k, v] : j.at("modules").items()) facts.module_versions[k] = v.get<std::string>();
+    return true;
+  }
+
+  PyObject* runtime_ = nullptr;
+};
+
+}  // namespace
+}  // namespace opcheck::pyhost
+
+extern "C" __attribute__((visibility("default"))) opcheck::exec::PythonHost* opcheck_create_python_host() {
+  return new opcheck::pyhost::Host();
+}

@@ -1,0 +1,214 @@
+"""Devices registered from Python (--device-import) and compiled device runs (--compile-backend), through the real
+binary: pyloop registers its transfers and compute kernels from Python like torch-spyre, each worker hosts a real
+interpreter with the real torch, and every failure mode a Python kernel can have is caught with the right stage."""
+import json
+import os
+import pathlib
+import sys
+import textwrap
+import xml.etree.ElementTree as ET
+
+import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "e2e"))
+from conftest import SOURCE_DIR, opcheck  # noqa: E402
+
+PYLOOP = ["--device-import", "opcheck_pyloop", "--device", "pyloop"]
+
+# One case per kind of op a compiled run meets: elementwise, reduction, matmul, a functional with keywords, a view,
+# an in-place op, an aten overload named directly, indexing, a tuple-returning op.
+KINDS = textwrap.dedent("""\
+    model: kinds
+    cases:
+      - name: add
+        op: torch.add
+        inputs:
+          - tensor: {shape: [4, 8]}
+          - tensor: {shape: [4, 8]}
+      - name: sum.dim
+        op: torch.sum
+        inputs:
+          - tensor: {shape: [4, 8]}
+          - value: 1
+      - name: matmul
+        op: torch.matmul
+        inputs:
+          - tensor: {shape: [4, 8]}
+          - tensor: {shape: [8, 3]}
+      - name: softmax
+        op: torch.nn.functional.softmax
+        kwmap: {dim: -1}
+        inputs:
+          - tensor: {shape: [2, 5], init: randn}
+      - name: expand
+        op: torch.Tensor.expand
+        inputs:
+          - tensor: {shape: [1, 4]}
+          - value: "(3, 4)"
+      - name: mul_
+        op: torch.Tensor.mul_
+        inputs:
+          - tensor: {shape: [3, 3]}
+          - value: 2.0
+      - name: aten.add
+        op: aten::add.Tensor
+        inputs:
+          - tensor: {shape: [5]}
+          - tensor: {shape: [5]}
+      - name: getitem
+        op: torch.getitem
+        inputs:
+          - tensor: {shape: [4, 6]}
+          - value: "(slice(None, None, None), slice(1, 3, None))"
+      - name: topk
+        op: torch.topk
+        inputs:
+          - tensor: {shape: [10], init: randn}
+          - value: 3
+    """)
+
+
+@pytest.fixture(scope="module")
+def kinds(tmp_path_factory):
+    d = tmp_path_factory.mktemp("kinds")
+    (d / "kinds.yaml").write_text(KINDS)
+    return d
+
+
+def run_json(tmp_path, *args, env=None, timeout=1200):
+    r = opcheck("run", *args, "--metrics-json", tmp_path / "m.json", "--junit-xml", tmp_path / "r.xml",
+                "--artifact-dir", tmp_path / "art", env=env, timeout=timeout)
+    m = json.loads((tmp_path / "m.json").read_text()) if (tmp_path / "m.json").exists() else None
+    return r, m
+
+
+def test_pyloop_runs_the_gpt_oss_manifest(tmp_path):
+    r, m = run_json(tmp_path, "--model", "gpt_oss", *PYLOOP)
+    assert r.rc == 0, r
+    assert "registered from Python by opcheck_pyloop" in r.err, r
+    assert m["run"]["device_name"] == "pyloop" and m["run"]["device"] == "pyloop:0", m["run"]
+    assert any(x.startswith("opcheck_pyloop ") for x in m["run"]["python_modules"]), m["run"]
+    assert m["totals"]["passed"] == m["totals"]["total"] > 0, m["totals"]
+    # pyloop's Python kernels are the device's own kernels in the coverage report.
+    assert "aten::_copy_from" in m["run"]["enabled_ops"] and "aten::mm" in m["run"]["enabled_ops"], m["run"]
+
+
+def test_pyloop_with_aot_eager_records_compile_time(tmp_path):
+    r, m = run_json(tmp_path, "--model", "gpt_oss", *PYLOOP, "--compile-backend", "aot_eager")
+    assert r.rc == 0, r
+    assert m["run"]["compile_backend"] == "aot_eager"
+    ran = [c for c in m["cases"] if not c.get("deduplicated_from")]
+    assert ran and all(c["outcome"] == "passed" for c in m["cases"]), [c for c in m["cases"] if c["outcome"] != "passed"]
+    assert all(c["timings"]["compile_ms"] > 0 for c in ran), [c["timings"] for c in ran][:5]
+    assert m["time"]["totals"]["compile_ms"] > 0
+    props = [p for p in ET.parse(tmp_path / "r.xml").getroot().iter("property") if p.get("name") == "compile_ms"]
+    assert props, "JUnit lacks compile_ms"
+
+
+def test_compile_backend_from_the_environment_and_none(tmp_path, kinds):
+    r, m = run_json(tmp_path, "--manifests", kinds, "--device", "cpu", env={"TEST_COMPILE_BACKEND": "aot_eager"})
+    assert r.rc == 0, r
+    assert m["run"]["compile_backend"] == "aot_eager"
+    r, m = run_json(tmp_path, "--manifests", kinds, "--device", "cpu", "--compile-backend", "none",
+                    env={"TEST_COMPILE_BACKEND": "aot_eager"})
+    assert r.rc == 0, r
+    assert m["run"]["compile_backend"] == ""
+    assert all(c["timings"]["compile_ms"] == 0 for c in m["cases"])
+
+
+def test_inductor_on_cpu_compiles_every_kind_of_op(tmp_path, kinds):
+    """Inductor's CPU code generator, for real, on one case of each op kind."""
+    r, m = run_json(tmp_path, "--manifests", kinds, "--device", "cpu", "--compile-backend", "inductor", "-v")
+    assert r.rc == 0, r
+    assert m["totals"]["passed"] == 9, m["totals"]
+    assert all(c["timings"]["compile_ms"] > 0 for c in m["cases"]), [c["timings"] for c in m["cases"]]
+    # Inductor's caches are kept with the run's artifacts.
+    assert (tmp_path / "art" / "inductor-cache").is_dir()
+
+
+def test_a_failing_compile_is_failed_compile(tmp_path, kinds):
+    r, m = run_json(tmp_path, "--manifests", kinds, "--device", "cpu", "--compile-backend", "no_such_backend")
+    assert r.rc == 1, r
+    assert {c["stage"] for c in m["cases"]} == {"FAILED_COMPILE"}, [(c["id"], c["stage"]) for c in m["cases"]]
+    assert "no_such_backend" in m["cases"][0]["message"]
+    assert m["stages"]["FAILED_COMPILE"] == 9
+
+
+FAULTS = [
+    # (fault on aten::add.Tensor, expected stage, a message fragment)
+    ("bias:1e-2", "INCORRECT_RESULT", "Mismatched elements"),
+    ("raise", "FAILED_RUNTIME", "ValueError"),
+    ("segv", "CRASHED", "SIGSEGV"),
+    ("hang", "TIMEOUT", ""),
+]
+
+
+@pytest.mark.parametrize("fault,stage,fragment", FAULTS, ids=[f[0] for f in FAULTS])
+def test_python_kernel_faults_are_isolated(tmp_path, kinds, fault, stage, fragment):
+    r, m = run_json(tmp_path, "--manifests", kinds, *PYLOOP, "--timeout", "20",
+                    env={"OPCHECK_PYLOOP_FAULTS": f"aten::add.Tensor={fault}"})
+    assert r.rc == 1, r
+    by_id = {c["id"]: c for c in m["cases"]}
+    for cid in ("kinds::add", "kinds::aten.add"):
+        assert by_id[cid]["stage"] == stage, by_id[cid]
+        assert fragment in by_id[cid]["message"], by_id[cid]["message"]
+    others = [c for c in m["cases"] if c["id"] not in ("kinds::add", "kinds::aten.add")]
+    assert others and all(c["outcome"] == "passed" for c in others), [(c["id"], c["stage"]) for c in others]
+    if fault == "raise":
+        # The Python traceback reaches the case's message: the kernel's file and the raise.
+        assert "opcheck_pyloop" in by_id["kinds::add"]["message"], by_id["kinds::add"]["message"]
+
+
+def test_a_fault_in_an_op_pyloop_leaves_to_the_fallback(tmp_path, kinds):
+    r, m = run_json(tmp_path, "--manifests", kinds, *PYLOOP, env={"OPCHECK_PYLOOP_FAULTS": "aten::sum.dim_IntList=raise"})
+    assert r.rc == 1, r
+    by_id = {c["id"]: c for c in m["cases"]}
+    assert by_id["kinds::sum.dim"]["stage"] == "FAILED_RUNTIME", by_id["kinds::sum.dim"]
+    assert sum(c["outcome"] == "passed" for c in m["cases"]) == 8
+
+
+def test_another_torch_in_the_interpreter_stops_before_any_case(tmp_path, kinds):
+    """The interpreter imports a torch that is not the libtorch opcheck was built with: a usage error naming both."""
+    fake = tmp_path / "site"
+    (fake / "torch").mkdir(parents=True)
+    (fake / "torch" / "__init__.py").write_text(
+        "import types\n__version__ = '2.7.1'\nutils = None\n"
+        "_C = types.SimpleNamespace(_get_privateuse1_backend_name=lambda: 'privateuseone')\n")
+    r = opcheck("run", "--manifests", kinds, "--device-import", "json", "--artifact-dir", tmp_path / "art",
+                env={"PYTHONPATH": str(fake)})
+    assert r.rc == 4, r
+    assert "2.7.1" in r.err and str(fake / "torch") in r.err, r
+    assert "built against libtorch 2." in r.err and "Fix:" in r.err, r
+    assert "passed" not in r.out, r
+
+
+def test_a_module_that_fails_to_import_is_a_usage_error_with_its_traceback(tmp_path, kinds):
+    mod = tmp_path / "mods"
+    mod.mkdir()
+    (mod / "broken_backend.py").write_text("raise ImportError('the device runtime is missing')\n")
+    r = opcheck("run", "--manifests", kinds, "--device-import", "broken_backend", "--artifact-dir", tmp_path / "art",
+                env={"PYTHONPATH": str(mod)})
+    assert r.rc == 4, r
+    assert "the device runtime is missing" in r.err and "broken_backend.py" in r.err, r
+
+
+def test_device_import_needs_a_module_name_and_one_backend(tmp_path, kinds):
+    r = opcheck("run", "--manifests", kinds, "--device-import", "not a module")
+    assert r.rc == 4 and "is not a Python module name" in r.err, r
+    r = opcheck("run", "--manifests", kinds, *PYLOOP, "--device-lib", SOURCE_DIR / "nothing.so",
+                "--artifact-dir", tmp_path / "art")
+    assert r.rc == 4 and "one PrivateUse1 backend" in r.err, r
+    r = opcheck("run", "--manifests", kinds, "--device-import", "opcheck_pyloop", "--device", "loopback",
+                "--artifact-dir", tmp_path / "art")
+    assert r.rc == 4 and "--device pyloop" in r.err, r
+
+
+def test_processes_without_python_do_not_load_libpython(tmp_path, kinds):
+    """The worker of a plain loopback run never maps libpython (its /proc/self/maps, read by a case)."""
+    probe = tmp_path / "maps"
+    r = opcheck("run", "--manifests", kinds, "--device", "loopback", "-k", "add", "--artifact-dir", tmp_path / "art",
+                env={"LD_DEBUG": "libs", "LD_DEBUG_OUTPUT": str(probe)})
+    assert r.rc == 0, r
+    logs = "".join(p.read_text(errors="replace") for p in tmp_path.glob("maps*"))
+    assert "libtorch_cpu" in logs, "LD_DEBUG wrote nothing"
+    assert "libpython" not in logs
