@@ -206,18 +206,12 @@ class ConfigReader {
       else if (text == "pcc") s.compare = Comparator::Pcc;
       else if (text == "exact") s.compare = Comparator::Exact;
       else error(v, "unknown comparator `" + text + "`" + did_you_mean(text, names), "use allclose, pcc or exact");
-    } else if (k == "equal_nan") {
+    } else if (k == "equal_nan" || k == "strict") {
       bool b = false;
       if (!v.is_scalar() || v.style() != yaml::ScalarStyle::Plain || !yaml::parse_core_bool(v.text(), b))
-        return error(v, "`equal_nan` must be true or false, not " + v.describe() +
+        return error(v, "`" + k + "` must be true or false, not " + v.describe() +
                             (v.is_scalar() ? " (`" + std::string(v.text()) + "`)" : ""));
-      s.equal_nan = b;
-    } else if (k == "strict") {
-      bool b = false;
-      if (!v.is_scalar() || v.style() != yaml::ScalarStyle::Plain || !yaml::parse_core_bool(v.text(), b))
-        return error(v, "`strict` must be true or false, not " + v.describe() +
-                            (v.is_scalar() ? " (`" + std::string(v.text()) + "`)" : ""));
-      s.strict = b;
+      (k == "strict" ? s.strict : s.equal_nan) = b;
     }
   }
 

@@ -22,9 +22,12 @@ using Keys = std::vector<std::string_view>;
 const Keys kRootKeys{"test_suite_config", "cases"};
 const Keys kSuiteKeys{"global", "files"};
 const Keys kGlobalKeys{"supported_dtypes", "supported_ops", "supported_modules", "input_config"};
-const Keys kDtypeEntryKeys{"name", "precision", "force_xfail"};
+const Keys kDtypeEntryKeys{"name", "description", "precision", "force_xfail"};
 const Keys kPrecisionKeys{"atol", "rtol"};
-const Keys kOpEntryKeys{"name", "force_xfail"};
+const Keys kOpEntryKeys{"name", "force_xfail", "dtypes"};
+const Keys kOpDtypeKeys{"name", "precision"};
+const Keys kNamedItemKeys{"name", "description"};
+const Keys kDtypeItemKeys{"name", "description", "precision"};
 const Keys kInputConfigKeys{"seed"};
 const Keys kFileKeys{"path", "unlisted_test_mode", "tests"};
 const Keys kTestKeys{"names", "mode", "tags", "edits"};
@@ -117,6 +120,7 @@ class V2Reader {
   struct Listed {
     Mode mode;
     int line;
+    int listings;
   };
   std::unordered_map<std::string, Listed> listed_;     // case id -> first listing
   std::unordered_map<std::string, int> op_counts_;      // op -> entries without a v1 name so far
@@ -171,19 +175,41 @@ std::optional<DType> V2Reader::read_dtype_name(NodeRef n, std::string_view key, 
 }
 
 bool V2Reader::read_dtype_list(NodeRef n, std::string_view key, std::vector<DType>& out) {
-  if (!want_list(n, key, std::string(key) + ": [float16, bfloat16]")) return false;
-  for (std::size_t i = 0; i < n.size(); ++i)
-    if (auto t = read_dtype_name(n.item(i), key, /*allow_torch_only=*/true)) out.push_back(*t);
+  if (!want_list(n, key, std::string(key) + ": [{name: float16}]")) return false;
+  for (std::size_t i = 0; i < n.size(); ++i) {
+    NodeRef item = n.item(i);
+    NodeRef name = item;
+    if (item.is_mapping()) {
+      if (!r_.check_keys(item, key == "include" ? kDtypeItemKeys : kNamedItemKeys, "in edits.dtypes." + std::string(key)))
+        continue;
+      name = item.find("name");
+      if (!name) {
+        error(item, "edits.dtypes entry has no 'name'", "write - {name: float16}");
+        continue;
+      }
+      if (NodeRef p = item.find("precision"))
+        warning(p,
+                "a per-test precision is not used for edits.ops entries (test_model_ops_db takes atol and rtol from "
+                "global.supported_dtypes only); opcheck does the same",
+                "set the tolerance in global.supported_dtypes, or in opcheck's status config");
+    }
+    if (auto t = read_dtype_name(name, key, /*allow_torch_only=*/true)) out.push_back(*t);
+  }
   return true;
 }
 
 void V2Reader::read_global(NodeRef g) {
   if (!r_.want_mapping(g, "global")) return;
   r_.check_keys(g, kGlobalKeys, "in test_suite_config.global");
-  if (NodeRef d = g.find("supported_dtypes"); d && want_list(d, "supported_dtypes", "[{name: float16}]")) {
-    global_.have_dtypes = true;
+  if (NodeRef d = g.find("supported_dtypes"); d && !is_null(d) && want_list(d, "supported_dtypes", "[{name: float16}]")) {
+    // An empty list filters nothing, as upstream reads it.
+    global_.have_dtypes = d.size() > 0;
     for (std::size_t i = 0; i < d.size(); ++i) {
       NodeRef e = d.item(i);
+      if (e.is_scalar()) {
+        if (auto t = read_dtype_name(e, "supported_dtypes", /*allow_torch_only=*/true)) global_.dtypes[*t] = DtypeRule{};
+        continue;
+      }
       if (!r_.want_mapping(e, "supported_dtypes") || !r_.check_keys(e, kDtypeEntryKeys, "in a supported_dtypes entry"))
         continue;
       NodeRef name = e.find("name");
@@ -220,6 +246,20 @@ void V2Reader::read_global(NodeRef g) {
         }
         if (!r_.read_string(n, "name", name)) continue;
         if (NodeRef fx = e.find("force_xfail")) r_.read_bool(fx, "force_xfail", force);
+        if (NodeRef dts = e.find("dtypes"); dts && want_list(dts, "dtypes", "dtypes: [{name: float16}]"))
+          for (std::size_t k = 0; k < dts.size(); ++k) {
+            NodeRef dt = dts.item(k);
+            if (dt.is_mapping() && r_.check_keys(dt, kOpDtypeKeys, "in a supported_ops dtypes entry")) {
+              if (NodeRef dn = dt.find("name")) read_dtype_name(dn, "name", /*allow_torch_only=*/true);
+              if (dt.find("precision"))
+                warning(dt.find("precision"),
+                        "a per-op precision is not used for edits.ops entries (test_model_ops_db takes atol and rtol "
+                        "from global.supported_dtypes only); opcheck does the same",
+                        "set the tolerance in global.supported_dtypes, or in opcheck's status config");
+            } else if (dt.is_scalar()) {
+              read_dtype_name(dt, "dtypes", /*allow_torch_only=*/true);
+            }
+          }
       } else if (!r_.read_string(e, "supported_ops", name)) {
         continue;
       }
@@ -473,6 +513,7 @@ void V2Reader::read_test(NodeRef t) {
       if (NodeRef ex = ops.find("exclude"); ex && want_list(ex, "exclude", "exclude: [torch.add]"))
         for (std::size_t i = 0; i < ex.size(); ++i) {
           NodeRef item = ex.item(i);
+          if (item.is_mapping() && !r_.check_keys(item, kNamedItemKeys, "in an edits.ops.exclude entry")) continue;
           NodeRef n = item.is_mapping() ? item.find("name") : item;
           std::string s;
           if (!n)
@@ -515,20 +556,25 @@ void V2Reader::read_test(NodeRef t) {
     Case c;
     if (!read_entry(include.item(i), model, m.variant, mode, marks, excluded_ops, dtype_include, dtype_exclude, c))
       continue;
-    auto [first, inserted] = listed_.emplace(c.id, Listed{mode, c.loc.line});
+    auto [first, inserted] = listed_.emplace(c.id, Listed{mode, c.loc.line, 1});
     if (!inserted) {
-      if (first->second.mode != mode)
+      if (first->second.mode != mode) {
         error(include.item(i),
               "entry " + q(c.name) + " is listed twice with different modes (" + std::string(kModes[int(mode)]) +
                   " here, " + std::string(kModes[int(first->second.mode)]) + " at line " +
                   std::to_string(first->second.line) + "); this one is dropped",
               "keep one listing, under the test whose mode it should have");
-      else
-        error(include.item(i),
-              "entry " + q(c.name) + " is listed twice (first at line " + std::to_string(first->second.line) +
-                  "); this one is dropped",
-              "remove the second listing, or give it its own v1 case name tag");
-      continue;
+        continue;
+      }
+      // The same mode again: another occurrence of the entry, reported under its own name.
+      const std::string renamed = c.name + "~" + std::to_string(++first->second.listings);
+      case_id_ = c.id;
+      warning(include.item(i),
+              "entry " + q(c.name) + " is listed again (first at line " + std::to_string(first->second.line) +
+                  "); this occurrence is " + q(renamed),
+              "remove the repeated listing unless the call is meant to be reported twice");
+      c.name = renamed;
+      c.id = c.model + "::" + renamed;
     }
     m.cases.push_back(std::move(c));
   }

@@ -63,6 +63,22 @@ const char* kAdd =
     "                      - value: 1.0\n"
     "                  tags: [fp16operation, torch.add.1]\n";
 
+// `text` with a second test (names written as a plain string) listing kAdd again under `mode`; its entry is at line 31.
+std::string with_second_test(std::string text, const std::string& mode) {
+  const std::string second =
+      "        - names: TestSpyreModelOps::test_model_ops_db\n"
+      "          mode: " +
+      mode +
+      "\n"
+      "          tags: [model__tiny]\n"
+      "          edits:\n"
+      "            ops:\n"
+      "              include:\n" +
+      std::string(kAdd);
+  text.insert(text.find("cases: []"), second);
+  return text;
+}
+
 bool has_diag(const ManifestSet& s, Diagnostic::Severity sev, int line, const std::string& what,
               const std::string& fix_part) {
   return std::any_of(s.diagnostics.items.begin(), s.diagnostics.items.end(), [&](const Diagnostic& d) {
@@ -236,18 +252,8 @@ TEST(V2Config, ErrorsAreLocatedWithAFix) {
 }
 
 TEST(V2Config, AnEntryListedTwiceWithDifferentModesIsAnError) {
-  std::string text = config(kAdd, "xfail");
   // A second test listing the same entry under mode: skip.
-  const std::string second =
-      "        - names: [TestSpyreModelOps::test_model_ops_db]\n"
-      "          mode: skip\n"
-      "          tags: [model__tiny]\n"
-      "          edits:\n"
-      "            ops:\n"
-      "              include:\n" +
-      std::string(kAdd);
-  text.insert(text.find("cases: []"), second);
-  ManifestSet s = load_manifest_text("t.yaml", text);
+  ManifestSet s = load_manifest_text("t.yaml", with_second_test(config(kAdd, "xfail"), "skip"));
   EXPECT_TRUE(has_diag(s, Diagnostic::Severity::Error, 31, "listed twice with different modes (skip here, xfail at line 19)",
                        "keep one listing"))
       << all_diags(s);
@@ -270,4 +276,49 @@ TEST(V2Config, UpstreamTestNamesCountEntriesThroughTheFile) {
             "test_model_ops_db_torch_nn_functional_linear__12_spyre_bfloat16");
   EXPECT_EQ(torch_dtype_name(DType::Float16), std::string("float16"));
   EXPECT_EQ(torch_dtype_name(DType::Int64), std::string("int64"));
+}
+
+TEST(V2Config, TheSameEntryTwiceUnderOneModeIsReportedTwice) {
+  ManifestSet s = load_manifest_text("t.yaml", with_second_test(config(kAdd, "xfail"), "xfail"));
+  ASSERT_FALSE(s.diagnostics.has_errors()) << all_diags(s);
+  EXPECT_TRUE(has_diag(s, Diagnostic::Severity::Warning, 31, "is listed again (first at line 19)", "remove"))
+      << all_diags(s);
+  ASSERT_EQ(s.manifests.at(0).cases.size(), 2u);
+  EXPECT_EQ(s.manifests[0].cases[1].id, "tiny::torch.add.1~2");
+}
+
+TEST(V2Config, DtypeAndOpEditsOfATest) {
+  const std::string bf16 =
+      "                - name: torch.neg\n"
+      "                  sample_inputs_func:\n"
+      "                    args:\n"
+      "                      - tensor: {shape: [2], dtype: bfloat16, device: cuda:0}\n";
+  // edits.dtypes.include adds bfloat16 for this test; edits.ops.exclude skips torch.add.
+  std::string text = config(bf16 + kAdd, "mandatory_success");
+  text.replace(text.find("            ops:\n"), 17,
+               "            dtypes:\n"
+               "              include: [{name: bfloat16}]\n"
+               "            ops:\n"
+               "              exclude: [{name: torch.add}]\n");
+  ManifestSet s = load_manifest_text("t.yaml", text);
+  ASSERT_FALSE(s.diagnostics.has_errors()) << all_diags(s);
+  const auto& cases = s.manifests.at(0).cases;
+  ASSERT_EQ(cases.size(), 2u);
+  EXPECT_TRUE(cases[0].skip_if.empty()) << cases[0].skip_if[0].reason;
+  ASSERT_EQ(cases[1].skip_if.size(), 1u);
+  EXPECT_NE(cases[1].skip_if[0].reason.find("op torch.add is in edits.ops.exclude"), std::string::npos);
+  // supported_dtypes written as plain names, and an empty list that filters nothing.
+  std::string plain = config(bf16, "mandatory_success");
+  const auto a = plain.find("      - {name: float16"), b = plain.find("    input_config");
+  const std::string names = "      - float16\n      - half\n";
+  plain.replace(a, b - a, names);
+  s = load_manifest_text("t.yaml", plain);
+  ASSERT_FALSE(s.diagnostics.has_errors()) << all_diags(s);
+  ASSERT_EQ(s.manifests.at(0).cases.at(0).skip_if.size(), 1u);  // bfloat16 is not listed
+  plain.replace(plain.find(names), names.size(), "");
+  const std::string key = "    supported_dtypes:\n";
+  plain.replace(plain.find(key), key.size(), "    supported_dtypes: []\n");
+  s = load_manifest_text("t.yaml", plain);
+  ASSERT_FALSE(s.diagnostics.has_errors()) << all_diags(s);
+  EXPECT_TRUE(s.manifests.at(0).cases.at(0).skip_if.empty());
 }
