@@ -92,6 +92,7 @@ TEST(JUnit, OneSuiteForTheRunWithPytestCounts) {
   EXPECT_STREQ(suite.attribute("errors").value(), "1");
   EXPECT_STREQ(suite.attribute("skipped").value(), "2");   // skipped + xfailed
   EXPECT_STREQ(suite.attribute("timestamp").value(), "2026-01-02T03:04:05Z");
+  EXPECT_STREQ(suite.attribute("time").value(), "30.000");  // the run's wall time, as pytest's suite time
   EXPECT_STREQ(suite.attribute("hostname").value(), "ci-runner-1");
   EXPECT_EQ(property(suite, "device_name"), "loopback");
   EXPECT_EQ(property(suite, "torch_version"), "1.13.1");
