@@ -261,7 +261,7 @@ void write_suite(XmlOut& x, TextOut& out, const RunInfo& info, const std::string
 void write_document(TextOut& out, const RunInfo& info, const std::string& name,
                     const std::vector<const CaseRecord*>& recs, double wall_ms) {
   XmlOut x(out.buf);
-  out.buf += "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<testsuites>\n";
+  out.buf += "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<testsuites name=\"opcheck\">\n";
   write_suite(x, out, info, name, recs, wall_ms);
   out.buf += "</testsuites>\n";
 }
