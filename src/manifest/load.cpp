@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <unordered_map>
 
@@ -161,7 +162,10 @@ void qualify_colliding_ids(ManifestSet& set) {
   for (std::size_t m = 0; m < set.manifests.size(); ++m)
     for (std::size_t c = 0; c < set.manifests[m].cases.size(); ++c)
       by_id[set.manifests[m].cases[c].id].emplace_back(m, c);
-  // Walk the files in load order so the warnings come out in a stable order.
+  // Walk the files in load order so the warnings come out in a stable order. A v1 manifest and a v2 config of one
+  // model clash on nearly every id: a few warnings per set of files, then one that counts the rest.
+  constexpr std::size_t kWarningsPerFiles = 3;
+  std::map<std::string, std::pair<std::size_t, const Case*>> per_files;  // files -> clashes, last case not warned
   bool renamed = false;
   for (std::size_t m = 0; m < set.manifests.size(); ++m)
     for (std::size_t c = 0; c < set.manifests[m].cases.size(); ++c) {
@@ -174,12 +178,24 @@ void qualify_colliding_ids(ManifestSet& set) {
       for (std::size_t k = 0; k < where.size(); ++k)
         files += (k ? ", " : "") + fs::path(set.manifests[where[k].first].path).filename().string();
       cs.id = cs.model + "::" + file_qualifier(set, where, m) + "/" + cs.name;
+      renamed = true;
+      auto& [clashes, last] = per_files[files];
+      if (++clashes > kWarningsPerFiles) {
+        last = &cs;
+        continue;
+      }
       set.diagnostics.warning(cs.loc,
                               "case id '" + id + "' is declared in " + std::to_string(where.size()) + " files (" +
                                   files + "); this one is '" + cs.id + "'",
                               cs.id, "give the cases distinct names if they are different calls");
-      renamed = true;
     }
+  for (const auto& [files, count] : per_files)
+    if (count.first > kWarningsPerFiles)
+      set.diagnostics.warning(count.second->loc,
+                              std::to_string(count.first - kWarningsPerFiles) +
+                                  " more cases have ids that are also declared in " + files +
+                                  "; each is qualified with its file, as above",
+                              {}, "give the cases distinct names if they are different calls");
   if (!renamed) return;
   // Files with the same stem in different folders still clash after qualifying: keep the first, drop the rest.
   std::unordered_map<std::string, const Case*> first;

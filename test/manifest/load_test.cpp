@@ -178,6 +178,21 @@ TEST(LoadManifests, SameStemInTwoFoldersIsQualifiedWithTheFolder) {
   EXPECT_EQ(ids, (std::vector<std::string>{"m::a/m/x", "m::y", "m::b/m/x"}));
 }
 
+TEST(LoadManifests, ManyClashesBetweenTheSameFilesAreCountedInOneWarning) {
+  TempDir dir;
+  dir.write("v1/m.yaml", manifest("m", {"a", "b", "c"}));
+  dir.write("v2/m.yaml", manifest("m", {"a", "b", "c"}));
+  ManifestSet s = load_manifests({dir.path().string()});
+  ASSERT_FALSE(s.diagnostics.has_errors()) << all_diags(s);
+  ASSERT_EQ(s.diagnostics.items.size(), 4u) << all_diags(s);
+  EXPECT_NE(s.diagnostics.items[0].message.find("case id 'm::a' is declared in 2 files"), std::string::npos);
+  EXPECT_NE(s.diagnostics.items[3].message.find("3 more cases have ids that are also declared in m.yaml, m.yaml"),
+            std::string::npos)
+      << all_diags(s);
+  EXPECT_EQ(s.diagnostics.items[3].severity, Diagnostic::Severity::Warning);
+  EXPECT_EQ(s.manifests.at(1).cases.at(2).id, "m::v2/m/c");
+}
+
 TEST(LoadManifests, SameFolderAndStemStillClashes) {
   TempDir dir;
   dir.write("a/sub/m.yaml", manifest("m", {"x", "y"}));
