@@ -114,8 +114,9 @@ void run_session(const Plan& plan, const SessionOptions& opts, const BatchRunner
         why = "passed although expected to fail (" + xfail[i]->reason + "); a non-strict xfail, so the run does not fail";
       else if (rec.outcome == Outcome::XPassed)
         why = "passed although expected to fail (" + xfail[i]->reason + ")" +
-              (triage[i].status == "xfail" ? "; Fix: remove the xfail entry from the status config"
-                                           : "; Fix: remove or narrow the xfail_if condition");
+              (triage[i].status == "xfail"                    ? "; Fix: remove the xfail entry from the status config"
+               : !plan.occurrences[i]->upstream_test.empty() ? "; Fix: make the entry's test mandatory_success in its v2 config"
+                                                             : "; Fix: remove or narrow the xfail_if condition");
       result.message = result.message.empty() ? why : why + "\n" + result.message;
     }
     result.case_id = rec.id;

@@ -195,6 +195,8 @@ def test_every_outcome_reaches_the_metrics_as_the_modes_say(every_outcome):
     assert {n: c["outcome"] for n, c in cases.items()} == want
     assert cases["torch.mul.1"]["xfail_strict"] is False
     assert cases["torch.sub.1"]["xfail_strict"] is True
+    assert "Fix: make the entry's test mandatory_success in its v2 config" in cases["torch.sub.1"]["message"]
+    assert "the run does not fail" in cases["torch.mul.1"]["message"]
     assert cases["torch.add.1"]["upstream_test"] == "test_model_ops_db_torch_add__0_spyre_float32"
     assert cases["torch.exp.1"]["message"].startswith("mode: skip (tiny.yaml:")
 
