@@ -359,6 +359,8 @@ bool V2Reader::read_entry(NodeRef e, const std::string& model, const std::string
     const std::string& t = tags[i];
     if (out.name.empty() && t.size() > out.op.size() + 1 && t.compare(0, out.op.size() + 1, out.op + ".") == 0) {
       out.name = t;
+    } else if (t.rfind("model__", 0) == 0) {
+      continue;  // the model is the test's (upstream's --model matches these per-op tags; opcheck's the model)
     } else if (CallReader::is_mark_name(t)) {
       if (std::find(out.marks.begin(), out.marks.end(), t) == out.marks.end()) out.marks.push_back(t);
     } else {
