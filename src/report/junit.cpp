@@ -238,7 +238,10 @@ void write_suite(XmlOut& x, TextOut& out, const RunInfo& info, const std::string
   auto write_case = [&](const CaseRecord& rec) {
     x.start(2, "testcase");
     x.attr("classname", rec.model);
-    x.attr("name", rec.name);
+    // The id after `model::`: the case name, or `file-stem/name` where two files of the model use one name, so
+    // classname + name stays unique in the suite.
+    const std::string prefix = rec.model + "::";
+    x.attr("name", rec.id.compare(0, prefix.size(), prefix) == 0 ? rec.id.substr(prefix.size()) : rec.name);
     x.attr("time", seconds(case_time_ms(rec)));
     x.end_start();
     write_case_properties(x, rec);

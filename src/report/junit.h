@@ -10,7 +10,8 @@
 namespace opcheck {
 
 /// Writes the XML document: <testsuites name="opcheck"> (pytest 9 names it too) around one
-/// <testsuite name="opcheck"> holding every occurrence, the model as classname, its time the run's wall time.
+/// <testsuite name="opcheck"> holding every occurrence, the model as classname and the rest of the case id as name
+/// (unique in the suite), the suite's time the run's wall time.
 /// Mapping (same as pytest -o junit_family=xunit2):
 ///   passed -> <testcase/>; failed -> <failure>; error -> <error>; skipped -> <skipped type="pytest.skip">;
 ///   xfailed -> <skipped type="pytest.xfail">; strict xpassed -> <failure type="xfail_strict"

@@ -57,9 +57,10 @@ def test_the_ingest_reads_what_the_metrics_say(runs, device):
     _, m, d = runs[device]
     suite, rows = ingest(d / "j.xml")
     assert int(suite.get("tests")) == len(rows) == len(m["cases"])
-    by_key = {(c["model"], c["name"]): c for c in m["cases"]}
+    by_id = {c["id"]: c for c in m["cases"]}
+    assert len({(r["classname"], r["name"]) for r in rows}) == len(rows)  # testcases are told apart
     for row in rows:
-        c = by_key[(row["classname"], row["name"])]
+        c = by_id[row["classname"] + "::" + row["name"]]
         assert row["status"] == INGEST_STATUS[c["outcome"]], (row["name"], row["status"], c["outcome"])
         assert row["model"] == c["model"]
         assert row["op_name"] and row["dtype"], row

@@ -161,6 +161,7 @@ TEST(JUnit, EscapesMarkupControlCharsAndInvalidUtf8WithoutDroppingAnything) {
   RunReport rep = sample_report();
   CaseRecord& c = find_case(rep, "llama::mul");
   c.name = "a<b & c\"d'e\x01" "f\xff" "g caf\xc3\xa9 \xe2\x9c\x93 \xef\xbf\xbe \x7f";
+  c.id = "llama::" + c.name;  // the testcase name is the id after the model
   c.result.message = "first <line> & \"quote\"\x02\nsecond\tline";
   const std::string xml = junit_xml_text(rep);
   // The raw bytes XML 1.0 cannot hold must not reach the file at all.
@@ -255,6 +256,22 @@ TEST(JUnit, EveryTestcaseCarriesOpDtypeAndModelTags) {
   auto linear = case_named(suite_named(doc, "opcheck"), "linear");
   EXPECT_EQ(tags(linear), (std::vector<std::string>{"op__torch_nn_functional_linear", "dtype__float32", "model__granite"}));
   EXPECT_EQ(tags(case_named(suite_named(doc, "opcheck"), "add_f16"))[1], "dtype__float16");
+}
+
+TEST(JUnit, TestcaseNamesAreTheIdsAfterTheModelSoTheyStayUnique) {
+  RunReport rep = sample_report();
+  // A v1 manifest and a v2 config of one model that share a case name: their ids are qualified with the file.
+  CaseRecord& a = find_case(rep, "granite::linear");
+  a.id = "granite::torch-spyre/granite/linear";
+  CaseRecord& b = find_case(rep, "granite::cat");
+  b.name = "linear";
+  b.id = "granite::torch-spyre-v2/granite/linear";
+  pugi::xml_document doc;
+  ASSERT_TRUE(doc.load_string(junit_xml_text(rep).c_str()));
+  auto suite = suite_named(doc, "opcheck");
+  EXPECT_TRUE(case_named(suite, "torch-spyre/granite/linear"));
+  EXPECT_TRUE(case_named(suite, "torch-spyre-v2/granite/linear"));
+  EXPECT_TRUE(case_named(suite, "mul"));  // unqualified ids: the case name
 }
 
 TEST(JUnit, NonStrictXpassIsABareTestcaseFirstAndCountedForTheIngest) {
