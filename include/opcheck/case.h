@@ -66,6 +66,7 @@ struct Condition {
   std::string reason;
   SourceLoc loc;
   std::shared_ptr<const CondExpr> ast;  // never null in a loaded Case
+  bool strict = true;  // xfail_if: a pass (XPASS) fails the run; false for a v2 `mode: xfail` (pytest's non-strict)
 };
 
 /// `expects_error`: both runs must raise an error of this Python type whose message matches `match` (regex search).
@@ -98,6 +99,7 @@ struct Case {
   std::vector<Condition> xfail_if;
   std::optional<double> timeout_s;
   bool nondeterministic_ok = false;  // `nondeterministic: true`: repeated device runs may differ
+  std::string upstream_test;  // v2 configs: the test name torch-spyre's runner gives this entry (for dashboards)
 };
 
 /// One manifest file after loading.

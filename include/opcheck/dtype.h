@@ -34,6 +34,9 @@ std::optional<DType> parse_dtype(std::string_view spelling);
 /// The canonical short name: fp16 bf16 fp32 fp64 int8 int16 int32 int64 uint8 bool complex32 complex64 complex128.
 const char* dtype_name(DType t);
 
+/// torch's name: float16 bfloat16 float32 float64 int8 ... complex128 (torch-spyre's marks and test names use it).
+const char* torch_dtype_name(DType t);
+
 /// Bytes per element.
 int dtype_size(DType t);
 

@@ -52,8 +52,16 @@ struct CaseRecord {
   std::string status;       // triage status from the config ("", expected_passing, xfail, skip)
   std::string status_reason;
   Outcome outcome = Outcome::Passed;  // after skip/xfail rules
+  bool xfail_strict = true; // an XPASS fails the run; false for a non-strict xfail (v2 `mode: xfail`, `strict: false`)
+  std::string upstream_test;  // v2 configs: torch-spyre's test name of the entry
   Result result;            // stage, message, figures, timings of the run that decided it
 };
+
+/// Whether an occurrence fails the run: failed, error, or an XPASS of a strict xfail.
+inline bool fails_run(const CaseRecord& r) {
+  return r.outcome == Outcome::Failed || r.outcome == Outcome::Error ||
+         (r.outcome == Outcome::XPassed && r.xfail_strict);
+}
 
 /// Everything a run produced; JUnit XML, metrics JSON, console summary and HTML are views of it.
 struct RunReport {

@@ -235,8 +235,10 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
   app.add_option("--maxfail", f.maxfail, "Stop after N failures or errors")->type_name("N");
   app.add_option("--deadline", f.deadline, "Stop starting new cases after this long, e.g. 90m, 2h")
       ->type_name("DURATION");
-  app.add_option("--junit-xml", f.junit_xml, "Write JUnit XML (pytest's xunit2 shape, one testsuite per model)")
+  app.add_option("--junit-xml", f.junit_xml, "Write JUnit XML (pytest's xunit2 shape, one testsuite for the run)")
       ->type_name("PATH");
+  app.add_option("--junit-dir", f.junit_dir, "Write one JUnit XML file per model, DIR/<model>.xml (one testsuite each)")
+      ->type_name("DIR");
   app.add_option("--metrics-json", f.metrics_json, "Write the JSON metrics file (schemas/metrics.schema.json)")
       ->type_name("PATH");
   app.add_option("--html", f.html, "Write the self-contained HTML dashboard of this run")->type_name("PATH");
@@ -318,7 +320,7 @@ int cmd_run(RunFlags& f) {
   if (f.last_failed && !previous.empty()) {
     std::set<std::string> bad;
     for (const auto& r : previous)
-      if (r.outcome == Outcome::Failed || r.outcome == Outcome::Error || r.outcome == Outcome::XPassed) bad.insert(r.id);
+      if (fails_run(r)) bad.insert(r.id);
     std::vector<const Case*> kept;
     for (const Case* c : cases)
       if (bad.count(c->id)) kept.push_back(c);
@@ -387,7 +389,7 @@ int cmd_run(RunFlags& f) {
         ++excluded;
         continue;
       }
-      triage[&configured.back()] = {triage_status_name(st.status), st.reason};
+      triage[&configured.back()] = {triage_status_name(st.status), st.reason, st.strict};
       kept.push_back(&configured.back());
     }
     cases = std::move(kept);
@@ -539,7 +541,7 @@ int cmd_run(RunFlags& f) {
   const auto run_start = std::chrono::steady_clock::now();
   RecordSink sink = [&](const CaseRecord& r) {
     ++finished;
-    if (r.outcome == Outcome::Failed || r.outcome == Outcome::Error || r.outcome == Outcome::XPassed) ++bad;
+    if (fails_run(r)) ++bad;
     journal->append(r);
     // Failures are listed together at the end; -v shows every case as it finishes.
     if (f.verbose) std::cout << case_line(r, tty) << std::flush;
@@ -592,6 +594,8 @@ int cmd_run(RunFlags& f) {
   std::vector<std::future<void>> writing;
   if (!f.junit_xml.empty())
     writing.push_back(std::async(std::launch::async, [&] { write_junit_xml(report, f.junit_xml); }));
+  if (!f.junit_dir.empty())
+    writing.push_back(std::async(std::launch::async, [&] { write_junit_dir(report, f.junit_dir); }));
   if (!f.metrics_json.empty())
     writing.push_back(std::async(std::launch::async, [&] { write_metrics_json(report, f.metrics_json); }));
   if (!f.html.empty()) writing.push_back(std::async(std::launch::async, [&] { write_html_report(report, {}, f.html); }));
@@ -632,7 +636,7 @@ int cmd_run(RunFlags& f) {
     if (g_interrupted || invalid_input) return kInterrupted;
     if (regressions) return kTestsFailed;
     for (const auto& r : report.cases)
-      if (r.outcome == Outcome::Failed || r.outcome == Outcome::Error || (r.outcome == Outcome::XPassed && !f.xpass_ok))
+      if (fails_run(r) && !(r.outcome == Outcome::XPassed && f.xpass_ok))
         return kTestsFailed;
     return kOk;
   };

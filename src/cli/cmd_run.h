@@ -20,6 +20,7 @@ struct RunFlags {
   std::size_t maxfail = 0;
   std::string deadline;
   std::string junit_xml;
+  std::string junit_dir;
   std::string metrics_json;
   std::string html;
   std::string artifact_dir = "opcheck-out";

@@ -34,6 +34,16 @@ std::optional<DType> parse_dtype(std::string_view s) {
   return std::nullopt;
 }
 
+const char* torch_dtype_name(DType t) {
+  switch (t) {
+    case DType::Float16: return "float16";
+    case DType::BFloat16: return "bfloat16";
+    case DType::Float32: return "float32";
+    case DType::Float64: return "float64";
+    default: return dtype_name(t);  // the other canonical names are torch's own
+  }
+}
+
 const char* dtype_name(DType t) {
   switch (t) {
     case DType::Float16: return "fp16";

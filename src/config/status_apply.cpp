@@ -69,6 +69,7 @@ struct Resolution {
     if (s.compare) c.compare = *s.compare;
     if (s.pcc_min) c.pcc_min = *s.pcc_min;
     if (s.equal_nan) c.equal_nan = *s.equal_nan;
+    if (s.strict) out.strict = *s.strict;
     if (s.timeout_s) c.timeout_s = s.timeout_s;
     if (s.status != TriageStatus::Unset) {
       out.status = s.status;
@@ -116,6 +117,9 @@ std::vector<std::string> conflicts(const RuleSettings& a, const RuleSettings& b)
   num("timeout", a.timeout_s, b.timeout_s);
   if (a.compare && b.compare && *a.compare != *b.compare)
     out.push_back(std::string("compare (") + comparator_name(*a.compare) + " vs " + comparator_name(*b.compare) + ")");
+  if (a.strict && b.strict && *a.strict != *b.strict)
+    out.push_back(std::string("strict (") + (*a.strict ? "true" : "false") + " vs " + (*b.strict ? "true" : "false") +
+                  ")");
   if (a.equal_nan && b.equal_nan && *a.equal_nan != *b.equal_nan)
     out.push_back(std::string("equal_nan (") + (*a.equal_nan ? "true" : "false") + " vs " +
                   (*b.equal_nan ? "true" : "false") + ")");

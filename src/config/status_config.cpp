@@ -36,7 +36,7 @@ const std::vector<std::string>& all_triage_status_names() {
 
 bool RuleSettings::empty() const {
   return status == TriageStatus::Unset && !reason && !rtol && !atol && !pcc_min && !timeout_s && !compare &&
-         !equal_nan;
+         !equal_nan && !strict;
 }
 
 namespace {
@@ -50,7 +50,7 @@ const std::vector<std::string>& selector_keys() {
   return k;
 }
 const std::vector<std::string>& settings_keys() {
-  static const std::vector<std::string> k{"status", "reason", "rtol", "atol", "compare", "pcc_min", "equal_nan",
+  static const std::vector<std::string> k{"status", "reason", "strict", "rtol", "atol", "compare", "pcc_min", "equal_nan",
                                           "timeout"};
   return k;
 }
@@ -206,12 +206,12 @@ class ConfigReader {
       else if (text == "pcc") s.compare = Comparator::Pcc;
       else if (text == "exact") s.compare = Comparator::Exact;
       else error(v, "unknown comparator `" + text + "`" + did_you_mean(text, names), "use allclose, pcc or exact");
-    } else if (k == "equal_nan") {
+    } else if (k == "equal_nan" || k == "strict") {
       bool b = false;
       if (!v.is_scalar() || v.style() != yaml::ScalarStyle::Plain || !yaml::parse_core_bool(v.text(), b))
-        return error(v, "`equal_nan` must be true or false, not " + v.describe() +
+        return error(v, "`" + k + "` must be true or false, not " + v.describe() +
                             (v.is_scalar() ? " (`" + std::string(v.text()) + "`)" : ""));
-      s.equal_nan = b;
+      (k == "strict" ? s.strict : s.equal_nan) = b;
     }
   }
 
@@ -327,6 +327,11 @@ class ConfigReader {
               "write `id: \"*\"` if every case is meant, else the case id or a glob such as `\"model::torch.mul.*\"`");
     }
     if (overrides) read_overrides(overrides, rule);
+    if (rule.settings.strict && rule.settings.status != TriageStatus::Unset &&
+        rule.settings.status != TriageStatus::Xfail)
+      error(entry, std::string("`strict` applies to `status: xfail`, and this entry sets `status: ") +
+                       triage_status_name(rule.settings.status) + "`",
+            "remove `strict`, or make the entry `status: xfail`");
     if (ok_ && rule.settings.empty() && rule.device_overrides.empty())
       error(entry, "this entry sets nothing",
             "add `status:` (expected_passing, xfail, skip, exclude) or a tolerance/comparator setting");

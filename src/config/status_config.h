@@ -8,6 +8,7 @@
 //       op: torch.mul                       # optional filter: glob over the op as the manifest writes it
 //       dtype: bf16                         # optional filter: the case dtype, any spelling
 //       status: xfail                       # expected_passing | xfail | skip | exclude
+//       strict: false                       # xfail only: a pass is XPASS but does not fail the run (default true)
 //       reason: https://github.com/org/repo/issues/123
 //       rtol: 1.0e-2                        # also atol, compare, pcc_min, equal_nan, timeout (seconds)
 //       device_overrides:
@@ -55,6 +56,7 @@ struct RuleSettings {
   std::optional<double> rtol, atol, pcc_min, timeout_s;
   std::optional<Comparator> compare;
   std::optional<bool> equal_nan;
+  std::optional<bool> strict;  // xfail strictness; unset = strict
   SourceLoc loc;  // the mapping that holds these settings
 
   bool empty() const;
@@ -108,6 +110,7 @@ struct CaseStatus {
   TriageStatus status = TriageStatus::Unset;
   std::string reason;                     // may be set even when status is Unset (a rule explaining a tolerance)
   SourceLoc status_loc;                   // the rule or override that set `status` (line 0 when Unset)
+  bool strict = true;                     // an xfail's XPASS fails the run (`strict: false` turns that off)
   std::vector<const ConfigRule*> matched; // every matching rule, broad to specific (pointers into the config)
 };
 

@@ -2,11 +2,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <unordered_map>
 
 #include "common/sha256.h"
 #include "manifest/normalize.h"
+#include "manifest/v2_config.h"
 #include "manifest/yaml_tree.h"
 #include "opcheck/case.h"
 
@@ -47,6 +49,19 @@ void load_text(const std::string& path, const std::string& text, yaml::Tree& tre
   yaml::ParseError perr;
   if (!yaml::parse_yaml(text, tree, perr)) {
     set.diagnostics.error(SourceLoc{path, perr.line, perr.col}, perr.message, {}, perr.fix);
+    return;
+  }
+  if (is_v2_config(tree)) {
+    // torch-spyre's v2 dialect: one Manifest per model its tests name, variant decided by the loader.
+    std::vector<Manifest> ms;
+    if (!normalize_v2_config(tree, path, ms, set.diagnostics)) return;
+    const std::string digest = sha256_hex(text);
+    for (auto& m : ms) {
+      m.path = path;
+      m.is_template = is_template_name(path);
+      m.sha256 = digest;
+      set.manifests.push_back(std::move(m));
+    }
     return;
   }
   Manifest m;
@@ -126,13 +141,31 @@ std::vector<std::string> manifest_files(const std::vector<std::string>& paths, D
   return files;
 }
 
+// The stem of manifest `m`, or `folder/stem` when another of the clashing files `where` has the same stem (a v1
+// manifest and a v2 config of one model are often both `<model>.yaml`).
+std::string file_qualifier(const ManifestSet& set, const std::vector<std::pair<std::size_t, std::size_t>>& where,
+                           std::size_t m) {
+  const fs::path p(set.manifests[m].path);
+  const std::string stem = p.stem().string();
+  for (const auto& [other, c] : where) {
+    (void)c;
+    if (other == m || set.manifests[other].path == set.manifests[m].path) continue;
+    if (fs::path(set.manifests[other].path).stem() == stem)
+      return p.parent_path().filename().string() + "/" + stem;
+  }
+  return stem;
+}
+
 // Several files may declare one model; where their case ids clash, every clashing id gets its file stem.
 void qualify_colliding_ids(ManifestSet& set) {
   std::unordered_map<std::string, std::vector<std::pair<std::size_t, std::size_t>>> by_id;
   for (std::size_t m = 0; m < set.manifests.size(); ++m)
     for (std::size_t c = 0; c < set.manifests[m].cases.size(); ++c)
       by_id[set.manifests[m].cases[c].id].emplace_back(m, c);
-  // Walk the files in load order so the warnings come out in a stable order.
+  // Walk the files in load order so the warnings come out in a stable order. A v1 manifest and a v2 config of one
+  // model clash on nearly every id: a few warnings per set of files, then one that counts the rest.
+  constexpr std::size_t kWarningsPerFiles = 3;
+  std::map<std::string, std::pair<std::size_t, const Case*>> per_files;  // files -> clashes, last case not warned
   bool renamed = false;
   for (std::size_t m = 0; m < set.manifests.size(); ++m)
     for (std::size_t c = 0; c < set.manifests[m].cases.size(); ++c) {
@@ -144,13 +177,25 @@ void qualify_colliding_ids(ManifestSet& set) {
       std::string files;
       for (std::size_t k = 0; k < where.size(); ++k)
         files += (k ? ", " : "") + fs::path(set.manifests[where[k].first].path).filename().string();
-      cs.id = cs.model + "::" + fs::path(set.manifests[m].path).stem().string() + "/" + cs.name;
+      cs.id = cs.model + "::" + file_qualifier(set, where, m) + "/" + cs.name;
+      renamed = true;
+      auto& [clashes, last] = per_files[files];
+      if (++clashes > kWarningsPerFiles) {
+        last = &cs;
+        continue;
+      }
       set.diagnostics.warning(cs.loc,
                               "case id '" + id + "' is declared in " + std::to_string(where.size()) + " files (" +
                                   files + "); this one is '" + cs.id + "'",
                               cs.id, "give the cases distinct names if they are different calls");
-      renamed = true;
     }
+  for (const auto& [files, count] : per_files)
+    if (count.first > kWarningsPerFiles)
+      set.diagnostics.warning(count.second->loc,
+                              std::to_string(count.first - kWarningsPerFiles) +
+                                  " more cases have ids that are also declared in " + files +
+                                  "; each is qualified with its file, as above",
+                              {}, "give the cases distinct names if they are different calls");
   if (!renamed) return;
   // Files with the same stem in different folders still clash after qualifying: keep the first, drop the rest.
   std::unordered_map<std::string, const Case*> first;

@@ -145,7 +145,8 @@ class Normalizer {
   Normalizer(const std::string& path, DiagnosticList& diags) : path_(path), diags_(diags) {}
   bool run(const yaml::Tree& tree, Manifest& out);
 
- private:
+  // The readers below are also what CallReader (normalize.h) hands to other dialects.
+  void set_case_id(std::string id) { case_id_ = std::move(id); }
   // ---- diagnostics
   SourceLoc loc(NodeRef n) const { return SourceLoc{path_, n.line(), n.col()}; }
   void error(NodeRef n, std::string message, std::string fix = {}) {
@@ -191,6 +192,7 @@ class Normalizer {
   bool read_data(NodeRef n, const std::vector<std::int64_t>& shape, std::size_t dim, PyValue& out);
   bool resolve_file(NodeRef n, std::string& out);
 
+ private:
   const std::string& path_;
   DiagnosticList& diags_;
   std::string model_;
@@ -1231,6 +1233,35 @@ bool classify_string(std::string_view s, PyValue& out, std::string& error, int& 
 const std::vector<std::string_view>& manifest_top_keys() { return kTopKeys; }
 const std::vector<std::string_view>& manifest_case_keys() { return kCaseKeys; }
 const std::vector<std::string_view>& manifest_tensor_keys() { return kTensorKeys; }
+
+struct CallReader::Impl {
+  Impl(const std::string& path, DiagnosticList& diags) : path(path), n(this->path, diags) {}
+  std::string path;
+  Normalizer n;
+};
+
+CallReader::CallReader(const std::string& path, DiagnosticList& diags) : impl_(std::make_unique<Impl>(path, diags)) {}
+CallReader::~CallReader() = default;
+void CallReader::set_case_id(std::string id) { impl_->n.set_case_id(std::move(id)); }
+bool CallReader::check_keys(NodeRef map, const std::vector<std::string_view>& allowed, const std::string& where) {
+  return impl_->n.check_keys(map, allowed, where);
+}
+bool CallReader::want_mapping(NodeRef n, std::string_view key) { return impl_->n.want_mapping(n, key); }
+bool CallReader::read_string(NodeRef n, std::string_view key, std::string& out) {
+  return impl_->n.read_string(n, key, out);
+}
+bool CallReader::read_int(NodeRef n, std::string_view key, std::int64_t& out) { return impl_->n.read_int(n, key, out); }
+bool CallReader::read_number(NodeRef n, std::string_view key, double& out) {
+  return impl_->n.read_number(n, key, out);
+}
+bool CallReader::read_bool(NodeRef n, std::string_view key, bool& out) { return impl_->n.read_bool(n, key, out); }
+bool CallReader::read_kwargs(NodeRef n, std::string_view key, KwArgs& out) {
+  return impl_->n.read_kwargs(n, key, out);
+}
+bool CallReader::read_input(NodeRef item, const Case& c, Input& out) { return impl_->n.read_input(item, c, out); }
+bool CallReader::read_tensor(NodeRef t, const Case& c, TensorSpec& out) { return impl_->n.read_tensor(t, c, out); }
+bool CallReader::is_op_name(std::string_view s) { return is_op_spelling(s); }
+bool CallReader::is_mark_name(std::string_view s) { return is_identifier(s); }
 
 bool normalize_manifest(const yaml::Tree& tree, const std::string& path, Manifest& out, DiagnosticList& diags) {
   Normalizer n(path, diags);

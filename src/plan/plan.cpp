@@ -89,7 +89,8 @@ std::string canonical_case_text(const Case& c) {
   std::string out = kDedupeKeyVersion;
   out += '|';
   out += canonical_op(c.op);
-  out += "|dtype=" + std::string(dtype_name(c.dtype));
+  // Not the case dtype: it only labels the case (a v1 manifest's `defaults: {dtype: fp16}` and a v2 config's
+  // first-argument dtype name one call differently); what it decides, the dtype of every input, is covered below.
   out += "|seed=" + std::to_string(c.seed);
   out += "|in=";
   for (const auto& in : c.inputs) {

@@ -1,4 +1,5 @@
-// JUnit XML in pytest's xunit2 shape, one testsuite per model, so every CI reader takes it.
+// JUnit XML in pytest's xunit2 shape, one testsuite per file (pytest writes one too), which every CI reader takes,
+// torch-spyre's ClickHouse ingest included (it reads only the first testsuite).
 #pragma once
 
 #include <string>
@@ -8,13 +9,25 @@
 
 namespace opcheck {
 
-/// Writes the XML document. Mapping (same as pytest -o junit_family=xunit2):
+/// Writes the XML document: <testsuites name="opcheck"> (pytest 9 names it too) around one
+/// <testsuite name="opcheck"> holding every occurrence, the model as classname and the rest of the case id as name
+/// (unique in the suite), the suite's time the run's wall time.
+/// Mapping (same as pytest -o junit_family=xunit2):
 ///   passed -> <testcase/>; failed -> <failure>; error -> <error>; skipped -> <skipped type="pytest.skip">;
-///   xfailed -> <skipped type="pytest.xfail">; xpassed -> <failure message="[XPASS(strict)] reason">.
-/// Differences from pytest: <failure>/<error> also carry type= (the stage, or XPASS), per-testcase
-/// <properties> hold the case's figures, and characters XML 1.0 cannot hold become `\x1b`-style escapes
-/// (pytest writes `#x1B`). A deduplicated occurrence reports time 0 (its run is timed on the case that ran).
+///   xfailed -> <skipped type="pytest.xfail">; strict xpassed -> <failure type="xfail_strict"
+///   message="[XPASS(strict)] reason">; non-strict xpassed -> a bare <testcase/> (pytest's too), written before
+///   every other testcase of its suite, with `failures` counting it and the errors (torch-spyre's ingest files
+///   the first failures - (failed + errors + xpass) bare testcases as xpass); without non-strict XPASSes
+///   `failures` is pytest's failed + strict XPASS.
+/// Every testcase has `tag` properties op__<op, non-alphanumerics as _>, dtype__<torch dtype name>,
+/// model__<model>. Differences from pytest: <failure>/<error> also carry type= (the stage, or xfail_strict),
+/// per-testcase <properties> hold the case's figures, and characters XML 1.0 cannot hold become `\x1b`-style
+/// escapes (pytest writes `#x1B`). A deduplicated occurrence reports time 0 (its run is timed on the case that ran).
 void write_junit(const RunReport& report, TextOut& out);
+
+/// `--junit-dir DIR`: one `<model>.xml` per model (each one testsuite named after the model, laid out as above),
+/// as torch-spyre's CI writes one file per config. Creates DIR; throws ReportError.
+void write_junit_dir(const RunReport& report, const std::string& dir);
 
 /// The XML document as text.
 std::string junit_xml_text(const RunReport& report);

@@ -141,6 +141,8 @@ void write_case_record(JsonWriter& w, const CaseRecord& rec) {
   w.field("status", rec.status);
   w.field("status_reason", rec.status_reason);
   w.field("outcome", outcome_name(rec.outcome));
+  w.field("xfail_strict", rec.xfail_strict);
+  if (!rec.upstream_test.empty()) w.field("upstream_test", rec.upstream_test);
   w.field("stage", stage_name(r.stage));
   w.field("result_outcome", outcome_name(r.outcome));
   w.field("result_case_id", r.case_id);
@@ -192,6 +194,8 @@ CaseRecord case_record_from_json(const json& j, const JsonWhere& w) {
   rec.status = get_string(j, w, "status");
   rec.status_reason = get_string(j, w, "status_reason");
   rec.outcome = get_outcome(j, w, "outcome");
+  rec.xfail_strict = !j.contains("xfail_strict") || get_bool(j, w, "xfail_strict");
+  rec.upstream_test = get_string_or(j, w, "upstream_test", "");
   Result& r = rec.result;
   r.stage = get_stage(j, w, "stage");
   r.outcome = j.contains("result_outcome") ? get_outcome(j, w, "result_outcome") : stage_outcome(r.stage);

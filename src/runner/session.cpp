@@ -62,6 +62,7 @@ CaseRecord record_for(const Case& c, const std::string& key, const std::string& 
   r.file = c.loc.file;
   r.line = c.loc.line;
   r.marks = c.marks;
+  r.upstream_test = c.upstream_test;
   r.key = key;
   r.signature = signature;
   return r;
@@ -86,6 +87,7 @@ void run_session(const Plan& plan, const SessionOptions& opts, const BatchRunner
     if (opts.triage) triage[i] = opts.triage(c);
     config_conditions[i].expr = "status config: " + triage[i].status;
     config_conditions[i].reason = triage[i].reason.empty() ? "status: " + triage[i].status : triage[i].reason;
+    config_conditions[i].strict = triage[i].strict;
     skip[i] = triage[i].status == "skip" ? &config_conditions[i] : first_true(c.skip_if, env);
     xfail[i] = triage[i].status == "xfail" ? &config_conditions[i] : first_true(c.xfail_if, env);
     if (!skip[i]) unique_needed[plan.unique_of[i]] = 1;
@@ -105,17 +107,21 @@ void run_session(const Plan& plan, const SessionOptions& opts, const BatchRunner
     rec.status = triage[i].status;
     rec.status_reason = triage[i].reason;
     rec.outcome = decide_outcome(result.stage, xfail[i] != nullptr);
+    rec.xfail_strict = !xfail[i] || xfail[i]->strict;
     if (xfail[i] && (rec.outcome == Outcome::XFailed || rec.outcome == Outcome::XPassed)) {
       std::string why = "expected failure: " + xfail[i]->reason;
-      if (rec.outcome == Outcome::XPassed)
+      if (rec.outcome == Outcome::XPassed && !rec.xfail_strict)
+        why = "passed although expected to fail (" + xfail[i]->reason + "); a non-strict xfail, so the run does not fail";
+      else if (rec.outcome == Outcome::XPassed)
         why = "passed although expected to fail (" + xfail[i]->reason + ")" +
-              (triage[i].status == "xfail" ? "; Fix: remove the xfail entry from the status config"
-                                           : "; Fix: remove or narrow the xfail_if condition");
+              (triage[i].status == "xfail"                    ? "; Fix: remove the xfail entry from the status config"
+               : !plan.occurrences[i]->upstream_test.empty() ? "; Fix: make the entry's test mandatory_success in its v2 config"
+                                                             : "; Fix: remove or narrow the xfail_if condition");
       result.message = result.message.empty() ? why : why + "\n" + result.message;
     }
     result.case_id = rec.id;
     rec.result = std::move(result);
-    if (rec.outcome == Outcome::Failed || rec.outcome == Outcome::Error || rec.outcome == Outcome::XPassed) ++failures;
+    if (fails_run(rec)) ++failures;
     if (sink) sink(rec);
     records[i] = std::move(rec);
     have[i] = 1;

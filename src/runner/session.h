@@ -22,6 +22,7 @@ using BatchRunner = std::function<void(const std::vector<const Case*>& batch,
 struct Triage {
   std::string status;
   std::string reason;
+  bool strict = true;  // an xfail whose pass (XPASS) fails the run (`strict: false` in the config: it does not)
 };
 
 struct SessionOptions {

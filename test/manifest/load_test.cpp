@@ -165,13 +165,41 @@ TEST(LoadManifests, CollidingIdsAreQualifiedByFileStem) {
   EXPECT_EQ(s.manifests[0].cases[0].name, "shared") << "the name itself is untouched";
 }
 
-TEST(LoadManifests, SameStemInTwoFoldersStillClashes) {
+TEST(LoadManifests, SameStemInTwoFoldersIsQualifiedWithTheFolder) {
+  // A v1 manifest and a v2 config of one model are both <model>.yaml, in different folders.
   TempDir dir;
   dir.write("a/m.yaml", manifest("m", {"x", "y"}));
   dir.write("b/m.yaml", manifest("m", {"x"}));
   ManifestSet s = load_manifests({dir.path().string()});
+  ASSERT_FALSE(s.diagnostics.has_errors()) << all_diags(s);
+  std::vector<std::string> ids;
+  for (const auto& m : s.manifests)
+    for (const auto& c : m.cases) ids.push_back(c.id);
+  EXPECT_EQ(ids, (std::vector<std::string>{"m::a/m/x", "m::y", "m::b/m/x"}));
+}
+
+TEST(LoadManifests, ManyClashesBetweenTheSameFilesAreCountedInOneWarning) {
+  TempDir dir;
+  dir.write("v1/m.yaml", manifest("m", {"a", "b", "c"}));
+  dir.write("v2/m.yaml", manifest("m", {"a", "b", "c"}));
+  ManifestSet s = load_manifests({dir.path().string()});
+  ASSERT_FALSE(s.diagnostics.has_errors()) << all_diags(s);
+  ASSERT_EQ(s.diagnostics.items.size(), 4u) << all_diags(s);
+  EXPECT_NE(s.diagnostics.items[0].message.find("case id 'm::a' is declared in 2 files"), std::string::npos);
+  EXPECT_NE(s.diagnostics.items[3].message.find("3 more cases have ids that are also declared in m.yaml, m.yaml"),
+            std::string::npos)
+      << all_diags(s);
+  EXPECT_EQ(s.diagnostics.items[3].severity, Diagnostic::Severity::Warning);
+  EXPECT_EQ(s.manifests.at(1).cases.at(2).id, "m::v2/m/c");
+}
+
+TEST(LoadManifests, SameFolderAndStemStillClashes) {
+  TempDir dir;
+  dir.write("a/sub/m.yaml", manifest("m", {"x", "y"}));
+  dir.write("b/sub/m.yaml", manifest("m", {"x"}));
+  ManifestSet s = load_manifests({dir.path().string()});
   ASSERT_EQ(s.diagnostics.error_count(), 1u) << all_diags(s);
-  EXPECT_NE(all_diags(s).find("case id 'm::m/x' is still not unique"), std::string::npos) << all_diags(s);
+  EXPECT_NE(all_diags(s).find("case id 'm::sub/m/x' is still not unique"), std::string::npos) << all_diags(s);
   ASSERT_EQ(s.manifests.size(), 2u);
   EXPECT_EQ(s.manifests[0].cases.size(), 2u);
   EXPECT_TRUE(s.manifests[1].cases.empty());

@@ -76,30 +76,33 @@ CaseRecord& find_case(RunReport& r, const std::string& id) {
 
 // ---------------------------------------------------------------- JUnit XML
 
-TEST(JUnit, OneSuitePerModelWithPytestCounts) {
+TEST(JUnit, OneSuiteForTheRunWithPytestCounts) {
   pugi::xml_document doc;
   const std::string xml = junit_xml_text(sample_report());
   ASSERT_TRUE(doc.load_string(xml.c_str())) << xml;
   auto suites = doc.child("testsuites");
   std::vector<std::string> names;
   for (auto s : suites.children("testsuite")) names.push_back(s.attribute("name").value());
-  EXPECT_EQ(names, (std::vector<std::string>{"llama", "granite"}));  // order of first appearance
+  // One suite, as pytest writes: torch-spyre's ingest reads only the first.
+  EXPECT_EQ(names, (std::vector<std::string>{"opcheck"}));
 
-  auto llama = suite_named(doc, "llama");
-  EXPECT_STREQ(llama.attribute("tests").value(), "7");
-  EXPECT_STREQ(llama.attribute("failures").value(), "2");  // failed + xpassed (strict), as pytest counts
-  EXPECT_STREQ(llama.attribute("errors").value(), "1");
-  EXPECT_STREQ(llama.attribute("skipped").value(), "2");   // skipped + xfailed
-  EXPECT_STREQ(llama.attribute("timestamp").value(), "2026-01-02T03:04:05Z");
-  EXPECT_STREQ(llama.attribute("hostname").value(), "ci-runner-1");
-  auto granite = suite_named(doc, "granite");
-  EXPECT_STREQ(granite.attribute("tests").value(), "3");
-  EXPECT_STREQ(granite.attribute("failures").value(), "1");
-  EXPECT_STREQ(granite.attribute("errors").value(), "0");
-  EXPECT_STREQ(granite.attribute("skipped").value(), "0");
-  EXPECT_STREQ(granite.attribute("time").value(), "0.022");  // linear 20 ms + cat 2 ms; the served add ran elsewhere
-  EXPECT_EQ(property(granite, "device_name"), "loopback");
-  EXPECT_EQ(property(granite, "torch_version"), "1.13.1");
+  auto suite = suite_named(doc, "opcheck");
+  EXPECT_STREQ(suite.attribute("tests").value(), "10");
+  EXPECT_STREQ(suite.attribute("failures").value(), "3");  // failed + xpassed (strict), as pytest counts
+  EXPECT_STREQ(suite.attribute("errors").value(), "1");
+  EXPECT_STREQ(suite.attribute("skipped").value(), "2");   // skipped + xfailed
+  EXPECT_STREQ(suite.attribute("timestamp").value(), "2026-01-02T03:04:05Z");
+  EXPECT_STREQ(suite.attribute("time").value(), "30.000");  // the run's wall time, as pytest's suite time
+  EXPECT_STREQ(suite.attribute("hostname").value(), "ci-runner-1");
+  EXPECT_EQ(property(suite, "device_name"), "loopback");
+  EXPECT_EQ(property(suite, "torch_version"), "1.13.1");
+  // Models are classnames, in selection order.
+  std::vector<std::string> classes;
+  for (auto tc : suite.children("testcase")) classes.push_back(tc.attribute("classname").value());
+  EXPECT_EQ(classes, (std::vector<std::string>{"llama", "llama", "llama", "llama", "llama", "llama", "llama", "granite",
+                                               "granite", "granite"}));
+  auto llama = suite;
+  auto granite = suite;
 
   auto tc = case_named(llama, "mul");
   EXPECT_STREQ(tc.attribute("classname").value(), "llama");
@@ -139,6 +142,7 @@ TEST(JUnit, OneSuitePerModelWithPytestCounts) {
   EXPECT_FALSE(passed.child("failure") || passed.child("error") || passed.child("skipped"));
   EXPECT_EQ(property(passed, "marks"), "smoke,elementwise");
   auto dup = case_named(llama, "add_f16_again");
+  EXPECT_STREQ(dup.attribute("classname").value(), "llama");
   EXPECT_EQ(property(dup, "deduplicated_from"), "llama::add_f16");
   EXPECT_STREQ(dup.attribute("time").value(), "0.000");
   EXPECT_EQ(property(case_named(granite, "linear"), "decomposed"), "true");
@@ -148,15 +152,16 @@ TEST(JUnit, OneSuitePerModelWithPytestCounts) {
 TEST(JUnit, CapturedStderrGoesToSystemErrWithControlCharsVisible) {
   pugi::xml_document doc;
   ASSERT_TRUE(doc.load_string(junit_xml_text(sample_report()).c_str()));
-  auto tc = case_named(suite_named(doc, "llama"), "mul");
+  auto tc = case_named(suite_named(doc, "opcheck"), "mul");
   EXPECT_STREQ(tc.child("system-err").text().get(), "warning: <fallback> & \"slow\" path \\x1b[31mred\\x1b[0m\n");
-  EXPECT_FALSE(case_named(suite_named(doc, "llama"), "add_f16").child("system-err"));
+  EXPECT_FALSE(case_named(suite_named(doc, "opcheck"), "add_f16").child("system-err"));
 }
 
 TEST(JUnit, EscapesMarkupControlCharsAndInvalidUtf8WithoutDroppingAnything) {
   RunReport rep = sample_report();
   CaseRecord& c = find_case(rep, "llama::mul");
   c.name = "a<b & c\"d'e\x01" "f\xff" "g caf\xc3\xa9 \xe2\x9c\x93 \xef\xbf\xbe \x7f";
+  c.id = "llama::" + c.name;  // the testcase name is the id after the model
   c.result.message = "first <line> & \"quote\"\x02\nsecond\tline";
   const std::string xml = junit_xml_text(rep);
   // The raw bytes XML 1.0 cannot hold must not reach the file at all.
@@ -166,7 +171,7 @@ TEST(JUnit, EscapesMarkupControlCharsAndInvalidUtf8WithoutDroppingAnything) {
   EXPECT_EQ(xml.find("&#1;"), std::string::npos);
   pugi::xml_document doc;
   ASSERT_TRUE(doc.load_string(xml.c_str())) << xml;
-  auto tc = suite_named(doc, "llama").find_child([](pugi::xml_node n) {
+  auto tc = suite_named(doc, "opcheck").find_child([](pugi::xml_node n) {
     return std::string(n.attribute("name").value()).rfind("a<b", 0) == 0;
   });
   ASSERT_TRUE(tc);
@@ -222,9 +227,120 @@ TEST(JUnit, AttributeValuesKeepTabsLineBreaksAndQuotes) {
   pugi::xml_document doc;
   const std::string xml = junit_xml_text(rep);
   ASSERT_TRUE(doc.load_string(xml.c_str())) << xml;
-  auto tc = case_named(suite_named(doc, "llama"), "sdpa");
+  auto tc = case_named(suite_named(doc, "opcheck"), "sdpa");
   EXPECT_EQ(property(tc, "status_reason"), c.status_reason);
   EXPECT_EQ(std::string(tc.child("skipped").attribute("message").value()), c.status_reason);
+}
+
+// The tag properties torch-spyre's ingest takes op_name, dtype and model from.
+std::vector<std::string> tags(pugi::xml_node tc) {
+  std::vector<std::string> out;
+  for (auto p : tc.child("properties").children("property"))
+    if (std::string(p.attribute("name").value()) == "tag") out.push_back(p.attribute("value").value());
+  return out;
+}
+
+TEST(JUnit, EveryTestcaseCarriesOpDtypeAndModelTags) {
+  pugi::xml_document doc;
+  ASSERT_TRUE(doc.load_string(junit_xml_text(sample_report()).c_str()));
+  std::size_t n = 0;
+  for (auto tc : suite_named(doc, "opcheck").children("testcase")) {
+    ++n;
+    const auto t = tags(tc);
+    ASSERT_EQ(t.size(), 3u) << tc.attribute("name").value();
+    EXPECT_EQ(t[0].rfind("op__", 0), 0u);
+    EXPECT_EQ(t[1].rfind("dtype__", 0), 0u);
+    EXPECT_EQ(t[2], "model__" + std::string(tc.attribute("classname").value()));
+  }
+  EXPECT_EQ(n, 10u);
+  auto linear = case_named(suite_named(doc, "opcheck"), "linear");
+  EXPECT_EQ(tags(linear), (std::vector<std::string>{"op__torch_nn_functional_linear", "dtype__float32", "model__granite"}));
+  EXPECT_EQ(tags(case_named(suite_named(doc, "opcheck"), "add_f16"))[1], "dtype__float16");
+}
+
+TEST(JUnit, TestcaseNamesAreTheIdsAfterTheModelSoTheyStayUnique) {
+  RunReport rep = sample_report();
+  // A v1 manifest and a v2 config of one model that share a case name: their ids are qualified with the file.
+  CaseRecord& a = find_case(rep, "granite::linear");
+  a.id = "granite::torch-spyre/granite/linear";
+  CaseRecord& b = find_case(rep, "granite::cat");
+  b.name = "linear";
+  b.id = "granite::torch-spyre-v2/granite/linear";
+  pugi::xml_document doc;
+  ASSERT_TRUE(doc.load_string(junit_xml_text(rep).c_str()));
+  auto suite = suite_named(doc, "opcheck");
+  EXPECT_TRUE(case_named(suite, "torch-spyre/granite/linear"));
+  EXPECT_TRUE(case_named(suite, "torch-spyre-v2/granite/linear"));
+  EXPECT_TRUE(case_named(suite, "mul"));  // unqualified ids: the case name
+}
+
+TEST(JUnit, NonStrictXpassIsABareTestcaseFirstAndCountedForTheIngest) {
+  RunReport rep = sample_report();
+  // silu (xfailed) and add_f16 become XPASSes of a non-strict xfail; neg stays a strict XPASS.
+  for (const char* id : {"llama::add_f16", "granite::linear"}) {
+    CaseRecord& c = find_case(rep, id);
+    c.outcome = Outcome::XPassed;
+    c.xfail_strict = false;
+    c.upstream_test = std::string("test_model_ops_db_") + c.name + "__0_spyre_float16";
+  }
+  EXPECT_FALSE(fails_run(find_case(rep, "llama::add_f16")));
+  EXPECT_TRUE(fails_run(find_case(rep, "llama::neg")));
+  pugi::xml_document doc;
+  const std::string xml = junit_xml_text(rep);
+  ASSERT_TRUE(doc.load_string(xml.c_str())) << xml;
+  auto suite = suite_named(doc, "opcheck");
+  // pytest's failures (2 failed + 1 strict XPASS) plus the errors (1) and the non-strict XPASSes (2).
+  EXPECT_STREQ(suite.attribute("failures").value(), "6");
+  EXPECT_STREQ(suite.attribute("errors").value(), "1");
+  EXPECT_EQ(property(suite, "nonstrict_xpassed"), "2");
+  std::vector<std::string> order;
+  for (auto tc : suite.children("testcase")) order.push_back(tc.attribute("name").value());
+  ASSERT_GE(order.size(), 3u);
+  EXPECT_EQ(order[0], "add_f16");
+  EXPECT_EQ(order[1], "linear");
+  for (const char* name : {"add_f16", "linear"}) {
+    auto tc = case_named(suite, name);
+    EXPECT_FALSE(tc.child("failure") || tc.child("error") || tc.child("skipped")) << name;
+    EXPECT_EQ(property(tc, "outcome"), "xpassed");
+    EXPECT_EQ(property(tc, "xfail_strict"), "false");
+    EXPECT_EQ(property(tc, "upstream_test"), std::string("test_model_ops_db_") + name + "__0_spyre_float16");
+  }
+  auto strict = case_named(suite, "neg").child("failure");
+  ASSERT_TRUE(strict);
+  EXPECT_NE(std::string(strict.attribute("type").value()).find("xfail"), std::string::npos);
+  EXPECT_EQ(property(case_named(suite, "neg"), "xfail_strict"), "true");
+  // The console lists the strict XPASS among the failures, not the non-strict ones.
+  const std::string failures = failures_section(rep);
+  EXPECT_NE(failures.find("XPASS llama::neg"), std::string::npos) << failures;
+  EXPECT_EQ(failures.find("llama::add_f16 "), std::string::npos) << failures;
+  EXPECT_EQ(failures.find("granite::linear"), std::string::npos) << failures;
+}
+
+TEST(JUnit, JunitDirWritesOneSuitePerModelFile) {
+  TempDir dir;
+  const std::string out = dir.file("per-model");
+  write_junit_dir(sample_report(), out);
+  std::vector<std::string> files;
+  for (auto& e : fs::directory_iterator(out)) files.push_back(e.path().filename().string());
+  std::sort(files.begin(), files.end());
+  EXPECT_EQ(files, (std::vector<std::string>{"granite.xml", "llama.xml"}));
+  pugi::xml_document doc;
+  ASSERT_TRUE(doc.load_file((fs::path(out) / "llama.xml").c_str()));
+  std::size_t suites = 0;
+  for (auto s : doc.child("testsuites").children("testsuite")) {
+    (void)s;
+    ++suites;
+  }
+  EXPECT_EQ(suites, 1u);
+  auto llama = suite_named(doc, "llama");
+  EXPECT_STREQ(llama.attribute("tests").value(), "7");
+  EXPECT_STREQ(llama.attribute("failures").value(), "2");
+  EXPECT_STREQ(llama.attribute("errors").value(), "1");
+  EXPECT_STREQ(llama.attribute("skipped").value(), "2");
+  for (auto tc : llama.children("testcase")) EXPECT_STREQ(tc.attribute("classname").value(), "llama");
+  // A file that is not a folder: a ReportError naming it.
+  { std::ofstream(dir.file("plain")) << "x"; }
+  EXPECT_THROW(write_junit_dir(sample_report(), dir.file("plain")), ReportError);
 }
 
 // ---------------------------------------------------------------- streaming writers

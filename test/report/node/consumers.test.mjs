@@ -14,22 +14,20 @@ if (!dir || !schemaPath) throw new Error('run through run.sh: OPCHECK_REPORT_OUT
 const read = (name) => readFileSync(`${dir}/${name}`, 'utf8');
 const prop = (node, name) => (node.properties ?? []).find((p) => p.name === name)?.value;
 
-test('junit2json reads one suite per model with pytest counts', async () => {
+test('junit2json reads one suite for the run with pytest counts, models as classnames', async () => {
   const doc = await parse(read('sample.xml'));
   const suites = doc.testsuite;
-  assert.deepEqual(suites.map((s) => s.name), ['llama', 'granite']);
-  const [llama, granite] = suites;
-  assert.equal(llama.tests, 7);
-  assert.equal(llama.failures, 2);
-  assert.equal(llama.errors, 1);
-  assert.equal(llama.skipped, 2);
-  assert.equal(granite.tests, 3);
-  assert.equal(granite.failures, 1);
-  assert.equal(llama.hostname, 'ci-runner-1');
-  assert.equal(prop(llama, 'device_name'), 'loopback');
-  assert.deepEqual(llama.testcase.map((c) => c.name),
-    ['add_f16', 'add_f16_again', 'mul', 'softmax', 'sdpa', 'silu', 'neg']);
-  assert.ok(llama.testcase.every((c) => c.classname === 'llama'));
+  assert.deepEqual(suites.map((s) => s.name), ['opcheck']);
+  const [suite] = suites;
+  assert.equal(suite.tests, 10);
+  assert.equal(suite.failures, 3);
+  assert.equal(suite.errors, 1);
+  assert.equal(suite.skipped, 2);
+  assert.equal(suite.hostname, 'ci-runner-1');
+  assert.equal(prop(suite, 'device_name'), 'loopback');
+  assert.deepEqual(suite.testcase.map((c) => `${c.classname}::${c.name}`),
+    ['llama::add_f16', 'llama::add_f16_again', 'llama::mul', 'llama::softmax', 'llama::sdpa', 'llama::silu',
+      'llama::neg', 'granite::add', 'granite::linear', 'granite::cat']);
 });
 
 test('junit2json sees failures, errors, skips, xfails and xpasses as pytest writes them', async () => {
