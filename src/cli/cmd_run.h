@@ -42,7 +42,8 @@ void add_run_flags(CLI::App& app, RunFlags& f);
 /// Returns an exit code when the run stops early (bad flags, nothing to run, --collect-only); a run that gets as
 /// far as its reports ends the process itself with its exit code once everything is written.
 int cmd_run(RunFlags& f);
-int cmd_merge(const std::vector<std::string>& inputs, const std::string& junit_xml, const std::string& metrics_json);
+int cmd_merge(const std::vector<std::string>& inputs, const std::string& junit_xml, const std::string& metrics_json,
+              bool allow_partial);
 int cmd_diff(const std::string& old_path, const std::string& new_path);
 bool parse_duration(const std::string& text, double& seconds);
 

@@ -64,6 +64,9 @@ int main(int argc, char** argv) {
   merge->add_option("metrics", merge_inputs, "Metrics files of the shards")->required();
   merge->add_option("--junit-xml", merge_junit, "Write the merged JUnit XML")->type_name("PATH");
   merge->add_option("--metrics-json", merge_metrics, "Write the merged metrics file")->type_name("PATH");
+  bool merge_allow_partial = false;
+  merge->add_flag("--allow-partial", merge_allow_partial,
+                  "Merge an incomplete shard set (what is missing is printed and the merged run records its shards)");
 
   std::string diff_old, diff_new;
   auto* diff = app.add_subcommand("diff", "Regressions, fixes, added and removed cases between two metrics files (exit 1 on regressions)");
@@ -102,7 +105,7 @@ int main(int argc, char** argv) {
     if (*run && !run_traces.empty())
       if (int rc = prepare_trace_run(run_traces, run_flags); rc >= 0) return rc;
     if (*run) return cmd_run(run_flags);
-    if (*merge) return cmd_merge(merge_inputs, merge_junit, merge_metrics);
+    if (*merge) return cmd_merge(merge_inputs, merge_junit, merge_metrics, merge_allow_partial);
     if (*diff) return cmd_diff(diff_old, diff_new);
     if (*report) return cmd_report(report_metrics, report_history, report_html);
     if (*repro) return cmd_repro(repro_flags);

@@ -55,6 +55,10 @@ std::string summary_line(const RunReport& report, bool color) {
   part(c.xfailed, "xfailed", kYellow);
   part(c.xpassed, "xpassed", kYellow);
   part(c.errors, c.errors == 1 ? "error" : "errors", kRed);
+  if (report.info.not_run > 0)
+    part(report.info.not_run,
+         "not run (" + (report.info.stopped_by.empty() ? std::string("stopped") : report.info.stopped_by) + ")",
+         kYellow);
   if (out.empty()) out = color ? markup("no tests ran", kYellow, false) : "no tests ran";
   const std::string duration = " in " + format_session_duration(report.info.duration_s);
   return out + (color ? markup(duration, main, false) : duration);
@@ -72,6 +76,7 @@ std::string rule_line(const std::string& title, int width, char sep) {
 std::string failures_section(const RunReport& report) {
   std::string out;
   for (const auto& rec : report.cases) {
+    if (!fails_run(rec, report.info)) continue;
     const char* word = nullptr;
     std::string detail;
     switch (rec.outcome) {

@@ -237,6 +237,15 @@ void write_run_info(JsonWriter& w, const RunInfo& info) {
   w.field("interrupted", info.interrupted);
   w.field("stop_reason", info.stop_reason);
   w.field("deselected", info.deselected);
+  w.field("not_run", info.not_run);
+  w.field("stopped_by", info.stopped_by);
+  w.field("xpass_ok", info.policy.xpass_ok);
+  w.key("warnings").strings(info.warnings);
+  if (info.shard_count > 0) {
+    w.field("shard_count", info.shard_count);
+    w.field("shard_longest_s", info.shard_longest_s);
+    w.field("shard_sum_s", info.shard_sum_s);
+  }
   w.end_object();
 }
 
@@ -264,6 +273,15 @@ RunInfo run_info_from_json(const json& j, const JsonWhere& w) {
   info.interrupted = get_bool(j, w, "interrupted");
   info.stop_reason = get_string(j, w, "stop_reason");
   info.deselected = j.contains("deselected") ? get_int(j, w, "deselected") : 0;
+  info.not_run = j.contains("not_run") ? get_int(j, w, "not_run") : 0;
+  info.stopped_by = get_string_or(j, w, "stopped_by", "");
+  info.policy.xpass_ok = j.contains("xpass_ok") && get_bool(j, w, "xpass_ok");
+  if (j.contains("warnings")) info.warnings = get_strings(j, w, "warnings");
+  if (j.contains("shard_count")) {
+    info.shard_count = get_int(j, w, "shard_count");
+    info.shard_longest_s = get_number(j, w, "shard_longest_s");
+    info.shard_sum_s = get_number(j, w, "shard_sum_s");
+  }
   return info;
 }
 

@@ -286,6 +286,14 @@ class Pool {
 
     while (busy()) {
       if (!stopping_ && should_stop_ && should_stop_()) stopping_ = true;
+      if (stopping_ && opts_.abort_running && opts_.abort_running()) {
+        // Cases cut short say nothing about the device: they get no result, and the run reports them as not run.
+        for (auto& w : workers_) {
+          w.outstanding.clear();
+          kill_worker(w);
+        }
+        break;
+      }
       if (!stopping_ && start_error_.empty()) dispatch();
       if (!busy()) break;
       wait_and_collect();
@@ -400,7 +408,9 @@ class Pool {
       timeout_ms = timeout_ms < 0 ? static_cast<int>(std::max<long long>(0, left))
                                   : std::min(timeout_ms, static_cast<int>(std::max<long long>(0, left)));
     }
-    if (should_stop_ && !stopping_) timeout_ms = timeout_ms < 0 ? 200 : std::min(timeout_ms, 200);  // notice stop
+    // Notice a stop request, and while stopping a request to end the running cases, within 200 ms.
+    if ((should_stop_ && !stopping_) || (stopping_ && opts_.abort_running))
+      timeout_ms = timeout_ms < 0 ? 200 : std::min(timeout_ms, 200);
     const int ready = ::poll(fds.data(), fds.size(), timeout_ms);
     if (ready <= 0) return;  // timeout or EINTR (a signal: the loop asks should_stop again)
     for (std::size_t k = 0; k < fds.size(); ++k)
