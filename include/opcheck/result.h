@@ -67,6 +67,7 @@ struct Result {
   std::string resolved_op;       // e.g. "aten::add.Tensor"; several joined with ", " for decompositions
   bool decomposed = false;
   bool reference_upcast = false;
+  bool values_compared = true;   // false for ops returning uninitialised memory: only shape, dtype, strides, device
   CompareFigures figures;
   double materialize_ms = 0, reference_ms = 0, device_ms = 0, compare_ms = 0;
   std::vector<std::string> input_digests;  // sha256 of each input tensor's logical bytes, in input order

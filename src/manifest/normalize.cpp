@@ -6,6 +6,7 @@
 #include <regex>
 #include <unordered_map>
 
+#include "manifest/pt_file.h"
 #include "manifest/py_literal.h"
 #include "manifest/spelling.h"
 #include "manifest/tensor_layout.h"
@@ -616,6 +617,13 @@ bool Normalizer::resolve_file(NodeRef n, std::string& out) {
   }
   if (!fs::is_regular_file(real, ec)) {
     error(n, "file " + q(rel) + " is not a regular file");
+    return false;
+  }
+  // The file is data from anywhere: a damaged or crafted one is reported here, located, before anything reads it.
+  PtTensor saved;
+  if (const std::string problem = check_pt_file(real.string(), saved); !problem.empty()) {
+    error(n, "file " + q(rel) + " " + problem,
+          "save the tensor again with torch.save(t.contiguous().clone(), path) (libtorch reads only that format)");
     return false;
   }
   out = real.string();

@@ -100,6 +100,7 @@ void write_case_properties(XmlOut& x, const CaseRecord& rec) {
   x.property(d, "reference_ms", shortest_number(r.reference_ms));
   x.property(d, "reference_upcast", r.reference_upcast ? "true" : "false");
   x.property(d, "decomposed", r.decomposed ? "true" : "false");
+  if (!r.values_compared) x.property(d, "values_compared", "false (uninitialised output: shape, dtype, strides, device)");
   if (!rec.marks.empty()) x.property(d, "marks", join(rec.marks, ","));
   if (!rec.status.empty()) x.property(d, "status", rec.status);
   if (!rec.status_reason.empty()) x.property(d, "status_reason", rec.status_reason);

@@ -148,6 +148,7 @@ void write_case_record(JsonWriter& w, const CaseRecord& rec) {
   w.field("resolved_op", r.resolved_op);
   w.field("decomposed", r.decomposed);
   w.field("reference_upcast", r.reference_upcast);
+  if (!r.values_compared) w.field("values_compared", false);
   w.key("figures").begin_object();
   w.field("max_abs_diff", r.figures.max_abs_diff);
   w.field("max_rel_diff", r.figures.max_rel_diff);
@@ -199,6 +200,7 @@ CaseRecord case_record_from_json(const json& j, const JsonWhere& w) {
   r.resolved_op = get_string(j, w, "resolved_op");
   r.decomposed = get_bool(j, w, "decomposed");
   r.reference_upcast = get_bool(j, w, "reference_upcast");
+  r.values_compared = !j.contains("values_compared") || get_bool(j, w, "values_compared");
   const json& f = member(j, w, "figures");
   const JsonWhere fw = w.at("figures");
   r.figures.max_abs_diff = get_optional_number(f, fw, "max_abs_diff");

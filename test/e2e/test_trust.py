@@ -275,3 +275,122 @@ def test_small_defects(tmp_path):
                    hist / "earlier.json", "--artifact-dir", tmp_path / "c").rc == 0
     h = opcheck("report", tmp_path / "m.json", "--history", hist, "--html", tmp_path / "r.html")
     assert h.rc == 0 and "; trend over 2 runs" in h.out, h
+
+
+EMPTY_OPS = [
+    ["  - name: new_empty", "    op: torch.Tensor.new_empty", "    inputs:", "      - tensor: {shape: [8, 16]}",
+     "      - value: [512, 1536]"],
+    ["  - name: new_empty_strided", "    op: aten.new_empty_strided.default", "    inputs:",
+     "      - tensor: {shape: [8, 16]}", "      - value: [384, 1024]", "      - value: [1, 384]"],
+    ["  - name: empty_like", "    op: torch.empty_like", "    inputs:", "      - tensor: {shape: [256, 1024]}"],
+    ["  - name: empty", "    op: torch.empty", "    inputs:", "      - value: [300, 700]"],
+    ["  - name: empty_strided", "    op: torch.empty_strided", "    inputs:", "      - value: [64, 300]",
+     "      - value: [1, 64]"],
+]
+
+
+@pytest.mark.parametrize("device", ["cpu", "loopback"])
+def test_uninitialised_outputs_compare_layout_not_values(tmp_path, device):
+    write_manifest(tmp_path / "e.yaml", "e", EMPTY_OPS)
+    r = opcheck("run", "--manifests", tmp_path / "e.yaml", "--device", device, "--junit-xml", tmp_path / "r.xml",
+                "--metrics-json", tmp_path / "r.json", "--artifact-dir", tmp_path / "art")
+    assert r.rc == 0, r
+    m = metrics(tmp_path / "r.json")
+    assert m["totals"]["passed"] == 5, r
+    for c in m["cases"]:
+        assert c["values_compared"] is False, c
+        assert c["figures"]["total"] == 0, c  # no element was compared
+    _, tcs = junit_cases(tmp_path / "r.xml")
+    for name in ["new_empty", "new_empty_strided", "empty_like", "empty", "empty_strided"]:
+        assert props(tcs[f"e::{name}"])["values_compared"].startswith("false"), name
+
+
+
+def saved_tensor_files(d):
+    """A good .pt and damaged ones: out-of-bounds sizes, strides and offset; truncated; garbage; not a tensor."""
+    import zipfile
+
+    import torch
+
+    torch.save(torch.arange(6.0).reshape(2, 3), d / "good.pt")
+    torch.save({"a": torch.ones(2)}, d / "dict.pt")
+    good = (d / "good.pt").read_bytes()
+    (d / "truncated.pt").write_bytes(good[: len(good) // 2])
+    (d / "garbage.pt").write_bytes(b"not a tensor at all\n" * 8)
+
+    def rewrite(name, old, new):  # the same archive with its tensor record edited
+        zin = zipfile.ZipFile(d / "good.pt")
+        with zipfile.ZipFile(d / name, "w", zipfile.ZIP_STORED) as zout:
+            for info in zin.infolist():
+                data = zin.read(info.filename)
+                if info.filename.endswith("data.pkl"):
+                    assert old in data
+                    data = data.replace(old, new, 1)
+                zout.writestr(info, data)
+
+    rewrite("big_sizes.pt", b"K\x02K\x03\x86", b"K\x09K\x03\x86")
+    rewrite("big_strides.pt", b"K\x03K\x01\x86", b"K\x03K\x05\x86")
+    rewrite("big_offset.pt", b"QK\x00", b"QK\x07")
+
+
+DAMAGED = {
+    "big_sizes": "sizes [9, 3] with strides [3, 1] and offset 0 reach element 26 of a storage of 6 elements",
+    "big_strides": "sizes [2, 3] with strides [3, 5] and offset 0 reach element 13 of a storage of 6 elements",
+    "big_offset": "sizes [2, 3] with strides [3, 1] and offset 7 reach element 12 of a storage of 6 elements",
+    "truncated": "no end-of-archive record",
+    "garbage": "is not a tensor file written by torch.save",
+    "dict": "holds a dict, not a single tensor",
+}
+
+
+def test_damaged_tensor_files_are_located_errors_in_validate_and_run(tmp_path):
+    saved_tensor_files(tmp_path)
+    cases = [["  - name: good", "    op: torch.neg", "    inputs:", "      - file: good.pt"]]
+    for stem in DAMAGED:
+        cases.append([f"  - name: {stem}", "    op: torch.neg", "    inputs:", f"      - file: {stem}.pt"])
+    manifest = write_manifest(tmp_path / "files.yaml", "files", cases)
+    lines = manifest.read_text().splitlines()
+    v = opcheck("validate", manifest)
+    assert v.rc == 2, v
+    for stem, what in DAMAGED.items():
+        line = next(i for i, l in enumerate(lines, 1) if l.strip() == f"- file: {stem}.pt")
+        located = [l for l in v.err.splitlines() if l.startswith(f"{manifest}:{line}:")]
+        assert located and what in located[0] and f"[case files::{stem}]" in located[0], (stem, v)
+    assert "error: " not in "".join(l for l in v.err.splitlines() if "good.pt" in l), v
+    # The run never reads them: each is an ERROR (INVALID_CASE) of its own, the good case passes, nothing crashes.
+    for isolation in [[], ["--no-isolation"]]:
+        r = opcheck("run", "--manifests", manifest, "--device", "loopback", *isolation, "--metrics-json",
+                    tmp_path / "r.json", "--artifact-dir", tmp_path / "art")
+        assert r.rc == 2, r
+        by_id = {c["id"]: (c["outcome"], c["stage"]) for c in metrics(tmp_path / "r.json")["cases"]}
+        assert by_id.pop("files::good") == ("passed", "PASSED"), by_id
+        assert by_id == {f"files::{s}": ("error", "INVALID_CASE") for s in DAMAGED}, by_id
+
+
+def test_an_expanded_view_costs_what_is_materialised_not_its_logical_size(tmp_path):
+    """A [100000, 100000] expand_view of a [1, 100000] base: 4e10 logical bytes behind 400 KB of storage. Its digest
+    and everything else opcheck does are bounded by the 400 KB, so it passes well within a 20 s timeout."""
+    write_manifest(tmp_path / "x.yaml", "x", [[
+        "  - name: expanded.size", "    op: torch.Tensor.size", "    inputs:",
+        "      - tensor: {shape: [100000, 100000], preset: expand_view, preset_args: {base_shape: [1, 100000]}}",
+        "      - value: 1"]])
+    r = opcheck("run", "--manifests", tmp_path / "x.yaml", "--device", "loopback", "--timeout", "20",
+                "--max-case-bytes", "1000000", "--metrics-json", tmp_path / "r.json", "--artifact-dir", tmp_path / "a")
+    assert r.rc == 0, r
+    [c] = metrics(tmp_path / "r.json")["cases"]
+    assert (c["outcome"], c["stage"]) == ("passed", "PASSED"), c
+    assert c["timings"]["materialize_ms"] < 5000, c
+    assert len(c["input_digests"]) == 1 and len(c["input_digests"][0]) == 64, c
+
+
+def test_opcheck_own_work_is_not_charged_to_the_device_timeout(tmp_path):
+    """Building and hashing a 256 MB host input takes opcheck longer than the 0.25 s the op is given; the op itself
+    (Tensor.size) takes microseconds. Only the op's time counts against --timeout."""
+    write_manifest(tmp_path / "t.yaml", "t", [[
+        "  - name: big.size", "    op: torch.Tensor.size", "    inputs:",
+        "      - tensor: {shape: [8192, 8192], device: cpu}", "      - value: 0"]])
+    r = opcheck("run", "--manifests", tmp_path / "t.yaml", "--device", "loopback", "--timeout", "0.25",
+                "--metrics-json", tmp_path / "r.json", "--artifact-dir", tmp_path / "a")
+    [c] = metrics(tmp_path / "r.json")["cases"]
+    assert (c["outcome"], c["stage"]) == ("passed", "PASSED"), (c, r)
+    assert r.rc == 0, r
