@@ -92,7 +92,7 @@ std::string failures_section(const RunReport& report) {
     if (!detail.empty()) out += " - " + detail;
     out += "\n";
   }
-  return visible_utf8(out);
+  return xml_visible(out);  // control characters in ids and messages are shown, never run by the terminal
 }
 
 }  // namespace opcheck

@@ -394,3 +394,79 @@ def test_opcheck_own_work_is_not_charged_to_the_device_timeout(tmp_path):
     [c] = metrics(tmp_path / "r.json")["cases"]
     assert (c["outcome"], c["stage"]) == ("passed", "PASSED"), (c, r)
     assert r.rc == 0, r
+
+
+def test_special_files_are_never_opened_and_never_skipped_silently(tmp_path):
+    import os
+
+    d = tmp_path / "m"
+    d.mkdir()
+    write_manifest(d / "good.yaml", "good", GOOD)
+    os.mkfifo(d / "pipe.yaml")
+    (d / "dangling.yaml").symlink_to(tmp_path / "nowhere.yaml")
+    # Named directly, a FIFO is an error at once (it would block a read forever).
+    for cmd in (["validate", d / "pipe.yaml"], ["list-cases", "--manifests", d / "pipe.yaml"],
+                ["run", "--manifests", d / "pipe.yaml", "--device", "cpu", "--artifact-dir", tmp_path / "a"]):
+        r = opcheck(*cmd, timeout=60)
+        assert r.rc in (2, 4, 5) and r.rc != 0, (cmd, r)
+        assert f"{d / 'pipe.yaml'}: error: is a FIFO (named pipe), not a manifest file" in r.err, (cmd, r)
+    # Found in a folder, each is named in a warning; the good manifest still loads.
+    v = opcheck("validate", d, timeout=60)
+    assert f"{d / 'pipe.yaml'}: warning: skipped: a FIFO (named pipe), not a regular file" in v.err, v
+    assert f"{d / 'dangling.yaml'}: warning: skipped: a symbolic link to {tmp_path / 'nowhere.yaml'}, which does not exist" in v.err, v
+    assert v.rc == 0, v
+    r = opcheck("run", "--manifests", d, "--device", "cpu", "--metrics-json", tmp_path / "r.json",
+                "--artifact-dir", tmp_path / "b", timeout=60)
+    assert r.rc == 0 and r.last_line.startswith("3 passed"), r
+    assert len(metrics(tmp_path / "r.json")["run"]["warnings"]) == 2
+    # A status config that is a FIFO is refused the same way.
+    os.mkfifo(tmp_path / "cfg.yaml")
+    c = opcheck("run", "--manifests", d / "good.yaml", "--device", "cpu", "--config", tmp_path / "cfg.yaml",
+                "--artifact-dir", tmp_path / "c", timeout=60)
+    assert c.rc == 4 and "is a FIFO (named pipe), not a regular file" in c.err, c
+
+
+def test_messages_say_what_is_there(tmp_path):
+    # A shape with a 0 size has 0 elements, whatever the other sizes.
+    write_manifest(tmp_path / "s.yaml", "s", [case("huge_empty", "torch.neg", [[0, 9223372036854775807]])])
+    v = opcheck("validate", tmp_path / "s.yaml")
+    assert v.rc == 2, v
+    assert "has 0 elements, but its other sizes are absurdly large" in v.err, v
+    assert "(9223372036854775807 elements)" not in v.err, v
+    # A UTF-16 surrogate encoded in UTF-8 is named, with the bytes as they are in the file.
+    (tmp_path / "u.yaml").write_bytes(b"model: u\ncases:\n  - name: \xed\xa0\x80x\n    op: torch.neg\n")
+    v = opcheck("validate", tmp_path / "u.yaml")
+    assert v.rc == 2, v
+    assert "U+D800, a UTF-16 surrogate; bytes 0xED 0xA0 0x80" in v.err, v
+    assert "byte 0x00" not in v.err, v
+    # A case name holding an escape sequence is refused, and nothing raw reaches the terminal.
+    (tmp_path / "c.yaml").write_text("model: c\ncases:\n  - name: \"red\\e[31mcase\"\n    op: torch.neg\n"
+                                     "    inputs:\n      - tensor: {shape: [2]}\n")
+    v = opcheck("validate", tmp_path / "c.yaml")
+    assert v.rc == 2, v
+    assert "contains a control character (\\x1b at byte 3)" in v.err, v
+    r = opcheck("run", "--manifests", tmp_path / "c.yaml", "--device", "cpu", "-v", "--artifact-dir", tmp_path / "a")
+    assert "\x1b" not in r.out and "\x1b" not in r.err, r
+
+
+def test_temporary_report_files_of_a_killed_run_are_removed_by_the_next(tmp_path):
+    import os
+    import time
+
+    write_manifest(tmp_path / "g.yaml", "g", GOOD)
+    out = tmp_path / "out"
+    out.mkdir()
+    dead = out / "r.json.tmp.4194399.Ab12Cd"  # above Linux's largest pid: no such process
+    legacy = out / "r.xml.tmp.Zz98Yy"  # an earlier release's name, hours old
+    live = out / f"r.json.tmp.{os.getpid()}.Qq11Ww"  # a writer that is still running
+    other = out / "notes.json.tmp.4194399.Ab12Cd"  # beside another file: not this run's business
+    for p in (dead, legacy, live, other):
+        p.write_text("partial")
+    old = time.time() - 7200
+    os.utime(legacy, (old, old))
+    r = opcheck("run", "--manifests", tmp_path / "g.yaml", "--device", "cpu", "--metrics-json", out / "r.json",
+                "--junit-xml", out / "r.xml", "--artifact-dir", tmp_path / "a")
+    assert r.rc == 0, r
+    assert not dead.exists() and not legacy.exists(), sorted(os.listdir(out))
+    assert live.exists() and other.exists(), sorted(os.listdir(out))
+    assert sorted(p.name for p in out.iterdir() if ".tmp." not in p.name) == ["r.json", "r.xml"]
