@@ -224,13 +224,17 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
   app.add_option("--max-case-bytes", f.exec.max_case_bytes, "Skip cases whose tensors need more bytes than this")
       ->check(positive_finite("--max-case-bytes"));
   app.add_flag("--no-dedupe", f.no_dedupe, "Run every occurrence, even when the same call appears again");
-  app.add_flag("--collect-only", f.collect_only,
+  app.add_flag("--collect-only,--co", f.collect_only,
                "Print the plan (unique cases and what each dedupes) without running anything or loading libtorch");
   app.add_option("--shard", f.shard,
                  "Run shard I of N of the unique cases (0-based), e.g. 1/3; also OPCHECK_SHARD_INDEX/"
                  "OPCHECK_TOTAL_SHARDS or JOB_COMPLETION_INDEX")
       ->type_name("I/N");
   app.add_option("--maxfail", f.maxfail, "Stop after N failures or errors")->type_name("N");
+  app.add_flag("-x,--exitfirst", f.exitfirst, "Stop after the first failure or error (--maxfail 1)");
+  app.add_option("--durations", f.durations, "Show the N slowest cases before the summary (0: all)")
+      ->type_name("N")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--deadline", f.deadline, "Stop starting new cases after this long, e.g. 90m, 2h")
       ->type_name("DURATION");
   app.add_option("--junit-xml", f.junit_xml, "Write JUnit XML (pytest's xunit2 shape, one testsuite per model)")
@@ -319,11 +323,22 @@ int cmd_run(RunFlags& f) {
     std::set<std::string> bad;
     for (const auto& r : previous)
       if (fails_run(r.outcome, r.xfail_strictness, RunPolicy{f.xpass_ok})) bad.insert(r.id);
-    std::vector<const Case*> kept;
-    for (const Case* c : cases)
-      if (bad.count(c->id)) kept.push_back(c);
-    cases = std::move(kept);
+    if (bad.empty()) {
+      // pytest's --lf: with nothing failed last time, everything selected runs.
+      std::cerr << "opcheck: nothing failed in the previous run (" << journal_path
+                << "); running everything selected\n";
+    } else {
+      std::vector<const Case*> kept;
+      for (const Case* c : cases)
+        if (bad.count(c->id)) kept.push_back(c);
+      cases = std::move(kept);
+    }
     previous.clear();
+  }
+  // --strict-markers is pytest's: a problem found while collecting stops the run before any case runs.
+  if (f.manifest.strict_markers && invalid_input) {
+    std::cerr << "opcheck: --strict-markers: errors while loading the manifests; no case runs\n";
+    cases.clear();
   }
   if (cases.empty()) {
     if (!invalid_input) {
@@ -457,7 +472,7 @@ int cmd_run(RunFlags& f) {
       return it == triage.end() ? Triage{} : it->second;
     };
   so.policy = report.info.policy;
-  so.maxfail = f.maxfail;
+  so.maxfail = f.exitfirst ? 1 : f.maxfail;
   so.deadline_s = deadline_s;
   so.interrupted = &g_interrupted;
 
@@ -639,6 +654,7 @@ int cmd_run(RunFlags& f) {
   std::cout << failures_section(report);
   if (report.info.interrupted)
     std::cout << "stopped early: " << report.info.stop_reason << "; " << report.info.not_run << " not run\n";
+  if (f.durations >= 0) std::cout << durations_section(report, f.durations);
   // The comparison with --baseline comes before the summary line, which is always the last line (pytest's).
   bool regressions = false;
   if (!f.baseline.empty()) {

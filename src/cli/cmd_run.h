@@ -17,6 +17,8 @@ struct RunFlags {
   bool collect_only = false;
   std::string shard;
   std::size_t maxfail = 0;
+  bool exitfirst = false;       // -x: --maxfail 1
+  int durations = -1;           // --durations=N: the N slowest cases (0: all); -1: not asked
   std::string deadline;
   std::string junit_xml;
   std::string metrics_json;

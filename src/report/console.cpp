@@ -1,5 +1,6 @@
 #include "report/console.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -93,6 +94,22 @@ std::string failures_section(const RunReport& report) {
     out += "\n";
   }
   return xml_visible(out);  // control characters in ids and messages are shown, never run by the terminal
+}
+
+std::string durations_section(const RunReport& report, int n) {
+  std::vector<const CaseRecord*> ran;
+  for (const auto& rec : report.cases)
+    if (rec.deduplicated_from.empty() && rec.result.stage != Stage::SKIPPED) ran.push_back(&rec);
+  std::stable_sort(ran.begin(), ran.end(),
+                   [](const CaseRecord* a, const CaseRecord* b) { return case_time_ms(*a) > case_time_ms(*b); });
+  const std::size_t shown = n > 0 ? std::min(ran.size(), static_cast<std::size_t>(n)) : ran.size();
+  std::string out = rule_line(n > 0 ? "slowest " + std::to_string(n) + " durations" : "slowest durations", 80) + "\n";
+  char buf[32];
+  for (std::size_t i = 0; i < shown; ++i) {
+    std::snprintf(buf, sizeof buf, "%.2fs ", case_time_ms(*ran[i]) / 1000.0);
+    out += buf + ran[i]->id + "\n";
+  }
+  return xml_visible(out);
 }
 
 }  // namespace opcheck

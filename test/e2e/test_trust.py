@@ -470,3 +470,57 @@ def test_temporary_report_files_of_a_killed_run_are_removed_by_the_next(tmp_path
     assert not dead.exists() and not legacy.exists(), sorted(os.listdir(out))
     assert live.exists() and other.exists(), sorted(os.listdir(out))
     assert sorted(p.name for p in out.iterdir() if ".tmp." not in p.name) == ["r.json", "r.xml"]
+
+
+def test_pytest_habits(tmp_path):
+    write_manifest(tmp_path / "p.yaml", "p", GOOD)
+    # list-cases with no match says so.
+    ls = opcheck("list-cases", "--manifests", tmp_path / "p.yaml", "-k", "nothing_matches_this")
+    assert ls.rc == 5 and ls.out == "0 selected (3 deselected)\n", ls
+    # --last-failed after a run where nothing failed runs everything (pytest's --lf), instead of exiting 5.
+    art = tmp_path / "a"
+    assert opcheck("run", "--manifests", tmp_path / "p.yaml", "--device", "cpu", "--artifact-dir", art).rc == 0
+    lf = opcheck("run", "--manifests", tmp_path / "p.yaml", "--device", "cpu", "--last-failed", "--artifact-dir", art)
+    assert lf.rc == 0 and lf.last_line.startswith("3 passed"), lf
+    assert "nothing failed in the previous run" in lf.err, lf
+    # --co is --collect-only; --durations=N lists the slowest cases before the summary line.
+    co = opcheck("run", "--manifests", tmp_path / "p.yaml", "--co")
+    assert co.rc == 0 and "3 cases, 3 unique" in co.out, co
+    d = opcheck("run", "--manifests", tmp_path / "p.yaml", "--device", "cpu", "--durations=2", "--artifact-dir",
+                tmp_path / "b")
+    lines = d.out.splitlines()
+    i = next(n for n, l in enumerate(lines) if "slowest 2 durations" in l)
+    assert all(re.match(r"^\d+\.\d\ds p::", l) for l in lines[i + 1:i + 3]) and lines[i + 3] == lines[-1], d
+    # -x stops at the first failure, as --maxfail 1.
+    write_manifest(tmp_path / "f.yaml", "f", [case(f"exp.{i}", "torch.exp", [[4 + i]]) for i in range(12)])
+    x = opcheck("run", "--manifests", tmp_path / "f.yaml", "--device", "loopback", "-j", "1", "-x", "--metrics-json",
+                tmp_path / "x.json", "--artifact-dir", tmp_path / "c", env={"OPCHECK_LOOPBACK_FAULTS": "aten::exp=bias:1e-2"})
+    assert x.rc == 1 and metrics(tmp_path / "x.json")["run"]["stopped_by"] == "maxfail", x
+
+
+def test_run_help_documents_every_fault_kind():
+    h = opcheck("run", "--help")
+    assert h.rc == 0, h
+    assert "OPCHECK_LOOPBACK_FAULTS='OP=KIND[;OP=KIND...]'" in h.out, h
+    for kind, stage in [("bias:X", "INCORRECT_RESULT"), ("ulp", "INCORRECT_RESULT"), ("zeros", "INCORRECT_RESULT"),
+                        ("nondet", "NONDETERMINISTIC"), ("segv", "CRASHED"), ("abort", "CRASHED"), ("hang", "TIMEOUT"),
+                        ("oom", "allocation"), ("throw", "FAILED_RUNTIME"), ("notimpl", "NOT_SUPPORTED")]:
+        assert re.search(rf"\b{re.escape(kind)}\b.*{stage}", h.out), (kind, h.out)
+
+
+def test_an_unknown_flag_gets_a_did_you_mean():
+    r = opcheck("run", "--maxfial", "3")
+    assert r.rc == 4, r
+    assert "opcheck: --maxfial: did you mean --maxfail?" in r.err, r
+
+
+def test_strict_markers_stops_before_running_anything(tmp_path):
+    marked = case("marked", "torch.neg", [[2]], ["marks: [not_registered_anywhere]"])
+    write_manifest(tmp_path / "s.yaml", "s", GOOD[:2] + [marked])
+    r = opcheck("run", "--manifests", tmp_path / "s.yaml", "--device", "cpu", "--strict-markers", "--metrics-json",
+                tmp_path / "r.json", "--artifact-dir", tmp_path / "a")
+    assert r.rc == 2, r
+    assert "'not_registered_anywhere' not found in `markers` configuration option" in r.err, r
+    m = metrics(tmp_path / "r.json")
+    assert m["totals"] == {**m["totals"], "passed": 0, "errors": 1}, m["totals"]
+    assert r.last_line.startswith("1 error in "), r
