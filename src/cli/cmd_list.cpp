@@ -59,8 +59,8 @@ int cmd_list_cases(const ManifestFlags& f, bool json) {
     }
     // An empty listing says so, as pytest's --collect-only does.
     if (l.selected.cases.empty())
-      out = "0 selected" + (l.selected.deselected ? " (" + std::to_string(l.selected.deselected) + " deselected)" : "") +
-            "\n";
+      out = "0 selected" +
+            (l.selected.deselected ? " (" + std::to_string(l.selected.deselected) + " deselected)" : "") + "\n";
     std::cout << out;
   }
   if (l.diagnostics.has_errors()) return kInterrupted;

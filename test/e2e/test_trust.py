@@ -494,7 +494,8 @@ def test_pytest_habits(tmp_path):
     # -x stops at the first failure, as --maxfail 1.
     write_manifest(tmp_path / "f.yaml", "f", [case(f"exp.{i}", "torch.exp", [[4 + i]]) for i in range(12)])
     x = opcheck("run", "--manifests", tmp_path / "f.yaml", "--device", "loopback", "-j", "1", "-x", "--metrics-json",
-                tmp_path / "x.json", "--artifact-dir", tmp_path / "c", env={"OPCHECK_LOOPBACK_FAULTS": "aten::exp=bias:1e-2"})
+                tmp_path / "x.json", "--artifact-dir", tmp_path / "c",
+                env={"OPCHECK_LOOPBACK_FAULTS": "aten::exp=bias:1e-2"})
     assert x.rc == 1 and metrics(tmp_path / "x.json")["run"]["stopped_by"] == "maxfail", x
 
 
