@@ -525,3 +525,15 @@ def test_strict_markers_stops_before_running_anything(tmp_path):
     m = metrics(tmp_path / "r.json")
     assert m["totals"] == {**m["totals"], "passed": 0, "errors": 1}, m["totals"]
     assert r.last_line.startswith("1 error in "), r
+
+
+def test_ids_accept_the_model_spelling_of_model_and_the_template_command_works(tmp_path):
+    r = opcheck("repro", "GPT-OSS::torch.getitem.1")
+    assert r.rc == 0 and "torch.getitem.1" in r.out, r
+    # The command the template's header comment shows runs (here on the cpu device, in a scratch folder).
+    from conftest import SOURCE_DIR
+
+    header = (SOURCE_DIR / "manifests" / "template.yaml").read_text().splitlines()[1]
+    command = re.search(r"`opcheck ([^`]+)`", header).group(1).split()
+    t = opcheck(*command, "--device", "cpu", "--artifact-dir", tmp_path / "a", cwd=tmp_path)
+    assert t.rc == 0, t
