@@ -61,6 +61,9 @@ class LoopbackAllocator final : public c10::Allocator {
     h->bytes = n;
     h->device = device;
     g_live_bytes[device].fetch_add(static_cast<std::int64_t>(n), std::memory_order_relaxed);
+    // Fresh device memory holds whatever was there before, as on an accelerator; all-ones bytes (NaN in every float
+    // dtype) make a kernel or a check that relies on zeroed or reused memory fail visibly instead of by luck.
+    std::memset(static_cast<char*>(base) + kAlignment, 0xff, n);
     return c10::DataPtr(static_cast<char*>(base) + kAlignment, base, &free_block, dev);
   }
   c10::DeleterFnPtr raw_deleter() const override { return nullptr; }

@@ -1,6 +1,8 @@
 // The boundary between the front half and the libtorch exec layer (libopcheck_exec.so, loaded by `run`).
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -51,6 +53,15 @@ struct ExecInfo {
   std::string compile_backend;  // "" = eager
 };
 
+/// Where a running case's time goes, shared by a worker and the parent that enforces --timeout: the time the executor
+/// spends on opcheck's own work (building inputs, digests, comparing) is not charged to the case's timeout. Times are
+/// nanoseconds of std::chrono::steady_clock, which every process of the machine reads alike.
+struct CaseClock {
+  std::atomic<std::uint64_t> case_tag{0};   // which case the figures are about (set by the worker; 0 = none)
+  std::atomic<std::int64_t> own_ns{0};      // own work finished so far in that case
+  std::atomic<std::int64_t> own_since_ns{0};  // start of own work in progress; 0 = none
+};
+
 /// Runs cases on the reference and the device under test. One instance per process.
 class Executor {
  public:
@@ -68,6 +79,9 @@ class Executor {
     if (error != nullptr) *error = "this executor cannot select device index " + std::to_string(device_index);
     return false;
   }
+  /// Where to publish opcheck's own time while a case runs (see CaseClock); an executor that never does charges
+  /// everything to the timeout.
+  virtual void set_case_clock(CaseClock* clock) { (void)clock; }
 };
 
 /// Signature of the factory exported by libopcheck_exec.so as `opcheck_create_executor`.

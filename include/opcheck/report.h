@@ -31,7 +31,14 @@ struct RunInfo {
   std::vector<std::string> enabled_ops;     // device's enabled ops (coverage); empty when unknown
   bool interrupted = false;                 // stopped by SIGINT/SIGTERM, --maxfail or --deadline
   std::string stop_reason;
+  std::string stopped_by;                   // "", "signal", "maxfail" or "deadline": what stopped it early
   std::int64_t deselected = 0;              // occurrences left out by -m/-k/--model (pytest's "N deselected")
+  std::int64_t not_run = 0;                 // selected occurrences never run because the run stopped early
+  RunPolicy policy;                         // what the run forgives (--xpass-ok)
+  std::vector<std::string> warnings;        // load and validate warnings, formatted; listed, never counted
+  std::int64_t shard_count = 0;             // merged runs: how many files were merged (0: not a merge)
+  double shard_longest_s = 0;               // merged runs: the longest shard's wall time
+  double shard_sum_s = 0;                   // merged runs: the shards' wall times summed
 };
 
 /// One selected occurrence of a case and its verdict (a deduplicated occurrence carries the result of the
@@ -52,15 +59,14 @@ struct CaseRecord {
   std::string status;       // triage status from the config ("", expected_passing, xfail, skip)
   std::string status_reason;
   Outcome outcome = Outcome::Passed;  // after skip/xfail rules
-  bool xfail_strict = true; // an XPASS fails the run; false for a non-strict xfail (v2 `mode: xfail`, `strict: false`)
+  XfailStrictness xfail_strictness = XfailStrictness::Strict;  // NonStrict: v2 `mode: xfail`, `strict: false`
   std::string upstream_test;  // v2 configs: torch-spyre's test name of the entry
   Result result;            // stage, message, figures, timings of the run that decided it
 };
 
-/// Whether an occurrence fails the run: failed, error, or an XPASS of a strict xfail.
-inline bool fails_run(const CaseRecord& r) {
-  return r.outcome == Outcome::Failed || r.outcome == Outcome::Error ||
-         (r.outcome == Outcome::XPassed && r.xfail_strict);
+/// Whether this occurrence fails the run it belongs to (see fails_run in result.h).
+inline bool fails_run(const CaseRecord& rec, const RunInfo& info) {
+  return fails_run(rec.outcome, rec.xfail_strictness, info.policy);
 }
 
 /// Everything a run produced; JUnit XML, metrics JSON, console summary and HTML are views of it.

@@ -36,6 +36,20 @@ bool parse_stage(const std::string& s, Stage& out);
 /// INVALID_CASE/FAILED_INPUT/FAILED_REFERENCE->error, everything else->failed.
 Outcome stage_outcome(Stage s);
 
+/// How an expected failure is held. Strict (pytest's xfail_strict; every xfail is strict today): an unexpected pass
+/// fails the run. NonStrict: an unexpected pass is reported as xpassed and does not.
+enum class XfailStrictness { Strict, NonStrict };
+
+/// What a run forgives, from its flags.
+struct RunPolicy {
+  bool xpass_ok = false;  // --xpass-ok: no unexpected pass fails the run
+};
+
+/// Whether an occurrence with this outcome fails the run: failed and error always, xpassed when its xfail is strict
+/// and the run does not forgive it. The one definition of failure: exit codes, --maxfail, console, reports, diff and
+/// --last-failed all ask it.
+bool fails_run(Outcome o, XfailStrictness strictness, const RunPolicy& policy);
+
 /// Figures from comparing one run against the reference.
 struct CompareFigures {
   std::optional<double> max_abs_diff;
@@ -54,6 +68,7 @@ struct Result {
   std::string resolved_op;       // e.g. "aten::add.Tensor"; several joined with ", " for decompositions
   bool decomposed = false;
   bool reference_upcast = false;
+  bool values_compared = true;   // false for ops returning uninitialised memory: only shape, dtype, strides, device
   CompareFigures figures;
   double materialize_ms = 0, reference_ms = 0, device_ms = 0, compare_ms = 0;
   double compile_ms = 0;  // --compile-backend: compiling the device call (its first run less a cached run)

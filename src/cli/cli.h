@@ -1,6 +1,7 @@
 // Shared pieces of the subcommands: exit codes, manifest discovery, load + select.
 #pragma once
 
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,10 @@ bool load_command_config(const std::string& flag, const ManifestFlags& f, Status
 /// Prints diagnostics to stderr, one per entry. With errors_only, warnings are counted in one closing line that
 /// points at `opcheck validate` (listing commands stay readable; validate shows everything).
 void print_diagnostics(const DiagnosticList& d, bool errors_only = false);
+
+/// Prints a failure to stderr: a message that is already located ("path: error: what") as it is, anything else as
+/// "opcheck: error: <context>what". Never two "error:" prefixes.
+void print_error(const std::exception& e, const std::string& context = {});
 
 int cmd_list_models(const ManifestFlags& f);
 int cmd_list_cases(const ManifestFlags& f, bool json);

@@ -57,6 +57,10 @@ int cmd_list_cases(const ManifestFlags& f, bool json) {
       out.append(op_w + 2 - c->op.size(), ' ');
       out += "(" + c->loc.file + ":" + std::to_string(c->loc.line) + ")\n";
     }
+    // An empty listing says so, as pytest's --collect-only does.
+    if (l.selected.cases.empty())
+      out = "0 selected" +
+            (l.selected.deselected ? " (" + std::to_string(l.selected.deselected) + " deselected)" : "") + "\n";
     std::cout << out;
   }
   if (l.diagnostics.has_errors()) return kInterrupted;

@@ -16,7 +16,7 @@ int cmd_report(const std::string& metrics, const std::string& history_dir, const
     const RunReport run = read_metrics(metrics);
     std::vector<RunReport> history;
     // The current file is often kept in the history folder itself; it must not appear twice in the trend.
-    if (!history_dir.empty()) history = read_metrics_history(history_dir, metrics);
+    if (!history_dir.empty()) history = read_metrics_history(history_dir, metrics, &run.info);
     write_html_report(run, history, html);
     std::cout << "wrote " << html << ": " << summary_line(run);
     if (!history_dir.empty()) {
@@ -25,7 +25,7 @@ int cmd_report(const std::string& metrics, const std::string& history_dir, const
     }
     std::cout << "\n";
   } catch (const std::exception& e) {
-    std::cerr << "opcheck: error: " << e.what() << "\n";
+    print_error(e);
     return kInterrupted;
   }
   return kOk;

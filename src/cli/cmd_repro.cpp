@@ -828,6 +828,15 @@ int find_case(const ReproFlags& f, Found& out) {
       if (!out.c && c.id == f.case_id) out.c = &c;
       ids.push_back(c.id);
     }
+  // The model part matches as --model does (case-insensitive, '-' and '_' alike), so `repro gpt-oss::x` finds what
+  // `--model gpt-oss` selects.
+  if (const auto sep = f.case_id.find("::"); !out.c && sep != std::string::npos) {
+    const std::string model = f.case_id.substr(0, sep), rest = f.case_id.substr(sep + 2);
+    for (const auto& m : l.set.manifests)
+      for (const auto& c : m.cases)
+        if (!out.c && model_matches(model, c.model) && c.id.compare(c.model.size() + 2, std::string::npos, rest) == 0)
+          out.c = &c;
+  }
   if (!out.c) {
     std::cerr << "opcheck: error: no case " << f.case_id << " in the manifests";
     const auto near = suggest_models(f.case_id, ids, 3);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -30,6 +31,8 @@
 #include "report/junit.h"
 #include "report/merge.h"
 #include "report/metrics.h"
+#include "report/text_escape.h"
+#include "runner/artifact_lock.h"
 #include "runner/session.h"
 #include "runner/worker_pool.h"
 
@@ -37,7 +40,14 @@ namespace opcheck::cli {
 namespace {
 
 volatile bool g_interrupted = false;
-extern "C" void on_signal(int) { g_interrupted = true; }
+volatile std::sig_atomic_t g_signals = 0;  // SIGINT/SIGTERM received so far
+extern "C" void on_signal(int) {
+  g_interrupted = true;
+  g_signals = g_signals + 1;
+}
+
+// After the first signal running cases get this long to finish; a second signal ends them at once.
+constexpr double kSignalGraceSeconds = 5;
 
 // The end of a run that got as far as its reports: output is flushed and the process ends here, without freeing
 // every record and manifest and without libtorch's static destructors (together ~80 ms for 10,000 cases). Every
@@ -62,13 +72,14 @@ std::string case_line(const CaseRecord& r, bool color) {
   static const char* colors[] = {"\033[32m", "\033[31m", "\033[31m", "\033[33m", "\033[33m", "\033[31m"};
   const auto o = static_cast<std::size_t>(r.outcome);
   std::string line = color ? std::string(colors[o]) + words[o] + "\033[0m" : words[o];
-  line += " " + r.id;
+  // Ids and messages are data: control characters in them are shown, never sent to the terminal.
+  line += " " + xml_visible(r.id);
   if (r.outcome != Outcome::Passed) {
     line += std::string(" [") + stage_name(r.result.stage) + "]";
     const std::string& m = r.result.message;
-    if (!m.empty()) line += " " + m.substr(0, m.find('\n'));
+    if (!m.empty()) line += " " + xml_visible(m.substr(0, m.find('\n')));
   }
-  if (!r.deduplicated_from.empty()) line += " (same as " + r.deduplicated_from + ")";
+  if (!r.deduplicated_from.empty()) line += " (same as " + xml_visible(r.deduplicated_from) + ")";
   return line + "\n";
 }
 
@@ -122,9 +133,53 @@ void print_plan(const Plan& plan) {
       if (i != plan.unique_first[u]) out += "    also " + plan.occurrences[i]->id + "\n";
   }
   std::cout << out;
-  std::cout << plan.occurrences.size() << " cases, " << plan.unique.size() << " unique, "
+  std::cout << plan.occurrences.size() << (plan.occurrences.size() == 1 ? " case, " : " cases, ")
+            << plan.unique.size() << " unique, "
             << plan.occurrences.size() - plan.unique.size()
             << (plan.occurrences.size() - plan.unique.size() == 1 ? " duplicate" : " duplicates") << " served\n";
+}
+
+// A count or a limit that must be a finite number greater than zero: "nan", "inf", 0 and negatives are usage errors
+// (a nan timeout would fail every case as TIMEOUT; -j 0 or a negative byte limit would mean nothing).
+CLI::Validator positive_finite(const char* what) {
+  return CLI::Validator(
+      [what](std::string& text) -> std::string {
+        double v = 0;
+        std::size_t used = 0;
+        try {
+          v = std::stod(text, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used != text.size() || used == 0) return std::string(what) + " must be a number, got '" + text + "'";
+        if (!std::isfinite(v) || v <= 0)
+          return std::string(what) + " must be a finite number greater than 0, got '" + text + "'";
+        return {};
+      },
+      "> 0");
+}
+
+// Writes the reports asked for, side by side: they are independent views of the same records. Returns
+// kInternalError when one could not be written, else 0.
+int write_reports(const RunReport& report, const RunFlags& f) {
+  int failure = 0;
+  std::vector<std::future<void>> writing;
+  if (!f.junit_xml.empty())
+    writing.push_back(std::async(std::launch::async, [&] { write_junit_xml(report, f.junit_xml); }));
+  if (!f.junit_dir.empty())
+    writing.push_back(std::async(std::launch::async, [&] { write_junit_dir(report, f.junit_dir); }));
+  if (!f.metrics_json.empty())
+    writing.push_back(std::async(std::launch::async, [&] { write_metrics_json(report, f.metrics_json); }));
+  if (!f.html.empty()) writing.push_back(std::async(std::launch::async, [&] { write_html_report(report, {}, f.html); }));
+  for (auto& w : writing) {
+    try {
+      w.get();
+    } catch (const std::exception& e) {
+      print_error(e, "writing reports: ");
+      failure = kInternalError;
+    }
+  }
+  return failure;
 }
 
 }  // namespace
@@ -224,15 +279,20 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
                  "CPU lacks a kernel)")
       ->check(CLI::IsMember({"same", "float32", "float64"}));
   app.add_option("--repeat", f.exec.repeat, "Device runs per case to detect nondeterminism (default 2, 1 on cpu)");
-  app.add_option("--max-case-bytes", f.exec.max_case_bytes, "Skip cases whose tensors need more bytes than this");
+  app.add_option("--max-case-bytes", f.exec.max_case_bytes, "Skip cases whose tensors need more bytes than this")
+      ->check(positive_finite("--max-case-bytes"));
   app.add_flag("--no-dedupe", f.no_dedupe, "Run every occurrence, even when the same call appears again");
-  app.add_flag("--collect-only", f.collect_only,
+  app.add_flag("--collect-only,--co", f.collect_only,
                "Print the plan (unique cases and what each dedupes) without running anything or loading libtorch");
   app.add_option("--shard", f.shard,
                  "Run shard I of N of the unique cases (0-based), e.g. 1/3; also OPCHECK_SHARD_INDEX/"
                  "OPCHECK_TOTAL_SHARDS or JOB_COMPLETION_INDEX")
       ->type_name("I/N");
   app.add_option("--maxfail", f.maxfail, "Stop after N failures or errors")->type_name("N");
+  app.add_flag("-x,--exitfirst", f.exitfirst, "Stop after the first failure or error (--maxfail 1)");
+  app.add_option("--durations", f.durations, "Show the N slowest cases before the summary (0: all)")
+      ->type_name("N")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--deadline", f.deadline, "Stop starting new cases after this long, e.g. 90m, 2h")
       ->type_name("DURATION");
   app.add_option("--junit-xml", f.junit_xml, "Write JUnit XML (pytest's xunit2 shape, one testsuite for the run)")
@@ -253,12 +313,14 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
   app.add_flag("--last-failed", f.last_failed, "Run only what failed or errored in the previous run (its journal)");
   app.add_option("--baseline", f.baseline, "Compare with an earlier metrics file at the end; exit 1 on regressions")
       ->type_name("OLD.json");
-  app.add_option("-j,--jobs", f.jobs, "Worker processes (default: one per core, one intra-op thread each)");
+  app.add_option("-j,--jobs", f.jobs, "Worker processes (default: one per core, one intra-op thread each)")
+      ->check(positive_finite("-j"));
   app.add_option("--intra-op-threads", f.exec.intra_op_threads, "libtorch intra-op threads per worker (default: cores / jobs)")
       ->type_name("N")
       ->check(CLI::PositiveNumber);
-  app.add_option("--timeout", f.timeout_s, "Seconds a case may take before its worker is killed (TIMEOUT)")
-      ->capture_default_str();
+  app.add_option("--timeout", f.timeout_s, "Seconds a case may take before its worker is killed (TIMEOUT); > 0")
+      ->capture_default_str()
+      ->check(positive_finite("--timeout"));
   app.add_flag("--no-isolation", f.no_isolation, "Run cases in this process (debugging; a crash ends the run)");
   app.add_option("--devices", f.devices, "Device indices of one backend, one worker per index, e.g. 0,1")
       ->delimiter(',');
@@ -309,7 +371,7 @@ int cmd_run(RunFlags& f) {
         print_diagnostics(j.diagnostics);
         previous = std::move(j.records);
       } catch (const std::exception& e) {
-        std::cerr << "opcheck: error: cannot read " << journal_path << ": " << e.what() << "\n";
+        print_error(e, "cannot read " + journal_path + ": ");
         return kUsageError;
       }
     } else if (f.last_failed) {
@@ -320,16 +382,43 @@ int cmd_run(RunFlags& f) {
   if (f.last_failed && !previous.empty()) {
     std::set<std::string> bad;
     for (const auto& r : previous)
-      if (fails_run(r)) bad.insert(r.id);
-    std::vector<const Case*> kept;
-    for (const Case* c : cases)
-      if (bad.count(c->id)) kept.push_back(c);
-    cases = std::move(kept);
+      if (fails_run(r.outcome, r.xfail_strictness, RunPolicy{f.xpass_ok})) bad.insert(r.id);
+    if (bad.empty()) {
+      // pytest's --lf: with nothing failed last time, everything selected runs.
+      std::cerr << "opcheck: nothing failed in the previous run (" << journal_path
+                << "); running everything selected\n";
+    } else {
+      std::vector<const Case*> kept;
+      for (const Case* c : cases)
+        if (bad.count(c->id)) kept.push_back(c);
+      cases = std::move(kept);
+    }
     previous.clear();
   }
+  // --strict-markers is pytest's: a problem found while collecting stops the run before any case runs.
+  if (f.manifest.strict_markers && invalid_input) {
+    std::cerr << "opcheck: --strict-markers: errors while loading the manifests; no case runs\n";
+    cases.clear();
+  }
   if (cases.empty()) {
-    std::cout << "no tests ran in 0.00s\n";
-    return invalid_input ? kInterrupted : kNoTests;
+    if (!invalid_input) {
+      std::cout << "no tests ran in 0.00s\n";
+      return kNoTests;
+    }
+    // Nothing runnable, but what was rejected is still the run's result: the reports say so.
+    RunReport report;
+    report.info.opcheck_version = OPCHECK_VERSION;
+    report.info.host = host_name();
+    report.info.started_at = iso_now();
+    report.info.argv = f.argv;
+    report.info.policy.xpass_ok = f.xpass_ok;
+    for (const auto& m : l.set.manifests) report.info.manifests[m.path] = m.sha256;
+    add_load_problems(l.diagnostics, l.set, report);
+    report.info.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const int report_failure = write_reports(report, f);
+    std::cout << failures_section(report) << summary_line(report, isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR"))
+              << "\n";
+    return report_failure ? report_failure : kInterrupted;
   }
 
   if (f.reference_dtype == "same") f.exec.reference_dtype = ReferenceDtype::Same;
@@ -405,11 +494,14 @@ int cmd_run(RunFlags& f) {
   }
 
   const ExecInfo& info = ex->info();
-  if (!f.quiet && !info.log_line.empty()) std::cerr << "opcheck: " << info.log_line << "\n";
+  // One line says which device and how much work: the executor's account of the device when it gives one.
   if (!f.quiet)
-    std::cerr << "opcheck: device " << info.device_name << " (" << info.device
-              << (info.device_lib.empty() ? "" : ", " + info.device_lib) << "); " << plan.occurrences.size()
-              << " cases, " << plan.unique.size() << " unique"
+    std::cerr << "opcheck: "
+              << (!info.log_line.empty() ? info.log_line
+                                         : "device " + info.device_name + " (" + info.device +
+                                               (info.device_lib.empty() ? "" : ", " + info.device_lib) + ")")
+              << "; " << plan.occurrences.size() << (plan.occurrences.size() == 1 ? " case, " : " cases, ")
+              << plan.unique.size() << " unique"
               << (shard_total > 1 ? ", shard " + std::to_string(shard_index) + "/" + std::to_string(shard_total) +
                                         " of " + std::to_string(all_unique)
                                   : std::string())
@@ -429,6 +521,7 @@ int cmd_run(RunFlags& f) {
   report.info.host = host_name();
   report.info.started_at = iso_now();
   report.info.argv = f.argv;
+  report.info.policy.xpass_ok = f.xpass_ok;
   report.info.deselected = static_cast<std::int64_t>(l.selected.deselected + excluded);
   if (shard_total > 1) report.info.shard = std::to_string(shard_index) + "/" + std::to_string(shard_total);
   for (const auto& m : l.set.manifests) report.info.manifests[m.path] = m.sha256;
@@ -443,7 +536,8 @@ int cmd_run(RunFlags& f) {
       auto it = triage.find(&c);
       return it == triage.end() ? Triage{} : it->second;
     };
-  so.maxfail = f.maxfail;
+  so.policy = report.info.policy;
+  so.maxfail = f.exitfirst ? 1 : f.maxfail;
   so.deadline_s = deadline_s;
   so.interrupted = &g_interrupted;
 
@@ -452,6 +546,18 @@ int cmd_run(RunFlags& f) {
   pool.device_indices = f.devices;
   pool.default_timeout_s = f.timeout_s;
   pool.isolation = !f.no_isolation;
+  std::optional<std::chrono::steady_clock::time_point> first_signal;
+  pool.abort_running = [&first_signal] {
+    if (g_signals == 0) return false;
+    const auto now = std::chrono::steady_clock::now();
+    if (!first_signal) first_signal = now;
+    if (g_signals >= 2 || now - *first_signal >= std::chrono::duration<double>(kSignalGraceSeconds)) {
+      std::cerr << "opcheck: " << (g_signals >= 2 ? "second signal" : "grace period over")
+                << ": ending the cases still running\n";
+      return true;
+    }
+    return false;
+  };
 
   // Results of a killed run that are still valid: same case, same dedupe key.
   std::map<std::string, CaseRecord> reusable;
@@ -479,7 +585,7 @@ int cmd_run(RunFlags& f) {
                        "is rewritten\n";
         }
       } catch (const std::exception& e) {
-        std::cerr << "opcheck: error: cannot read the results cache: " << e.what() << "\n";
+        print_error(e, "cannot read the results cache: ");
         return kUsageError;
       }
     }
@@ -519,6 +625,17 @@ int cmd_run(RunFlags& f) {
     run_cases(*ex, todo, pool, [&](std::size_t k, Result r) { done(todo_index[k], std::move(r)); }, stop);
   };
 
+  // One run per artifact folder: a second one would unlink the journal the first is writing.
+  static ArtifactLock artifact_lock;  // held until the process ends
+  {
+    std::string holder = "pid " + std::to_string(::getpid()) + " on " + host_name() + " since " + iso_now() + ":";
+    for (const auto& a : f.argv) holder += " " + a;
+    if (!artifact_lock.acquire(f.artifact_dir, holder, error)) {
+      std::cerr << "opcheck: error: " << error
+                << "\n  Fix: wait for that run to end, or give this one its own --artifact-dir\n";
+      return kUsageError;
+    }
+  }
   std::unique_ptr<JournalWriter> journal;
   try {
     fs::create_directories(f.artifact_dir);
@@ -541,7 +658,7 @@ int cmd_run(RunFlags& f) {
   const auto run_start = std::chrono::steady_clock::now();
   RecordSink sink = [&](const CaseRecord& r) {
     ++finished;
-    if (fails_run(r)) ++bad;
+    if (fails_run(r, report.info)) ++bad;
     journal->append(r);
     // Failures are listed together at the end; -v shows every case as it finishes.
     if (f.verbose) std::cout << case_line(r, tty) << std::flush;
@@ -584,29 +701,14 @@ int cmd_run(RunFlags& f) {
       }
       fs::rename(tmp, f.results_cache);
     } catch (const std::exception& e) {
-      std::cerr << "opcheck: error: cannot write the results cache: " << e.what() << "\n";
+      print_error(e, "cannot write the results cache: ");
     }
   }
 
-  // Reports are written whatever happened, interrupted runs included: partial but valid. They are independent
-  // views of the same records, so they are written side by side on the cores the workers have left.
-  int report_failure = 0;
-  std::vector<std::future<void>> writing;
-  if (!f.junit_xml.empty())
-    writing.push_back(std::async(std::launch::async, [&] { write_junit_xml(report, f.junit_xml); }));
-  if (!f.junit_dir.empty())
-    writing.push_back(std::async(std::launch::async, [&] { write_junit_dir(report, f.junit_dir); }));
-  if (!f.metrics_json.empty())
-    writing.push_back(std::async(std::launch::async, [&] { write_metrics_json(report, f.metrics_json); }));
-  if (!f.html.empty()) writing.push_back(std::async(std::launch::async, [&] { write_html_report(report, {}, f.html); }));
-  for (auto& w : writing) {
-    try {
-      w.get();
-    } catch (const std::exception& e) {
-      std::cerr << "opcheck: error: writing reports: " << e.what() << "\n";
-      report_failure = kInternalError;
-    }
-  }
+  // Reports are written whatever happened, interrupted runs included: partial but valid. The manifests' problems
+  // are in them too: errors as ERROR cases, warnings listed.
+  add_load_problems(l.diagnostics, l.set, report);
+  const int report_failure = write_reports(report, f);
 
   if (!f.exec.save_failures_dir.empty() && !f.quiet) {
     const bool any = std::any_of(report.cases.begin(), report.cases.end(), [](const CaseRecord& r) {
@@ -617,9 +719,10 @@ int cmd_run(RunFlags& f) {
                 << " (README.md in each says how to rerun the case; `opcheck repro --bundle DIR` prints it)\n";
   }
   std::cout << failures_section(report);
-  if (report.info.interrupted) std::cout << "stopped early: " << report.info.stop_reason << "\n";
-  std::cout << summary_line(report, tty) << "\n";
-
+  if (report.info.interrupted)
+    std::cout << "stopped early: " << report.info.stop_reason << "; " << report.info.not_run << " not run\n";
+  if (f.durations >= 0) std::cout << durations_section(report, f.durations);
+  // The comparison with --baseline comes before the summary line, which is always the last line (pytest's).
   bool regressions = false;
   if (!f.baseline.empty()) {
     try {
@@ -627,17 +730,20 @@ int cmd_run(RunFlags& f) {
       std::cout << render_diff(d);
       regressions = d.has_regressions();
     } catch (const std::exception& e) {
-      std::cerr << "opcheck: error: baseline " << f.baseline << ": " << e.what() << "\n";
-      return kUsageError;
+      print_error(e, "baseline " + f.baseline + ": ");
+      std::cout << summary_line(report, tty) << "\n";
+      end_process(kUsageError);
     }
   }
+  std::cout << summary_line(report, tty) << "\n";
   auto exit_code = [&]() -> int {
     if (report_failure) return report_failure;
-    if (g_interrupted || invalid_input) return kInterrupted;
+    // pytest's: a signal or a deadline interrupts (2), --maxfail is a run with failures (1).
+    if (g_interrupted || invalid_input || report.info.stopped_by == "signal" || report.info.stopped_by == "deadline")
+      return kInterrupted;
     if (regressions) return kTestsFailed;
     for (const auto& r : report.cases)
-      if (fails_run(r) && !(r.outcome == Outcome::XPassed && f.xpass_ok))
-        return kTestsFailed;
+      if (fails_run(r, report.info)) return kTestsFailed;
     return kOk;
   };
   end_process(exit_code());
@@ -647,16 +753,21 @@ int cmd_run(RunFlags& f) {
 
 namespace opcheck::cli {
 
-int cmd_merge(const std::vector<std::string>& inputs, const std::string& junit_xml, const std::string& metrics_json) {
+int cmd_merge(const std::vector<std::string>& inputs, const std::string& junit_xml, const std::string& metrics_json,
+              bool allow_partial) {
   std::vector<RunReport> shards;
   try {
     for (const auto& p : inputs) shards.push_back(read_metrics(p));
-    RunReport merged = merge_reports(shards);
+    std::string partial;
+    RunReport merged = merge_reports(shards, allow_partial, &partial);
+    if (!partial.empty()) std::cerr << "opcheck merge: warning: " << partial << "\n";
     if (!junit_xml.empty()) write_junit_xml(merged, junit_xml);
     if (!metrics_json.empty()) write_metrics_json(merged, metrics_json);
+    std::cout << "shards: " << merged.info.shard_count << ", longest " << format_session_duration(merged.info.shard_longest_s)
+              << ", summed " << format_session_duration(merged.info.shard_sum_s) << "\n";
     std::cout << summary_line(merged) << "\n";
   } catch (const std::exception& e) {
-    std::cerr << "opcheck: error: " << e.what() << "\n";
+    print_error(e);
     return kInterrupted;
   }
   return kOk;
@@ -668,7 +779,7 @@ int cmd_diff(const std::string& old_path, const std::string& new_path) {
     std::cout << render_diff(d);
     return diff_exit_code(d);
   } catch (const std::exception& e) {
-    std::cerr << "opcheck: error: " << e.what() << "\n";
+    print_error(e);
     return kInterrupted;
   }
 }

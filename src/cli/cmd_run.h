@@ -18,6 +18,8 @@ struct RunFlags {
   bool collect_only = false;
   std::string shard;
   std::size_t maxfail = 0;
+  bool exitfirst = false;       // -x: --maxfail 1
+  int durations = -1;           // --durations=N: the N slowest cases (0: all); -1: not asked
   std::string deadline;
   std::string junit_xml;
   std::string junit_dir;
@@ -44,7 +46,8 @@ void add_run_flags(CLI::App& app, RunFlags& f);
 /// Returns an exit code when the run stops early (bad flags, nothing to run, --collect-only); a run that gets as
 /// far as its reports ends the process itself with its exit code once everything is written.
 int cmd_run(RunFlags& f);
-int cmd_merge(const std::vector<std::string>& inputs, const std::string& junit_xml, const std::string& metrics_json);
+int cmd_merge(const std::vector<std::string>& inputs, const std::string& junit_xml, const std::string& metrics_json,
+              bool allow_partial);
 int cmd_diff(const std::string& old_path, const std::string& new_path);
 bool parse_duration(const std::string& text, double& seconds);
 

@@ -1,14 +1,44 @@
 // opcheck: checks that torch ops give the same answers on a device under test as on the CPU reference.
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "cli/cli.h"
 #include "cli/cmd_report.h"
 #include "cli/cmd_import.h"
 #include "cli/cmd_repro.h"
 #include "cli/cmd_run.h"
+#include "manifest/spelling.h"
 
 using namespace opcheck::cli;
+
+namespace {
+
+// After CLI11's "The following argument was not expected: --maxfial": the flag of the chosen subcommand that was
+// probably meant, as pytest's argparse does.
+void suggest_flags(const CLI::App& app, const CLI::ParseError& e) {
+  if (dynamic_cast<const CLI::ExtrasError*>(&e) == nullptr) return;
+  const CLI::App* cmd = &app;
+  for (const CLI::App* sub : app.get_subcommands()) cmd = sub;
+  std::vector<std::string> flags;
+  for (const CLI::Option* opt : cmd->get_options()) {
+    for (const auto& l : opt->get_lnames()) flags.push_back("--" + l);
+    for (const auto& s : opt->get_snames()) flags.push_back("-" + s);
+  }
+  const std::string what = e.what();
+  const auto colon = what.find(": ");
+  std::istringstream words(colon == std::string::npos ? std::string() : what.substr(colon + 2));
+  for (std::string word; words >> word;) {
+    if (word.size() < 2 || word[0] != '-') continue;
+    const std::string flag = word.substr(0, word.find('='));
+    const std::string guess = opcheck::closest_spelling(flag, flags);
+    if (!guess.empty()) std::cerr << "opcheck: " << flag << ": did you mean " << guess << "?\n";
+  }
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"opcheck: per-op conformance runner for PyTorch devices (PrivateUse1 backends such as Spyre).\n"
@@ -54,7 +84,20 @@ int main(int argc, char** argv) {
 
   RunFlags run_flags;
   auto* run = app.add_subcommand("run", "Run the selected cases on the device under test and the CPU reference");
-  run->footer("Example: opcheck run --model gpt_oss --device loopback -m \"not bf16operation\"");
+  run->footer(
+      "Example: opcheck run --model gpt_oss --device loopback -m \"not bf16operation\"\n\n"
+      "Fault injection on --device loopback, to prove a failure mode is caught:\n"
+      "  OPCHECK_LOOPBACK_FAULTS='OP=KIND[;OP=KIND...]', OP an ATen name with or without its overload\n"
+      "  (aten::exp, aten::add.Tensor). KIND:\n"
+      "    bias:X   adds X to every float or complex output element (INCORRECT_RESULT)\n"
+      "    ulp      flips the lowest bit of the first output element (INCORRECT_RESULT)\n"
+      "    zeros    zeroes the outputs (INCORRECT_RESULT)\n"
+      "    nondet   flips a different element on every call (NONDETERMINISTIC)\n"
+      "    segv     raises SIGSEGV (CRASHED)       abort    calls abort() (CRASHED)\n"
+      "    hang     never returns (TIMEOUT)        oom      fails the op's next device allocation\n"
+      "    throw    raises a c10::Error (FAILED_RUNTIME)\n"
+      "    notimpl  raises NotImplementedError (NOT_SUPPORTED)\n"
+      "  e.g. OPCHECK_LOOPBACK_FAULTS='aten::add.Tensor=bias:1e-2;aten::exp=segv' opcheck run --device loopback");
   add_run_flags(*run, run_flags);
 
   std::vector<std::string> merge_inputs;
@@ -64,6 +107,9 @@ int main(int argc, char** argv) {
   merge->add_option("metrics", merge_inputs, "Metrics files of the shards")->required();
   merge->add_option("--junit-xml", merge_junit, "Write the merged JUnit XML")->type_name("PATH");
   merge->add_option("--metrics-json", merge_metrics, "Write the merged metrics file")->type_name("PATH");
+  bool merge_allow_partial = false;
+  merge->add_flag("--allow-partial", merge_allow_partial,
+                  "Merge an incomplete shard set (what is missing is printed and the merged run records its shards)");
 
   std::string diff_old, diff_new;
   auto* diff = app.add_subcommand("diff", "Regressions, fixes, added and removed cases between two metrics files (exit 1 on regressions)");
@@ -90,6 +136,7 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
+    if (rc != 0) suggest_flags(app, e);
     return rc == 0 ? kOk : kUsageError;
   }
   run_flags.argv.assign(argv + 1, argv + argc);
@@ -102,7 +149,7 @@ int main(int argc, char** argv) {
     if (*run && !run_traces.empty())
       if (int rc = prepare_trace_run(run_traces, run_flags); rc >= 0) return rc;
     if (*run) return cmd_run(run_flags);
-    if (*merge) return cmd_merge(merge_inputs, merge_junit, merge_metrics);
+    if (*merge) return cmd_merge(merge_inputs, merge_junit, merge_metrics, merge_allow_partial);
     if (*diff) return cmd_diff(diff_old, diff_new);
     if (*report) return cmd_report(report_metrics, report_history, report_html);
     if (*repro) return cmd_repro(repro_flags);

@@ -102,6 +102,12 @@ bool load_command_config(const std::string& flag, const ManifestFlags& f, Status
   return true;
 }
 
+void print_error(const std::exception& e, const std::string& context) {
+  const std::string what = e.what();
+  if (what.find(": error: ") != std::string::npos) std::cerr << what << "\n";
+  else std::cerr << "opcheck: error: " << context << what << "\n";
+}
+
 void print_diagnostics(const DiagnosticList& d, bool errors_only) {
   std::size_t hidden = 0;
   for (const auto& item : d.items) {

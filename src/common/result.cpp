@@ -34,4 +34,12 @@ Outcome stage_outcome(Stage s) {
   }
 }
 
+bool fails_run(Outcome o, XfailStrictness strictness, const RunPolicy& policy) {
+  switch (o) {
+    case Outcome::Failed: case Outcome::Error: return true;
+    case Outcome::XPassed: return strictness == XfailStrictness::Strict && !policy.xpass_ok;
+    default: return false;
+  }
+}
+
 }  // namespace opcheck

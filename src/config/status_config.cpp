@@ -7,6 +7,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "common/regular_file.h"
 #include "manifest/spelling.h"
 #include "manifest/yaml_tree.h"
 
@@ -420,15 +421,13 @@ bool load_status_config_text(const std::string& path, const std::string& text, S
 }
 
 bool load_status_config(const std::string& path, StatusConfig& out, DiagnosticList& diags) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  std::string text, why;
+  if (!read_regular_file(path, text, why)) {
     out.path = path;
-    diags.error({path, 0, 0}, "cannot read the status config", {}, "check the path given to --config");
+    diags.error({path, 0, 0}, "cannot read the status config: " + why, {}, "check the path given to --config");
     return false;
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return load_status_config_text(path, text.str(), out, diags);
+  return load_status_config_text(path, text, out, diags);
 }
 
 }  // namespace opcheck

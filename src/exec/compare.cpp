@@ -329,6 +329,21 @@ void compare_tensors(const at::Tensor& expected_in, const at::Tensor& actual_in,
     out.fail(what + ": dtype mismatch: expected " + torch_dtype(e.scalar_type()) + ", got " + torch_dtype(a.scalar_type()));
     return;
   }
+  if (!tol.values) {
+    // Strides matter only where a dim has more than one element (PyTorch's own stride checks skip size-1 dims).
+    for (std::int64_t d = 0; d < e.dim(); ++d)
+      if (e.size(d) > 1 && e.stride(d) != a.stride(d)) {
+        auto tuple = [](c10::IntArrayRef v) {  // as Tensor.stride() prints
+          std::string t = "(";
+          for (std::size_t i = 0; i < v.size(); ++i) t += (i ? ", " : "") + std::to_string(v[i]);
+          return t + (v.size() == 1 ? ",)" : ")");
+        };
+        out.fail(what + ": stride mismatch: expected " + tuple(e.strides()) + ", got " + tuple(a.strides()) +
+                 " (the values of an uninitialised output are not compared)");
+        return;
+      }
+    return;
+  }
   double rtol = 0, atol = 0;
   tolerances_for(tol, e.scalar_type(), rtol, atol);
   const at::Tensor ef = e.reshape(-1).contiguous(), af = a.reshape(-1).contiguous();
@@ -461,6 +476,12 @@ void default_tolerance(at::ScalarType t, double& rtol, double& atol) {
     case at::kDouble: case at::kComplexDouble: rtol = 1e-7; atol = 1e-7; return;
     default: rtol = 0; atol = 0; return;
   }
+}
+
+bool returns_uninitialised(const std::string& resolved_op) {
+  const std::string name = resolved_op.substr(0, resolved_op.find('.'));
+  return name == "aten::new_empty" || name == "aten::new_empty_strided" || name == "aten::empty_like" ||
+         name == "aten::empty" || name == "aten::empty_strided";
 }
 
 Tolerance tolerance_of(const Case& c) {

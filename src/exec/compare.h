@@ -15,9 +15,15 @@ struct Tolerance {
   std::optional<double> rtol, atol;  // absent => default for the leaf's dtype
   double pcc_min = 0.999;
   bool equal_nan = true;
+  bool values = true;  // false: compare what the op defines (shape, dtype, strides), never the values
 };
 
 Tolerance tolerance_of(const Case& c);
+
+/// Whether an op (resolved ATen name, e.g. "aten::empty.memory_format") returns fresh, uninitialised memory:
+/// new_empty, new_empty_strided, empty_like, empty and empty_strided. Their values mean nothing, so, as PyTorch's
+/// own OpInfo tests do, only shape, dtype, strides and device are compared.
+bool returns_uninitialised(const std::string& resolved_op);
 
 /// assert_close defaults: fp16 1e-3/1e-5, bf16 1.6e-2/1e-5, fp32 1.3e-6/1e-5, fp64 1e-7/1e-7; 0/0 otherwise.
 void default_tolerance(at::ScalarType t, double& rtol, double& atol);

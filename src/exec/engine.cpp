@@ -1,9 +1,11 @@
 #include "exec/engine.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <ATen/Parallel.h>
@@ -376,6 +378,32 @@ Result Engine::run(const Case& c) {
   return r;
 }
 
+namespace {
+
+// Marks opcheck's own work (inputs, digests, comparison) on the case clock for as long as it lives, so the worker
+// pool does not charge it to the case's timeout.
+class OwnWork {
+ public:
+  explicit OwnWork(CaseClock* clock) : clock_(clock) {
+    if (clock_) clock_->own_since_ns.store(now_ns(), std::memory_order_release);
+  }
+  ~OwnWork() {
+    if (!clock_) return;
+    const std::int64_t since = clock_->own_since_ns.exchange(0, std::memory_order_acq_rel);
+    if (since) clock_->own_ns.fetch_add(now_ns() - since, std::memory_order_acq_rel);
+  }
+  OwnWork(const OwnWork&) = delete;
+  OwnWork& operator=(const OwnWork&) = delete;
+
+ private:
+  static std::int64_t now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+  }
+  CaseClock* clock_;
+};
+
+}  // namespace
+
 void Engine::run_case(const Case& c, Result& r, CaseEvidence* ev) {
   // Resolve the op and bind the arguments: nothing is built for a case that cannot run.
   Resolution res = resolver_.resolve(c);
@@ -410,6 +438,7 @@ void Engine::run_case(const Case& c, Result& r, CaseEvidence* ev) {
   // Host inputs.
   auto t0 = Clock::now();
   std::vector<at::Tensor> host(slots.size());
+  std::optional<OwnWork> own_inputs(clock_);
   for (std::size_t i = 0; i < slots.size(); ++i) {
     try {
       host[i] = build_tensor(*slots[i].spec, input_seed(c.seed, slots[i].input, slots[i].element));
@@ -427,6 +456,7 @@ void Engine::run_case(const Case& c, Result& r, CaseEvidence* ev) {
     return;
   }
   r.materialize_ms = ms_since(t0);
+  own_inputs.reset();
   if (ev) ev->inputs = host;  // shares the tensors: nothing below writes the host inputs
 
   // Reference on the CPU.
@@ -494,6 +524,11 @@ void Engine::run_case(const Case& c, Result& r, CaseEvidence* ev) {
   RunContext dctx;
   dctx.device = dev;
   RunOutcome first;
+  const bool values_defined = !returns_uninitialised(inv.resolved_op);
+  const at::Device ref_output_device = ref.outcome.output.isTensor() && ref.outcome.output.toTensor().defined()
+                                           ? ref.outcome.output.toTensor().device()
+                                           : at::Device(at::kCPU);
+  r.values_compared = values_defined;
   for (int rep = 0; rep < repeats; ++rep) {
     std::vector<at::Tensor> tensors = moved;
     try {
@@ -516,6 +551,21 @@ void Engine::run_case(const Case& c, Result& r, CaseEvidence* ev) {
       r.message = "torch.compile(backend=\"" + opts_.compile_backend + "\") of " + c.op + " failed: " +
                   out.error->message;
       return;
+    }
+    // An uninitialised output must still live where the call put it: on the device under test when it was given a
+    // tensor there (new_empty, empty_like), else where a factory call makes it.
+    if (!values_defined && !out.error && out.output.isTensor() && out.output.toTensor().defined()) {
+      const bool given_device_tensor = std::any_of(tensors.begin(), tensors.end(), [&](const at::Tensor& t) {
+        return t.defined() && t.device().type() == dev.type();
+      });
+      const at::Device want = given_device_tensor ? dev : ref_output_device;
+      if (out.output.toTensor().device().type() != want.type()) {
+        r.device_ms = ms_since(t0) - r.compile_ms;
+        r.stage = Stage::INCORRECT_RESULT;
+        r.message = "output: device mismatch: expected a tensor on " + want.str() + ", got one on " +
+                    out.output.toTensor().device().str() + " (the values of an uninitialised output are not compared)";
+        return;
+      }
     }
     if (c.expects_error) {
       r.device_ms = ms_since(t0) - r.compile_ms;
@@ -547,8 +597,8 @@ void Engine::run_case(const Case& c, Result& r, CaseEvidence* ev) {
       return;
     }
     if (ev) ev->device_runs.push_back(out);
-    if (rep == 0) {
-      first = std::move(out);
+    if (rep == 0 || !values_defined) {  // fresh memory differs from run to run: not nondeterminism
+      if (rep == 0) first = std::move(out);
       continue;
     }
     std::string where;
@@ -568,7 +618,9 @@ void Engine::run_case(const Case& c, Result& r, CaseEvidence* ev) {
 
   // Compare outputs, then every tensor the op mutated.
   t0 = Clock::now();
-  const Tolerance tol = tolerance_of(c);
+  const OwnWork own_compare(clock_);
+  Tolerance tol = tolerance_of(c);
+  tol.values = values_defined;
   std::vector<Comparison> comparisons;
   comparisons.push_back(compare_values(ref.outcome.output, first.output, tol, "output"));
   for (std::size_t k = 0; k < first.written.size(); ++k)

@@ -42,6 +42,7 @@ class Engine final : public Executor {
   /// Starts intra-op threads (ExecOptions::intra_op_threads) and, for device_index >= 0, makes this process drive
   /// that index of the configured backend.
   bool prepare_worker(int device_index, std::string* error) override;
+  void set_case_clock(CaseClock* clock) override { clock_ = clock; }
 
   const OpResolver& resolver() const { return resolver_; }
 
@@ -61,6 +62,7 @@ class Engine final : public Executor {
   ExecInfo info_;
   OpResolver resolver_;
   std::unique_ptr<FailureBundles> bundles_;  // set by ExecOptions::save_failures_dir
+  CaseClock* clock_ = nullptr;               // where opcheck's own time is published (worker processes)
 };
 
 /// A copy of `t` on `device` with the same sizes, strides and storage offset (expanded and overlapping layouts

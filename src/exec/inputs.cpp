@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iterator>
@@ -17,6 +18,7 @@
 #include <stdexcept>
 
 #include "common/sha256.h"
+#include "manifest/pt_file.h"
 
 namespace opcheck::exec {
 namespace {
@@ -194,6 +196,9 @@ at::Tensor data_values(const TensorSpec& spec, at::ScalarType st) {
 }
 
 at::Tensor file_values(const TensorSpec& spec, at::ScalarType st) {
+  std::error_code ec;
+  if (std::filesystem::exists(spec.file, ec) && !std::filesystem::is_regular_file(spec.file, ec))
+    fail(spec, "file '" + spec.file + "' is not a regular file.", "name a .pt file saved by torch.save.");
   std::ifstream in(spec.file, std::ios::binary);
   if (!in) fail(spec, "cannot read file '" + spec.file + "'.", "check the path (relative to the manifest's folder).");
   std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -210,6 +215,14 @@ at::Tensor file_values(const TensorSpec& spec, at::ScalarType st) {
     fail(spec, "file '" + spec.file + "' holds a " + v.tagKind() + ", not a tensor.",
          "save a single tensor: torch.save(t, path) (a dict or list of tensors is not an input).");
   at::Tensor t = v.toTensor();
+  // The file's sizes, strides and offset are data: a crafted or damaged file can point past its own storage, and
+  // reading through such a view would read memory that is not the file's.
+  const std::string layout_problem =
+      extent_problem(t.sizes().vec(), t.strides().vec(), t.storage_offset(),
+                     static_cast<std::int64_t>(t.storage().nbytes()), static_cast<std::int64_t>(t.element_size()));
+  if (!layout_problem.empty())
+    fail(spec, "file '" + spec.file + "' is damaged: " + layout_problem + ".",
+         "save the tensor again with torch.save(t.contiguous().clone(), path).");
   if (t.scalar_type() != st || (!spec.shape_from_file && t.sizes() != c10::IntArrayRef(spec.shape))) {
     std::ostringstream os;
     os << "file '" << spec.file << "' holds a " << t.scalar_type() << " tensor of shape " << shape_text(t.sizes())
@@ -497,6 +510,21 @@ std::string tensor_digest(const at::Tensor& t) {
   if (c.numel() == 0) return h.hex_digest();
   if (c.is_contiguous()) {
     h.update(c.data_ptr(), static_cast<std::size_t>(c.numel() * c.element_size()));
+    return h.hex_digest();
+  }
+  // A view that repeats its storage (an expand_view: a [200000, 200000] view of a [1, 200000] base) is hashed as what
+  // was materialised, its storage span and its layout: the logical elements would cost time in proportion to the
+  // view, not to the bytes behind it, and say nothing more.
+  std::int64_t extent = 1;  // storage elements the view reaches past its offset
+  for (std::int64_t d = 0; d < c.dim(); ++d) extent += (c.size(d) - 1) * c.stride(d);
+  if (extent < c.numel()) {
+    std::string layout = std::string("layout ") + c10::toString(c.scalar_type()) + " sizes";
+    for (auto v : c.sizes()) layout += " " + std::to_string(v);
+    layout += " strides";
+    for (auto v : c.strides()) layout += " " + std::to_string(v);
+    layout += "\n";
+    h.update(layout.data(), layout.size());
+    h.update(c.data_ptr(), static_cast<std::size_t>(extent * c.element_size()));
     return h.hex_digest();
   }
   // A non-contiguous tensor is hashed slice by slice along dim 0 so no full-size copy is made at once.

@@ -25,7 +25,8 @@ inline std::int64_t input_seed(std::int64_t case_seed, std::size_t input_index, 
   return case_seed + 1000 * static_cast<std::int64_t>(input_index) + static_cast<std::int64_t>(list_index);
 }
 
-/// sha256 of the tensor's logical bytes (contiguous copy, native dtype, little-endian).
+/// sha256 of the tensor's logical bytes (contiguous copy, native dtype, little-endian); for a view that repeats its
+/// storage (stride-0 dims), of its layout and the storage span it reaches, so the work is bounded by the bytes behind it.
 std::string tensor_digest(const at::Tensor& t);
 
 /// Maps opcheck's DType to libtorch's.

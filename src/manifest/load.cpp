@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "common/sha256.h"
+#include "common/regular_file.h"
 #include "manifest/normalize.h"
 #include "manifest/v2_config.h"
 #include "manifest/yaml_tree.h"
@@ -75,36 +76,27 @@ void load_text(const std::string& path, const std::string& text, yaml::Tree& tre
 }
 
 bool read_file(const std::string& path, std::string& out, DiagnosticList& diags) {
-  std::error_code ec;
-  auto size = fs::file_size(path, ec);
-  if (!ec && size > kMaxManifestBytes) {
+  std::string why;
+  if (read_regular_file(path, out, why, kMaxManifestBytes)) return true;
+  if (why.rfind("is larger", 0) == 0)
     diags.error(SourceLoc{path, 0, 0}, "manifest is larger than 256 MB", {}, "split it into several files");
-    return false;
+  else if (why.rfind("is ", 0) == 0)
+    diags.error(SourceLoc{path, 0, 0}, why, {}, "name a regular *.yaml file or a folder of them");
+  else
+    diags.error(SourceLoc{path, 0, 0}, "cannot read the manifest: " + why, {}, "check that the file exists and is readable");
+  return false;
+}
+
+// What a path that is neither a regular file nor a folder is, for messages.
+std::string special_kind(const fs::file_status& st) {
+  switch (st.type()) {
+    case fs::file_type::fifo: return "FIFO (named pipe)";
+    case fs::file_type::socket: return "socket";
+    case fs::file_type::block: return "block device";
+    case fs::file_type::character: return "character device";
+    case fs::file_type::not_found: return "missing file";
+    default: return "special file";
   }
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) {
-    diags.error(SourceLoc{path, 0, 0}, "cannot read the manifest", {}, "check that the file exists and is readable");
-    return false;
-  }
-  out.clear();
-  if (!ec) out.reserve(static_cast<std::size_t>(size));
-  char buf[1 << 16];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) {
-    out.append(buf, n);
-    if (out.size() > kMaxManifestBytes) break;
-  }
-  bool failed = std::ferror(f) != 0;
-  std::fclose(f);
-  if (failed) {
-    diags.error(SourceLoc{path, 0, 0}, "error while reading the manifest");
-    return false;
-  }
-  if (out.size() > kMaxManifestBytes) {
-    diags.error(SourceLoc{path, 0, 0}, "manifest is larger than 256 MB", {}, "split it into several files");
-    return false;
-  }
-  return true;
 }
 
 // Every manifest file under `paths`, each once, folders expanded in sorted order.
@@ -124,14 +116,32 @@ std::vector<std::string> manifest_files(const std::vector<std::string>& paths, D
       continue;
     }
     if (!fs::is_directory(st)) {
-      add(p);  // named explicitly: loaded whatever its name
+      // Named explicitly: loaded whatever its name, but never opened unless it is a regular file (a FIFO would
+      // block the read forever, a device would never end).
+      if (!fs::is_regular_file(st))
+        diags.error(SourceLoc{p, 0, 0}, "is a " + special_kind(st) + ", not a manifest file", {},
+                    "name a regular *.yaml file or a folder of them");
+      else
+        add(p);
       continue;
     }
     std::vector<std::string> found;
     fs::recursive_directory_iterator it(p, fs::directory_options::skip_permission_denied, ec), end;
     for (; !ec && it != end; it.increment(ec)) {
+      if (!is_manifest_name(it->path())) continue;
       std::error_code ec2;
-      if (is_manifest_name(it->path()) && it->is_regular_file(ec2)) found.push_back(it->path().string());
+      const fs::file_status target = it->status(ec2);  // follows links
+      if (fs::is_regular_file(target)) {
+        found.push_back(it->path().string());
+      } else if (!fs::is_directory(target)) {
+        // Named like a manifest but not one: say so rather than skip it silently.
+        const bool dangling = it->is_symlink(ec2) && !fs::exists(target);
+        diags.warning(SourceLoc{it->path().string(), 0, 0},
+                      dangling ? "skipped: a symbolic link to " + fs::read_symlink(it->path(), ec2).string() +
+                                     ", which does not exist"
+                               : "skipped: a " + special_kind(target) + ", not a regular file",
+                      {}, dangling ? "fix or remove the link" : "replace it with a regular file or remove it");
+      }
     }
     if (ec) diags.error(SourceLoc{p, 0, 0}, "cannot list the folder: " + ec.message());
     std::sort(found.begin(), found.end());

@@ -6,6 +6,7 @@
 #include <regex>
 #include <unordered_map>
 
+#include "manifest/pt_file.h"
 #include "manifest/py_literal.h"
 #include "manifest/spelling.h"
 #include "manifest/tensor_layout.h"
@@ -576,6 +577,43 @@ bool Normalizer::read_expects_error(NodeRef n, ExpectedError& out) {
   return true;
 }
 
+// The first byte of a C0 control (tab and line breaks included), DEL, or a UTF-8 encoded C1 control; npos if none.
+std::size_t control_character(const std::string& s) {
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    if (b < 0x20 || b == 0x7f) return i;
+    if (b == 0xc2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) >= 0x80 &&
+        static_cast<unsigned char>(s[i + 1]) <= 0x9f)
+      return i;
+  }
+  return std::string::npos;
+}
+
+// `s` with every control byte as \xNN, so a message quoting it is safe to print.
+std::string escaped_controls(const std::string& s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    const bool c1 = b == 0xc2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) >= 0x80 &&
+                    static_cast<unsigned char>(s[i + 1]) <= 0x9f;
+    if (b < 0x20 || b == 0x7f || c1) {
+      static const char* hex = "0123456789abcdef";
+      out += "\\x";
+      out += hex[b >> 4];
+      out += hex[b & 15];
+      if (c1) {
+        ++i;
+        out += "\\x";
+        out += hex[static_cast<unsigned char>(s[i]) >> 4];
+        out += hex[static_cast<unsigned char>(s[i]) & 15];
+      }
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
 bool Normalizer::resolve_file(NodeRef n, std::string& out) {
   std::string rel;
   if (!read_string(n, "file", rel)) return false;
@@ -618,6 +656,13 @@ bool Normalizer::resolve_file(NodeRef n, std::string& out) {
   }
   if (!fs::is_regular_file(real, ec)) {
     error(n, "file " + q(rel) + " is not a regular file");
+    return false;
+  }
+  // The file is data from anywhere: a damaged or crafted one is reported here, located, before anything reads it.
+  PtTensor saved;
+  if (const std::string problem = check_pt_file(real.string(), saved); !problem.empty()) {
+    error(n, "file " + q(rel) + " " + problem,
+          "save the tensor again with torch.save(t.contiguous().clone(), path) (libtorch reads only that format)");
     return false;
   }
   out = real.string();
@@ -763,10 +808,16 @@ bool Normalizer::read_tensor(NodeRef t, const Case& c, TensorSpec& out) {
       if (have_shape) {
         std::int64_t extent = shape_extent(out.shape);
         if (extent < 0 || extent > kMaxElements) {
+          const bool empty = std::find(out.shape.begin(), out.shape.end(), 0) != out.shape.end();
+          // An empty shape holds no elements, but its other sizes still make its strides and storage extent.
           error(shape,
-                "shape " + shape_text(out.shape) + " is absurdly large (" +
-                    (extent < 0 ? std::string("overflows int64") : std::to_string(extent) + " elements") +
-                    "; the limit is 2^40 elements)",
+                empty ? "shape " + shape_text(out.shape) + " has 0 elements, but its other sizes are absurdly large (" +
+                            (extent < 0 ? std::string("their product overflows int64")
+                                        : "their product is " + std::to_string(extent)) +
+                            ", which its strides would reach; the limit is 2^40)"
+                      : "shape " + shape_text(out.shape) + " is absurdly large (" +
+                            (extent < 0 ? std::string("overflows int64") : std::to_string(extent) + " elements") +
+                            "; the limit is 2^40 elements)",
                 "check the sizes; opcheck builds every input in memory");
           have_shape = false;
         }
@@ -1158,8 +1209,13 @@ bool Normalizer::run(const yaml::Tree& tree, Manifest& out) {
       } else if (read_string(name_node, "name", name)) {
         if (name.empty()) {
           error(name_node, "case name is empty", "give the case a name unique within the file");
-        } else if (name.find_first_of("\n\r\t") != std::string::npos) {
-          error(name_node, "case name " + q(name) + " contains a line break or tab");
+        } else if (const std::size_t bad = control_character(name); bad != std::string::npos) {
+          // The id reaches terminals and reports: an escape sequence in it would be run by the terminal.
+          error(name_node,
+                "case name " + q(escaped_controls(name)) + " contains a control character (" +
+                    escaped_controls(name.substr(bad, name[bad] == '\xc2' ? 2 : 1)) + " at byte " +
+                    std::to_string(bad) + ")",
+                "use printable characters only; case names become ids in terminals and reports");
         } else {
           named = true;
           case_id_ = model_ + "::" + name;

@@ -298,9 +298,24 @@ bool Builder::libyaml_error(const yaml_parser_t& p) {
   }
   if (p.error == YAML_READER_ERROR) {
     position_of(text_, p.problem_offset, error_.line, error_.col);
-    char detail[64] = "";
-    if (p.problem_value >= 0) std::snprintf(detail, sizeof detail, " (byte 0x%02X)", unsigned(p.problem_value) & 0xFFu);
-    error_.message = "not UTF-8 YAML text: " + problem + detail;
+    // libyaml's value is an octet for a malformed sequence but a code point for a well-formed one it refuses (a
+    // surrogate, a control character): name the character, then the bytes as they are in the file.
+    std::string detail;
+    char buf[32];
+    if (p.problem_value > 0xFF || (p.problem_value >= 0 && problem.find("character") != std::string::npos)) {
+      std::snprintf(buf, sizeof buf, "U+%04X", unsigned(p.problem_value));
+      detail = buf;
+      if (p.problem_value >= 0xD800 && p.problem_value <= 0xDFFF) detail += ", a UTF-16 surrogate";
+    }
+    std::string bytes;
+    for (std::size_t i = p.problem_offset; i < text_.size() && i < p.problem_offset + 4; ++i) {
+      const auto b = static_cast<unsigned char>(text_[i]);
+      if (i > p.problem_offset && b < 0x80) break;
+      std::snprintf(buf, sizeof buf, "%s0x%02X", bytes.empty() ? "" : " ", b);
+      bytes += buf;
+    }
+    if (!bytes.empty()) detail += (detail.empty() ? "" : "; ") + std::string(bytes.find(' ') == std::string::npos ? "byte " : "bytes ") + bytes;
+    error_.message = "not UTF-8 YAML text: " + problem + (detail.empty() ? "" : " (" + detail + ")");
     error_.fix = "save the manifest as UTF-8 text without control characters";
     return false;
   }

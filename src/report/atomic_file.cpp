@@ -1,15 +1,20 @@
 #include "report/atomic_file.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
+#include <ctime>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 #include <vector>
 
+#include "common/regular_file.h"
 #include "report/report_error.h"
 
 namespace opcheck {
@@ -31,7 +36,9 @@ std::string directory_of(const std::string& path) {
 class TempFile {
  public:
   explicit TempFile(const std::string& path) : path_(path) {
-    std::string tmpl = path + ".tmp.XXXXXX";
+    // The writer's pid in the name lets a later run tell a temporary file left by a killed writer from one being
+    // written right now.
+    std::string tmpl = path + ".tmp." + std::to_string(::getpid()) + ".XXXXXX";
     std::vector<char> name(tmpl.begin(), tmpl.end());
     name.push_back('\0');
     fd_ = ::mkstemp(name.data());
@@ -77,9 +84,38 @@ class TempFile {
   int fd_ = -1;
 };
 
+// Removes the temporary files beside `path` that a writer killed mid-write left behind: `<name>.tmp.<pid>.XXXXXX`
+// whose process is gone, and the pid-less `<name>.tmp.XXXXXX` of earlier releases once they are an hour old.
+void remove_stale_temporaries(const std::string& path) {
+  const std::string dir = directory_of(path);
+  const std::string prefix = path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1) + ".tmp.";
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return;
+  const std::time_t now = std::time(nullptr);
+  while (const dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string rest = name.substr(prefix.size());
+    const std::string full = dir + "/" + name;
+    const auto dot = rest.find('.');
+    bool stale = false;
+    if (dot != std::string::npos && dot > 0 && rest.size() - dot - 1 == 6 &&
+        rest.find_first_not_of("0123456789") == dot) {
+      const long pid = std::strtol(rest.substr(0, dot).c_str(), nullptr, 10);
+      stale = pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+    } else if (rest.size() == 6 && rest.find('.') == std::string::npos) {
+      struct stat st {};
+      stale = ::lstat(full.c_str(), &st) == 0 && S_ISREG(st.st_mode) && now - st.st_mtime > 3600;
+    }
+    if (stale) ::unlink(full.c_str());
+  }
+  ::closedir(d);
+}
+
 }  // namespace
 
 void write_file_atomically(const std::string& path, const std::function<void(TextOut&)>& produce) {
+  remove_stale_temporaries(path);
   TempFile file(path);
   TextOut out;
   out.sink = [&](std::string_view bytes) { file.write(bytes); };
@@ -89,20 +125,16 @@ void write_file_atomically(const std::string& path, const std::function<void(Tex
 }
 
 void write_file_atomically(const std::string& path, std::string_view bytes) {
+  remove_stale_temporaries(path);
   TempFile file(path);
   file.write(bytes);
   file.commit();
 }
 
 std::string read_file_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw ReportError(path + ": error: cannot read report: " + std::strerror(errno));
-  }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw ReportError(path + ": error: cannot read report: read failed");
-  return ss.str();
+  std::string text, why;
+  if (!read_regular_file(path, text, why)) throw ReportError(path + ": error: cannot read report: " + why);
+  return text;
 }
 
 }  // namespace opcheck

@@ -1,5 +1,6 @@
 #include "report/console.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -55,6 +56,10 @@ std::string summary_line(const RunReport& report, bool color) {
   part(c.xfailed, "xfailed", kYellow);
   part(c.xpassed, "xpassed", kYellow);
   part(c.errors, c.errors == 1 ? "error" : "errors", kRed);
+  if (report.info.not_run > 0)
+    part(report.info.not_run,
+         "not run (" + (report.info.stopped_by.empty() ? std::string("stopped") : report.info.stopped_by) + ")",
+         kYellow);
   if (out.empty()) out = color ? markup("no tests ran", kYellow, false) : "no tests ran";
   const std::string duration = " in " + format_session_duration(report.info.duration_s);
   return out + (color ? markup(duration, main, false) : duration);
@@ -72,13 +77,13 @@ std::string rule_line(const std::string& title, int width, char sep) {
 std::string failures_section(const RunReport& report) {
   std::string out;
   for (const auto& rec : report.cases) {
+    if (!fails_run(rec, report.info)) continue;
     const char* word = nullptr;
     std::string detail;
     switch (rec.outcome) {
       case Outcome::Failed: word = "FAILED"; detail = first_line(rec.result.message); break;
       case Outcome::Error: word = "ERROR"; detail = first_line(rec.result.message); break;
       case Outcome::XPassed:
-        if (!rec.xfail_strict) continue;  // a non-strict XPASS is no failure (pytest lists it only with -rX)
         word = "XPASS";
         detail = "[XPASS(strict)] " + (rec.status_reason.empty() ? first_line(rec.result.message) : rec.status_reason);
         break;
@@ -88,7 +93,23 @@ std::string failures_section(const RunReport& report) {
     if (!detail.empty()) out += " - " + detail;
     out += "\n";
   }
-  return visible_utf8(out);
+  return xml_visible(out);  // control characters in ids and messages are shown, never run by the terminal
+}
+
+std::string durations_section(const RunReport& report, int n) {
+  std::vector<const CaseRecord*> ran;
+  for (const auto& rec : report.cases)
+    if (rec.deduplicated_from.empty() && rec.result.stage != Stage::SKIPPED) ran.push_back(&rec);
+  std::stable_sort(ran.begin(), ran.end(),
+                   [](const CaseRecord* a, const CaseRecord* b) { return case_time_ms(*a) > case_time_ms(*b); });
+  const std::size_t shown = n > 0 ? std::min(ran.size(), static_cast<std::size_t>(n)) : ran.size();
+  std::string out = rule_line(n > 0 ? "slowest " + std::to_string(n) + " durations" : "slowest durations", 80) + "\n";
+  char buf[32];
+  for (std::size_t i = 0; i < shown; ++i) {
+    std::snprintf(buf, sizeof buf, "%.2fs ", case_time_ms(*ran[i]) / 1000.0);
+    out += buf + ran[i]->id + "\n";
+  }
+  return xml_visible(out);
 }
 
 }  // namespace opcheck

@@ -24,4 +24,8 @@ std::string rule_line(const std::string& title, int width, char sep = '=');
 /// "FAILED model::name [INCORRECT_RESULT] - first line of the message". Empty when there is none.
 std::string failures_section(const RunReport& report);
 
+/// pytest's --durations=N: a rule line, then the `n` slowest occurrences that ran (0: all), slowest first, as
+/// "1.23s model::name"; deduplicated occurrences took no time of their own and are left out.
+std::string durations_section(const RunReport& report, int n);
+
 }  // namespace opcheck

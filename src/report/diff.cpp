@@ -10,8 +10,11 @@
 namespace opcheck {
 namespace {
 
-bool failing(Outcome o) { return o == Outcome::Failed || o == Outcome::Error; }
-bool passing(Outcome o) { return o == Outcome::Passed || o == Outcome::XPassed; }
+// A verdict as a run judged it: failing is fails_run(); passing is a pass, or an xpass the run forgave.
+bool failing(const CaseRecord& r, const RunInfo& info) { return fails_run(r, info); }
+bool passing(const CaseRecord& r, const RunInfo& info) {
+  return r.outcome == Outcome::Passed || (r.outcome == Outcome::XPassed && !fails_run(r, info));
+}
 
 std::map<std::string, const CaseRecord*> index_by_id(const RunReport& r, const char* which) {
   std::map<std::string, const CaseRecord*> m;
@@ -46,7 +49,7 @@ std::string pct(const std::optional<double>& r) {
 std::string verdict(const std::optional<Outcome>& o, const std::optional<Stage>& s) {
   if (!o) return "absent";
   std::string v = outcome_name(*o);
-  if (s && (failing(*o) || *o == Outcome::XFailed)) v += std::string(" [") + stage_name(*s) + "]";
+  if (s && (*o == Outcome::Failed || *o == Outcome::Error || *o == Outcome::XFailed)) v += std::string(" [") + stage_name(*s) + "]";
   return v;
 }
 
@@ -99,11 +102,12 @@ DiffResult diff_reports(const RunReport& old_run, const RunReport& new_run) {
     const CaseRecord& old = *it->second;
     c.old_outcome = old.outcome;
     c.old_stage = old.result.stage;
-    if (failing(rec.outcome) && !failing(old.outcome)) {
+    const bool now_failing = failing(rec, new_run.info), was_failing = failing(old, old_run.info);
+    if (now_failing && !was_failing) {
       d.regressions.push_back(c);
-    } else if (failing(rec.outcome) && failing(old.outcome)) {
-      if (old.result.stage != rec.result.stage) d.stage_changes.push_back(c);
-    } else if (passing(rec.outcome) && (failing(old.outcome) || old.outcome == Outcome::XFailed)) {
+    } else if (now_failing && was_failing) {
+      if (old.result.stage != rec.result.stage || old.outcome != rec.outcome) d.stage_changes.push_back(c);
+    } else if (passing(rec, new_run.info) && (was_failing || old.outcome == Outcome::XFailed)) {
       d.fixed.push_back(c);
     } else if (rec.outcome != old.outcome) {
       d.other.push_back(c);
@@ -136,7 +140,7 @@ std::string render_diff(const DiffResult& d) {
                     std::to_string(d.fixed.size()) + " fixed, " + std::to_string(d.added.size()) + " added, " +
                     std::to_string(d.removed.size()) + " removed, " + std::to_string(d.other.size()) +
                     " other change" + (d.other.size() == 1 ? "" : "s") + " (" + std::to_string(d.old_cases) +
-                    " -> " + std::to_string(d.new_cases) + " cases)\n";
+                    " -> " + std::to_string(d.new_cases) + (d.new_cases == 1 ? " case)\n" : " cases)\n");
   auto section = [&](const char* title, const std::vector<CaseChange>& v) {
     if (v.empty()) return;
     out += std::string("\n") + title + " (" + std::to_string(v.size()) + "):\n";

@@ -113,7 +113,8 @@ const char* rate_color(double rate) { return rate >= 0.95 ? "#2e7d32" : rate >= 
 
 std::int64_t counted(const OutcomeCounts& c) { return c.passed + c.failed + c.errors + c.xpassed; }
 
-bool failing(Outcome o) { return o == Outcome::Failed || o == Outcome::Error || o == Outcome::XPassed; }
+// An outcome that can fail a run (a kpi tone, a filter option); whether one occurrence does is fails_run().
+bool failing(Outcome o) { return fails_run(o, XfailStrictness::Strict, RunPolicy{}); }
 
 // ---------------------------------------------------------------------------------------------------------------
 // The inline script: fixed text (never run data), allowed by its hash in the page's Content-Security-Policy.
@@ -592,7 +593,7 @@ void ops_section(std::string& out, const RunStats& st) {
 void failures_section(std::string& out, const RunReport& run, const RunStats& st) {
   std::vector<const CaseRecord*> failures;
   for (const auto& rec : run.cases)
-    if (fails_run(rec)) failures.push_back(&rec);  // a non-strict XPASS is no failure
+    if (fails_run(rec, run.info)) failures.push_back(&rec);
   out += "<section id=\"failures\"><h2>Failures <span class=\"count\">" + std::to_string(failures.size()) +
          "</span></h2>\n";
   // Stage mix of everything that did not pass cleanly.
@@ -975,7 +976,8 @@ void write_html_report(const RunReport& run, const std::vector<RunReport>& histo
   write_file_atomically(path, html_report(run, history));
 }
 
-std::vector<RunReport> read_metrics_history(const std::string& dir, const std::string& exclude) {
+std::vector<RunReport> read_metrics_history(const std::string& dir, const std::string& exclude,
+                                            const RunInfo* current) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::is_directory(dir, ec))
@@ -995,6 +997,9 @@ std::vector<RunReport> read_metrics_history(const std::string& dir, const std::s
     std::error_code eq;
     if (!exclude.empty() && fs::equivalent(f, exclude, eq)) continue;
     RunReport r = read_metrics(f.string());
+    if (current && r.info.started_at == current->started_at && r.info.host == current->host &&
+        r.info.duration_s == current->duration_s && r.info.argv == current->argv && r.info.shard == current->shard)
+      continue;  // a copy of the current run
     std::string started = r.info.started_at;
     runs.emplace_back(std::move(started), std::move(r));
   }

@@ -21,8 +21,10 @@ void write_html_report(const RunReport& run, const std::vector<RunReport>& histo
 
 /// The metrics files (`*.json`, not descending into sub-folders) of a folder of earlier runs, oldest first: by
 /// started_at, then by file name. A file that is the same file as `exclude` is left out, so the current run's
-/// metrics may sit in the history folder. Throws ReportError when the folder cannot be read or a file is not a
-/// readable metrics file (read_metrics's located message).
-std::vector<RunReport> read_metrics_history(const std::string& dir, const std::string& exclude = {});
+/// metrics may sit in the history folder; so is a copy of the run `current` (same start, host, duration and command),
+/// so the trend never holds the current run twice nor compares it with itself. Throws ReportError when the folder
+/// cannot be read or a file is not a readable metrics file (read_metrics's located message).
+std::vector<RunReport> read_metrics_history(const std::string& dir, const std::string& exclude = {},
+                                            const RunInfo* current = nullptr);
 
 }  // namespace opcheck

@@ -37,15 +37,19 @@ void require_same(const std::vector<RunReport>& shards, const char* what, std::s
   }
 }
 
-// "I/N" -> (I, N); false when the text is not a shard spec.
+// "I/N" (0-based, as --shard takes it) -> (I, N); false when the text is not a shard spec.
 bool parse_shard(const std::string& s, int& i, int& n) {
   char tail;
-  return std::sscanf(s.c_str(), "%d/%d%c", &i, &n, &tail) == 2 && n > 0 && i >= 1 && i <= n;
+  return std::sscanf(s.c_str(), "%d/%d%c", &i, &n, &tail) == 2 && n > 0 && i >= 0 && i < n;
+}
+
+[[noreturn]] void refuse(const std::string& what, const std::string& fix) {
+  throw ReportError("opcheck merge: error: " + what + "\n  Fix: " + fix);
 }
 
 }  // namespace
 
-RunReport merge_reports(const std::vector<RunReport>& shards) {
+RunReport merge_reports(const std::vector<RunReport>& shards, bool allow_partial, std::string* partial) {
   RunReport out;
   if (shards.empty()) return out;
   require_same(shards, "opcheck", &RunInfo::opcheck_version);
@@ -57,6 +61,9 @@ RunReport merge_reports(const std::vector<RunReport>& shards) {
   info = shards[0].info;
   info.enabled_ops.clear();
   info.manifests.clear();
+  info.warnings.clear();
+  info.not_run = 0;
+  info.stopped_by.clear();
   std::vector<std::string> enabled;  // union in order of first appearance, so identical shards keep their order
   std::vector<std::string> hosts, shard_specs, stop_reasons;
   std::optional<double> start, end;
@@ -76,6 +83,10 @@ RunReport merge_reports(const std::vector<RunReport>& shards) {
       if (std::find(enabled.begin(), enabled.end(), op) == enabled.end()) enabled.push_back(op);
     if (!si.host.empty() && std::find(hosts.begin(), hosts.end(), si.host) == hosts.end()) hosts.push_back(si.host);
     if (!si.shard.empty()) shard_specs.push_back(si.shard);
+    for (const auto& w : si.warnings)
+      if (std::find(info.warnings.begin(), info.warnings.end(), w) == info.warnings.end()) info.warnings.push_back(w);
+    info.not_run += si.not_run;
+    if (info.stopped_by.empty()) info.stopped_by = si.stopped_by;
     if (si.interrupted) {
       info.interrupted = true;
       if (!si.stop_reason.empty() && std::find(stop_reasons.begin(), stop_reasons.end(), si.stop_reason) == stop_reasons.end())
@@ -91,6 +102,9 @@ RunReport merge_reports(const std::vector<RunReport>& shards) {
     }
     for (const auto& rec : shards[s].cases) {
       auto [it, inserted] = seen_ids.emplace(rec.id, s + 1);
+      // Every shard loads every manifest, so each reports the same load errors (unplaced, INVALID_CASE): once.
+      const bool load_error = rec.index < 0 && rec.result.stage == Stage::INVALID_CASE;
+      if (!inserted && load_error) continue;
       if (!inserted)
         throw ReportError("opcheck merge: error: case " + rec.id + " is in shard " + std::to_string(it->second) +
                           " and in shard " + std::to_string(s + 1) +
@@ -114,19 +128,44 @@ RunReport merge_reports(const std::vector<RunReport>& shards) {
   for (std::size_t i = 0; i < stop_reasons.size(); ++i) info.stop_reason += (i ? "; " : "") + stop_reasons[i];
   info.duration_s = start && end ? *end - *start : longest;
 
-  // A complete I/N set is the whole run; anything else says which shards it holds.
+  // A complete I/N set is the whole run. A set that mixes splits (or whole runs with shards) or holds a shard twice is
+  // refused; an incomplete one only with allow_partial, and then the merged run says which shards it holds.
   std::set<int> indexes;
   int total = 0;
-  bool consistent = !shard_specs.empty();
-  for (const auto& spec : shard_specs) {
-    int i, n;
-    if (!parse_shard(spec, i, n) || (total != 0 && n != total)) { consistent = false; break; }
-    total = n;
-    indexes.insert(i);
+  if (!shard_specs.empty()) {
+    if (shard_specs.size() != shards.size())
+      refuse("some files are shards (" + shard_specs.front() + ") and " +
+                 std::to_string(shards.size() - shard_specs.size()) + " are whole runs (no --shard)",
+             "merge the shards of one --shard I/N split only");
+    for (const auto& spec : shard_specs) {
+      int i = 0, n = 0;
+      if (!parse_shard(spec, i, n)) refuse("shard \"" + spec + "\" is not I/N with 0 <= I < N", "merge files written by `opcheck run --shard I/N`");
+      if (total != 0 && n != total)
+        refuse("the files come from different splits (" + std::to_string(total) + " and " + std::to_string(n) +
+                   " shards)",
+               "merge the shards of one --shard I/N split only");
+      total = n;
+      if (!indexes.insert(i).second) refuse("shard " + spec + " is given twice", "pass each shard's metrics file once");
+    }
   }
   info.shard.clear();
-  if (!(consistent && static_cast<int>(indexes.size()) == total && shard_specs.size() == indexes.size())) {
+  info.shard_count = static_cast<std::int64_t>(shards.size());
+  info.shard_longest_s = longest;
+  info.shard_sum_s = 0;
+  for (const auto& s : shards) info.shard_sum_s += s.info.duration_s;
+  if (total > 0 && static_cast<int>(indexes.size()) != total) {
+    std::string missing;
+    for (int i = 0; i < total; ++i)
+      if (!indexes.count(i)) missing += (missing.empty() ? "" : ", ") + std::to_string(i) + "/" + std::to_string(total);
     std::sort(shard_specs.begin(), shard_specs.end());
+    std::string have;
+    for (std::size_t i = 0; i < shard_specs.size(); ++i) have += (i ? ", " : "") + shard_specs[i];
+    if (!allow_partial)
+      refuse("incomplete shard set: " + std::to_string(indexes.size()) + " of " + std::to_string(total) +
+                 " shards (" + have + "); missing " + missing,
+             "pass every shard's metrics file, or --allow-partial to merge only these");
+    if (partial) *partial = "merged " + std::to_string(indexes.size()) + " of " + std::to_string(total) +
+                            " shards (" + have + "); missing " + missing;
     for (std::size_t i = 0; i < shard_specs.size(); ++i) info.shard += (i ? "," : "") + shard_specs[i];
   }
 

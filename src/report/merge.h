@@ -1,6 +1,7 @@
 // Combining shard runs into the run one machine would have reported.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "opcheck/report.h"
@@ -12,7 +13,10 @@ namespace opcheck {
 /// distinct hosts joined with ",", the first shard's argv without --shard, shard "" once every shard I/N is
 /// present (else the shards joined with ",").
 /// Throws ReportError when two shards hold the same case id, disagree on a manifest's digest, or ran with a
-/// different opcheck, libtorch, device or device library.
-RunReport merge_reports(const std::vector<RunReport>& shards);
+/// different opcheck, libtorch, device or device library; when the files mix splits, or shards with whole runs, or
+/// hold a shard twice; and when a shard of the split is missing, unless `allow_partial` (then `*partial`, when
+/// given, says which shards were merged and which are missing).
+/// The merged run records the longest shard's wall time and the sum over the shards beside the span.
+RunReport merge_reports(const std::vector<RunReport>& shards, bool allow_partial = false, std::string* partial = nullptr);
 
 }  // namespace opcheck

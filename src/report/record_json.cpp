@@ -141,7 +141,7 @@ void write_case_record(JsonWriter& w, const CaseRecord& rec) {
   w.field("status", rec.status);
   w.field("status_reason", rec.status_reason);
   w.field("outcome", outcome_name(rec.outcome));
-  w.field("xfail_strict", rec.xfail_strict);
+  w.field("xfail_strict", rec.xfail_strictness == XfailStrictness::Strict);
   if (!rec.upstream_test.empty()) w.field("upstream_test", rec.upstream_test);
   w.field("stage", stage_name(r.stage));
   w.field("result_outcome", outcome_name(r.outcome));
@@ -150,6 +150,7 @@ void write_case_record(JsonWriter& w, const CaseRecord& rec) {
   w.field("resolved_op", r.resolved_op);
   w.field("decomposed", r.decomposed);
   w.field("reference_upcast", r.reference_upcast);
+  if (!r.values_compared) w.field("values_compared", false);
   w.key("figures").begin_object();
   w.field("max_abs_diff", r.figures.max_abs_diff);
   w.field("max_rel_diff", r.figures.max_rel_diff);
@@ -194,7 +195,8 @@ CaseRecord case_record_from_json(const json& j, const JsonWhere& w) {
   rec.status = get_string(j, w, "status");
   rec.status_reason = get_string(j, w, "status_reason");
   rec.outcome = get_outcome(j, w, "outcome");
-  rec.xfail_strict = !j.contains("xfail_strict") || get_bool(j, w, "xfail_strict");
+  rec.xfail_strictness = !j.contains("xfail_strict") || get_bool(j, w, "xfail_strict") ? XfailStrictness::Strict
+                                                                                     : XfailStrictness::NonStrict;
   rec.upstream_test = get_string_or(j, w, "upstream_test", "");
   Result& r = rec.result;
   r.stage = get_stage(j, w, "stage");
@@ -204,6 +206,7 @@ CaseRecord case_record_from_json(const json& j, const JsonWhere& w) {
   r.resolved_op = get_string(j, w, "resolved_op");
   r.decomposed = get_bool(j, w, "decomposed");
   r.reference_upcast = get_bool(j, w, "reference_upcast");
+  r.values_compared = !j.contains("values_compared") || get_bool(j, w, "values_compared");
   const json& f = member(j, w, "figures");
   const JsonWhere fw = w.at("figures");
   r.figures.max_abs_diff = get_optional_number(f, fw, "max_abs_diff");
@@ -247,6 +250,15 @@ void write_run_info(JsonWriter& w, const RunInfo& info) {
   w.field("interrupted", info.interrupted);
   w.field("stop_reason", info.stop_reason);
   w.field("deselected", info.deselected);
+  w.field("not_run", info.not_run);
+  w.field("stopped_by", info.stopped_by);
+  w.field("xpass_ok", info.policy.xpass_ok);
+  w.key("warnings").strings(info.warnings);
+  if (info.shard_count > 0) {
+    w.field("shard_count", info.shard_count);
+    w.field("shard_longest_s", info.shard_longest_s);
+    w.field("shard_sum_s", info.shard_sum_s);
+  }
   w.end_object();
 }
 
@@ -278,6 +290,15 @@ RunInfo run_info_from_json(const json& j, const JsonWhere& w) {
   info.interrupted = get_bool(j, w, "interrupted");
   info.stop_reason = get_string(j, w, "stop_reason");
   info.deselected = j.contains("deselected") ? get_int(j, w, "deselected") : 0;
+  info.not_run = j.contains("not_run") ? get_int(j, w, "not_run") : 0;
+  info.stopped_by = get_string_or(j, w, "stopped_by", "");
+  info.policy.xpass_ok = j.contains("xpass_ok") && get_bool(j, w, "xpass_ok");
+  if (j.contains("warnings")) info.warnings = get_strings(j, w, "warnings");
+  if (j.contains("shard_count")) {
+    info.shard_count = get_int(j, w, "shard_count");
+    info.shard_longest_s = get_number(j, w, "shard_longest_s");
+    info.shard_sum_s = get_number(j, w, "shard_sum_s");
+  }
   return info;
 }
 

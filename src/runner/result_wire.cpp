@@ -66,6 +66,7 @@ void encode_result(const Result& r, std::vector<std::uint8_t>& out) {
   put_string(out, r.resolved_op);
   put(out, static_cast<std::uint8_t>(r.decomposed));
   put(out, static_cast<std::uint8_t>(r.reference_upcast));
+  put(out, static_cast<std::uint8_t>(r.values_compared));
   put_optional(out, r.figures.max_abs_diff);
   put_optional(out, r.figures.max_rel_diff);
   put_optional(out, r.figures.pcc);
@@ -96,6 +97,7 @@ bool decode_result(const std::uint8_t* data, std::size_t size, Result& r, std::s
   r.resolved_op = in.get_string();
   r.decomposed = in.get<std::uint8_t>() != 0;
   r.reference_upcast = in.get<std::uint8_t>() != 0;
+  r.values_compared = in.get<std::uint8_t>() != 0;
   r.figures.max_abs_diff = in.get_optional();
   r.figures.max_rel_diff = in.get_optional();
   r.figures.pcc = in.get_optional();

@@ -2,7 +2,9 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
+#include <set>
 
 extern char** environ;
 
@@ -107,10 +109,10 @@ void run_session(const Plan& plan, const SessionOptions& opts, const BatchRunner
     rec.status = triage[i].status;
     rec.status_reason = triage[i].reason;
     rec.outcome = decide_outcome(result.stage, xfail[i] != nullptr);
-    rec.xfail_strict = !xfail[i] || xfail[i]->strict;
+    rec.xfail_strictness = !xfail[i] || xfail[i]->strict ? XfailStrictness::Strict : XfailStrictness::NonStrict;
     if (xfail[i] && (rec.outcome == Outcome::XFailed || rec.outcome == Outcome::XPassed)) {
       std::string why = "expected failure: " + xfail[i]->reason;
-      if (rec.outcome == Outcome::XPassed && !rec.xfail_strict)
+      if (rec.outcome == Outcome::XPassed && rec.xfail_strictness == XfailStrictness::NonStrict)
         why = "passed although expected to fail (" + xfail[i]->reason + "); a non-strict xfail, so the run does not fail";
       else if (rec.outcome == Outcome::XPassed)
         why = "passed although expected to fail (" + xfail[i]->reason + ")" +
@@ -121,7 +123,7 @@ void run_session(const Plan& plan, const SessionOptions& opts, const BatchRunner
     }
     result.case_id = rec.id;
     rec.result = std::move(result);
-    if (fails_run(rec)) ++failures;
+    if (fails_run(rec.outcome, rec.xfail_strictness, opts.policy)) ++failures;
     if (sink) sink(rec);
     records[i] = std::move(rec);
     have[i] = 1;
@@ -152,15 +154,18 @@ void run_session(const Plan& plan, const SessionOptions& opts, const BatchRunner
   auto stop = [&]() {
     if (opts.interrupted && *opts.interrupted) {
       report.info.stop_reason = "interrupted";
+      report.info.stopped_by = "signal";
       return true;
     }
     if (opts.maxfail && failures >= opts.maxfail) {
       report.info.stop_reason = "maxfail reached (" + std::to_string(opts.maxfail) + ")";
+      report.info.stopped_by = "maxfail";
       return true;
     }
     if (opts.deadline_s > 0 &&
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >= opts.deadline_s) {
       report.info.stop_reason = "deadline reached";
+      report.info.stopped_by = "deadline";
       return true;
     }
     return false;
@@ -184,8 +189,64 @@ void run_session(const Plan& plan, const SessionOptions& opts, const BatchRunner
   report.info.interrupted = !report.info.stop_reason.empty();
   report.cases.clear();
   report.cases.reserve(n);
-  for (std::size_t i = 0; i < n; ++i)
+  report.info.not_run = 0;
+  for (std::size_t i = 0; i < n; ++i) {
     if (have[i]) report.cases.push_back(std::move(records[i]));
+    else ++report.info.not_run;
+  }
+}
+
+void add_load_problems(const DiagnosticList& diagnostics, const ManifestSet& set, RunReport& report) {
+  std::map<std::string, std::string> model_of_file;
+  for (const auto& m : set.manifests) model_of_file.emplace(m.path, m.model);
+  std::set<std::string> taken;
+  for (const auto& rec : report.cases) taken.insert(rec.id);
+
+  // One ERROR testcase per rejected case (its problems together), or per located problem outside any case.
+  std::vector<CaseRecord> records;
+  std::map<std::string, std::size_t> by_case;
+  for (const auto& d : diagnostics.items) {
+    if (d.severity == Diagnostic::Severity::Warning) {
+      report.info.warnings.push_back(d.format());
+      continue;
+    }
+    const std::string where = d.loc.line > 0 ? d.loc.file + ":" + std::to_string(d.loc.line) : d.loc.file;
+    const std::string text = d.format();
+    if (!d.case_id.empty()) {
+      auto it = by_case.find(d.case_id);
+      if (it != by_case.end()) {
+        records[it->second].result.message += "\n" + text;
+        continue;
+      }
+      by_case.emplace(d.case_id, records.size());
+    }
+    CaseRecord rec;
+    const auto sep = d.case_id.find("::");
+    if (sep != std::string::npos) {
+      rec.model = d.case_id.substr(0, sep);
+      rec.name = d.case_id.substr(sep + 2);
+    } else {
+      auto m = model_of_file.find(d.loc.file);
+      rec.model = m != model_of_file.end() ? m->second : std::filesystem::path(d.loc.file).stem().string();
+      rec.name = where.empty() ? "load" : where;
+    }
+    rec.id = rec.model + "::" + rec.name;
+    // A rejected case may share its name with one that loaded (a clash is itself the error): keep ids unique.
+    if (!taken.insert(rec.id).second) {
+      rec.name += " (" + where + ")";
+      rec.id = rec.model + "::" + rec.name;
+      taken.insert(rec.id);
+    }
+    rec.file = d.loc.file;
+    rec.line = d.loc.line;
+    rec.outcome = Outcome::Error;
+    rec.result.case_id = rec.id;
+    rec.result.stage = Stage::INVALID_CASE;
+    rec.result.outcome = Outcome::Error;
+    rec.result.message = text;
+    records.push_back(std::move(rec));
+  }
+  for (auto& rec : records) report.cases.push_back(std::move(rec));
 }
 
 }  // namespace opcheck

@@ -28,7 +28,8 @@ struct Triage {
 struct SessionOptions {
   std::function<Triage(const Case&)> triage;  // none = no status config
   std::string device_name;     // what skip_if/xfail_if see as `device`
-  std::size_t maxfail = 0;     // stop after this many failed/error occurrences; 0 = never
+  RunPolicy policy;            // what the run forgives; decides which occurrences count toward --maxfail
+  std::size_t maxfail = 0;     // stop after this many occurrences that fail the run; 0 = never
   double deadline_s = 0;       // stop starting new cases after this many seconds; 0 = none
   const volatile bool* interrupted = nullptr;  // set by a signal handler
 };
@@ -40,6 +41,11 @@ using RecordSink = std::function<void(const CaseRecord&)>;
 /// `report.info.interrupted` is set when it stopped early.
 void run_session(const Plan& plan, const SessionOptions& opts, const BatchRunner& runner, RunReport& report,
                  const RecordSink& sink = {});
+
+/// Puts the load stage's problems into the report: every error becomes an ERROR record (stage INVALID_CASE, its
+/// file:line, the model of its manifest; one record per rejected case, holding all its problems), counted like any
+/// other case; every warning is listed in `report.info.warnings`, not counted.
+void add_load_problems(const DiagnosticList& diagnostics, const ManifestSet& set, RunReport& report);
 
 /// The outcome of an occurrence from the stage of its result and whether the case is expected to fail.
 Outcome decide_outcome(Stage stage, bool expected_failure);

@@ -135,7 +135,8 @@ Result run_guarded(Executor& ex, const Case& c) {
 
 /// The body of a worker process. Never returns.
 [[noreturn]] void worker_main(Executor& ex, const std::vector<const Case*>& cases, int request_fd, int result_fd,
-                              int capture_fd, int device_index, std::size_t max_output, pid_t parent) {
+                              int capture_fd, int device_index, std::size_t max_output, pid_t parent,
+                              CaseClock* clock) {
   // Die with the parent, and leave Ctrl-C and a CI runner's SIGTERM (sent to the whole process group) to it: the
   // parent stops handing out cases and lets the running ones finish, so an interrupted run reports what it ran
   // truthfully instead of calling the device crashed.
@@ -168,6 +169,8 @@ Result run_guarded(Executor& ex, const Case& c) {
     ::_exit(3);
   }
 
+  if (clock) ex.set_case_clock(clock);
+
   std::uint64_t buf[256];
   std::size_t have_bytes = 0;
   for (;;) {
@@ -179,6 +182,11 @@ Result run_guarded(Executor& ex, const Case& c) {
     for (std::size_t k = 0; k < whole; ++k) {
       const std::uint64_t position = buf[k];
       if (position >= cases.size()) ::_exit(2);
+      if (clock) {
+        clock->own_since_ns.store(0, std::memory_order_relaxed);
+        clock->own_ns.store(0, std::memory_order_relaxed);
+        clock->case_tag.store(position + 1, std::memory_order_release);
+      }
       Result result = run_guarded(ex, *cases[position]);
       result.captured_stderr += take_capture(capture_fd, max_output);
       if (!send_frame(result_fd, out, FrameKind::Result, position,
@@ -222,6 +230,7 @@ struct Worker {
   int device_index = -1;
   std::deque<std::size_t> outstanding;  // sent, no result yet; the front one is running
   Clock::time_point front_started;
+  CaseClock* clock = nullptr;  // shared with the worker process: its own (not the device's) time per case
   std::vector<std::uint8_t> inbox;
   bool alive() const { return pid > 0; }
 };
@@ -264,6 +273,8 @@ class Pool {
   // Reached with live workers only when on_result threw: no worker may outlive the run.
   ~Pool() {
     for (auto& w : workers_) kill_worker(w);
+    for (auto& w : workers_)
+      if (w.clock) ::munmap(w.clock, sizeof(CaseClock));
   }
 
   PoolStats run() {
@@ -273,7 +284,12 @@ class Pool {
     n = std::max(n, n_devices);
     n = std::min(n, std::max<std::size_t>(1, cases_.size()));
     workers_.resize(n);
-    for (std::size_t w = 0; w < n; ++w) workers_[w].device_index = n_devices ? opts_.device_indices[w % n_devices] : -1;
+    for (std::size_t w = 0; w < n; ++w) {
+      workers_[w].device_index = n_devices ? opts_.device_indices[w % n_devices] : -1;
+      // One clock per worker slot, shared with every process that fills the slot; without it all time is charged.
+      void* shared = ::mmap(nullptr, sizeof(CaseClock), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+      if (shared != MAP_FAILED) workers_[w].clock = new (shared) CaseClock();
+    }
     if (cases_.empty()) return stats_;
     stats_.parent_threads = thread_count();
     if (stats_.parent_threads > 1)
@@ -286,6 +302,14 @@ class Pool {
 
     while (busy()) {
       if (!stopping_ && should_stop_ && should_stop_()) stopping_ = true;
+      if (stopping_ && opts_.abort_running && opts_.abort_running()) {
+        // Cases cut short say nothing about the device: they get no result, and the run reports them as not run.
+        for (auto& w : workers_) {
+          w.outstanding.clear();
+          kill_worker(w);
+        }
+        break;
+      }
       if (!stopping_ && start_error_.empty()) dispatch();
       if (!busy()) break;
       wait_and_collect();
@@ -307,6 +331,19 @@ class Pool {
   double timeout_for(std::size_t position) const {
     const Case& c = *cases_[position];
     return c.timeout_s ? *c.timeout_s : opts_.default_timeout_s;
+  }
+
+  /// Seconds of the worker's running case charged to its timeout: the time since it started, less opcheck's own work
+  /// the worker reported (inputs, digests, comparison), which is bounded by the bytes it handles. At most 9 times the
+  /// limit is excused, so a case ends within 10 times its timeout whatever happens.
+  double charged_s(const Worker& w, Clock::time_point now, double limit) const {
+    const double elapsed = std::chrono::duration<double>(now - w.front_started).count();
+    if (!w.clock || w.clock->case_tag.load(std::memory_order_acquire) != w.outstanding.front() + 1) return elapsed;
+    std::int64_t own = w.clock->own_ns.load(std::memory_order_acquire);
+    const std::int64_t since = w.clock->own_since_ns.load(std::memory_order_acquire);
+    const std::int64_t now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
+    if (since > 0 && now_ns > since) own += now_ns - since;
+    return elapsed - std::min(static_cast<double>(own) * 1e-9, 9 * limit);
   }
 
   /// How many cases a worker may have queued: deep for tiny cases (one pipe round trip per case would dominate),
@@ -346,7 +383,7 @@ class Pool {
       }
       ::close(req[1]);
       ::close(res[0]);
-      worker_main(ex_, cases_, req[0], res[1], cap, w.device_index, opts_.max_stderr_bytes, parent);
+      worker_main(ex_, cases_, req[0], res[1], cap, w.device_index, opts_.max_stderr_bytes, parent, w.clock);
     }
     ::close(req[0]);
     ::close(res[1]);
@@ -395,12 +432,13 @@ class Pool {
     for (auto* w : owners) {
       const double limit = timeout_for(w->outstanding.front());
       if (limit <= 0) continue;
-      const auto deadline = w->front_started + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limit));
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1;
+      const auto left = static_cast<long long>((limit - charged_s(*w, now, limit)) * 1000) + 1;
       timeout_ms = timeout_ms < 0 ? static_cast<int>(std::max<long long>(0, left))
                                   : std::min(timeout_ms, static_cast<int>(std::max<long long>(0, left)));
     }
-    if (should_stop_ && !stopping_) timeout_ms = timeout_ms < 0 ? 200 : std::min(timeout_ms, 200);  // notice stop
+    // Notice a stop request, and while stopping a request to end the running cases, within 200 ms.
+    if ((should_stop_ && !stopping_) || (stopping_ && opts_.abort_running))
+      timeout_ms = timeout_ms < 0 ? 200 : std::min(timeout_ms, 200);
     const int ready = ::poll(fds.data(), fds.size(), timeout_ms);
     if (ready <= 0) return;  // timeout or EINTR (a signal: the loop asks should_stop again)
     for (std::size_t k = 0; k < fds.size(); ++k)
@@ -484,7 +522,7 @@ class Pool {
     for (auto& w : workers_) {
       if (!w.alive() || w.outstanding.empty()) continue;
       const double limit = timeout_for(w.outstanding.front());
-      if (limit <= 0 || now - w.front_started < std::chrono::duration<double>(limit)) continue;
+      if (limit <= 0 || charged_s(w, now, limit) < limit) continue;
       worker_ended(w, /*timed_out=*/true);
     }
   }

@@ -1,5 +1,6 @@
 #include "select/marker_registry.h"
 
+#include "common/regular_file.h"
 #include "manifest/yaml_tree.h"
 
 #include <fstream>
@@ -94,14 +95,12 @@ bool load_marker_registry_text(const std::string& path, const std::string& text,
 }
 
 bool load_marker_registry(const std::string& path, MarkerRegistry& out, DiagnosticList& diags) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    diags.error({path, 0, 0}, "cannot read the marker registry", {}, "check the path given to --markers");
+  std::string text, why;
+  if (!read_regular_file(path, text, why)) {
+    diags.error({path, 0, 0}, "cannot read the marker registry: " + why, {}, "check the path given to --markers");
     return false;
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return load_marker_registry_text(path, text.str(), out, diags);
+  return load_marker_registry_text(path, text, out, diags);
 }
 
 std::vector<std::string> marker_names(const MarkerRegistry& registry) {

@@ -1,5 +1,7 @@
 #include "traces/trace_import.h"
 
+#include "common/regular_file.h"
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -12,13 +14,8 @@ namespace opcheck::traces {
 namespace {
 
 bool read_file(const std::string& path, std::string& text) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) return false;
-  text = buf.str();
-  return true;
+  std::string why;
+  return read_regular_file(path, text, why);
 }
 
 /// The trace files a path stands for, or an error when there are none.

@@ -211,7 +211,8 @@ TEST(StatusConfigLoad, FileLevelShapeErrors) {
   EXPECT_FALSE(load_status_config("/nonexistent/opcheck.yaml", cfg, diags));
   ASSERT_EQ(diags.items.size(), 1u);
   EXPECT_EQ(diags.items[0].format(),
-            "/nonexistent/opcheck.yaml: error: cannot read the status config\n  Fix: check the path given to --config");
+            "/nonexistent/opcheck.yaml: error: cannot read the status config: No such file or directory\n  Fix: check "
+            "the path given to --config");
 }
 
 TEST(StatusConfigLoad, EntriesThatSayNothingOrEverything) {

@@ -24,6 +24,29 @@ at::Tensor sample(at::ScalarType t = at::kFloat, std::int64_t n = 64) {
   return at::linspace(-3, 5, n, at::kDouble).to(t).reshape({n / 8, 8});
 }
 
+TEST(UninitialisedOutputs, LayoutIsComparedValuesAreNot) {
+  EXPECT_TRUE(returns_uninitialised("aten::new_empty"));
+  EXPECT_TRUE(returns_uninitialised("aten::new_empty_strided"));
+  EXPECT_TRUE(returns_uninitialised("aten::empty_like"));
+  EXPECT_TRUE(returns_uninitialised("aten::empty.memory_format"));
+  EXPECT_TRUE(returns_uninitialised("aten::empty_strided"));
+  EXPECT_FALSE(returns_uninitialised("aten::empty_permuted_like_this_is_not_an_op"));
+  EXPECT_FALSE(returns_uninitialised("aten::zeros_like"));
+  Tolerance layout;
+  layout.values = false;
+  const at::Tensor expected = at::empty_strided({4, 6}, {1, 4});
+  // Different values, same layout: passes, and no element counts as compared.
+  const at::Tensor same_layout = at::full_like(expected, std::nan(""));
+  const Comparison ok = compare_values(expected, same_layout, layout);
+  EXPECT_TRUE(ok.ok) << ok.message;
+  EXPECT_EQ(ok.figures.total, 0);
+  // Same shape and dtype, other strides: fails, and says values were not compared.
+  const Comparison bad = compare_values(expected, at::zeros({4, 6}), layout);
+  EXPECT_FALSE(bad.ok);
+  EXPECT_TRUE(contains(bad.message, "output: stride mismatch: expected (1, 4), got (6, 1)")) << bad.message;
+  EXPECT_FALSE(compare_values(expected, at::zeros({4, 6}, at::kDouble).t().contiguous().t(), layout).ok);  // dtype
+}
+
 TEST(DefaultTolerance, MatchesAssertClose) {
   double rtol = 0, atol = 0;
   default_tolerance(at::kHalf, rtol, atol);

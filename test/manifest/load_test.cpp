@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "common/sha256.h"
 #include "opcheck/case.h"
@@ -208,8 +209,12 @@ TEST(LoadManifests, SameFolderAndStemStillClashes) {
 TEST(LoadManifests, FileInputsMayNotEscapeThroughSymlinks) {
   TempDir dir;
   TempDir outside;
-  outside.write("secret.pt", "not really a tensor");
-  dir.write("inside/t.pt", "not really a tensor");
+  // Real tensor files: the load stage reads what a `file:` names (see pt_file.h).
+  std::ifstream saved(std::string(OPCHECK_TEST_DIR) + "/good/arange_2x3.pt", std::ios::binary);
+  const std::string tensor((std::istreambuf_iterator<char>(saved)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(tensor.empty());
+  outside.write("secret.pt", tensor);
+  dir.write("inside/t.pt", tensor);
   fs::create_symlink(outside.path() / "secret.pt", dir.path() / "link_out.pt");
   fs::create_symlink(dir.path() / "inside" / "t.pt", dir.path() / "link_in.pt");
   dir.write("m.yaml",

@@ -280,11 +280,11 @@ TEST(JUnit, NonStrictXpassIsABareTestcaseFirstAndCountedForTheIngest) {
   for (const char* id : {"llama::add_f16", "granite::linear"}) {
     CaseRecord& c = find_case(rep, id);
     c.outcome = Outcome::XPassed;
-    c.xfail_strict = false;
+    c.xfail_strictness = XfailStrictness::NonStrict;
     c.upstream_test = std::string("test_model_ops_db_") + c.name + "__0_spyre_float16";
   }
-  EXPECT_FALSE(fails_run(find_case(rep, "llama::add_f16")));
-  EXPECT_TRUE(fails_run(find_case(rep, "llama::neg")));
+  EXPECT_FALSE(fails_run(find_case(rep, "llama::add_f16"), rep.info));
+  EXPECT_TRUE(fails_run(find_case(rep, "llama::neg"), rep.info));
   pugi::xml_document doc;
   const std::string xml = junit_xml_text(rep);
   ASSERT_TRUE(doc.load_string(xml.c_str())) << xml;
@@ -608,7 +608,7 @@ std::vector<RunReport> shard_sample(const RunReport& whole) {
   std::vector<RunReport> shards(3);
   for (int s = 0; s < 3; ++s) {
     shards[s].info = whole.info;
-    shards[s].info.shard = std::to_string(s + 1) + "/3";
+    shards[s].info.shard = std::to_string(s) + "/3";  // 0-based, as --shard takes it
     shards[s].info.argv.push_back("--shard");
     shards[s].info.argv.push_back(shards[s].info.shard);
     shards[s].info.started_at = starts[s];
@@ -628,17 +628,47 @@ TEST(Merge, ThreeShardsMakeTheWholeRun) {
   EXPECT_EQ(merged.info.shard, "");
   EXPECT_EQ(merged.info.started_at, "2026-01-02T03:04:05Z");
   EXPECT_DOUBLE_EQ(merged.info.duration_s, 30);
+  EXPECT_DOUBLE_EQ(merged.info.shard_longest_s, 25);  // the split's wall time when the shards run side by side
+  EXPECT_DOUBLE_EQ(merged.info.shard_sum_s, 40);      // and its machine time
+  EXPECT_EQ(merged.info.shard_count, 3);
   EXPECT_EQ(merged.info.argv, whole.info.argv);
-  EXPECT_EQ(metrics_json_text(merged), metrics_json_text(whole));
+  RunReport same = merged;
+  same.info.shard_count = 0;  // what only a merge records
+  EXPECT_EQ(metrics_json_text(same), metrics_json_text(whole));
   EXPECT_EQ(junit_xml_text(merged), junit_xml_text(whole));
+  EXPECT_NE(metrics_json_text(merged).find("\"shard_longest_s\": 25"), std::string::npos);
 }
 
-TEST(Merge, PartialShardSetSaysWhichShards) {
+TEST(Merge, PartialShardSetIsRefusedUnlessAllowedAndThenSaysWhichShards) {
   auto shards = shard_sample(sample_report());
   shards.pop_back();
-  const RunReport merged = merge_reports(shards);
-  EXPECT_EQ(merged.info.shard, "1/3,2/3");
+  try {
+    merge_reports(shards);
+    FAIL();
+  } catch (const ReportError& e) {
+    EXPECT_NE(std::string(e.what()).find("incomplete shard set: 2 of 3 shards (0/3, 1/3); missing 2/3"),
+              std::string::npos)
+        << e.what();
+  }
+  std::string partial;
+  const RunReport merged = merge_reports(shards, /*allow_partial=*/true, &partial);
+  EXPECT_EQ(merged.info.shard, "0/3,1/3");
+  EXPECT_EQ(partial, "merged 2 of 3 shards (0/3, 1/3); missing 2/3");
   EXPECT_EQ(merged.cases.size(), 7u);  // indexes 0,1,3,4,6,7,9
+}
+
+TEST(Merge, MixedSplitsAndRepeatedShardsAreRefused) {
+  auto shards = shard_sample(sample_report());
+  auto mixed = shards;
+  mixed[2].info.shard = "1/2";
+  EXPECT_THROW(merge_reports(mixed, true), ReportError);
+  auto twice = shards;
+  twice[2].info.shard = "0/3";
+  twice[2].cases.clear();
+  EXPECT_THROW(merge_reports(twice, true), ReportError);
+  auto whole_and_shard = shards;
+  whole_and_shard[2].info.shard = "";
+  EXPECT_THROW(merge_reports(whole_and_shard, true), ReportError);
 }
 
 TEST(Merge, WithoutIndexesOrdersByFileAndLine) {
@@ -690,7 +720,8 @@ TEST(Diff, CategoriesAndExitCode) {
   sdpa.result.stage = Stage::FAILED_INPUT;
   find_case(new_run, "granite::cat").outcome = Outcome::Passed;  // fixed
   find_case(new_run, "granite::cat").result.stage = Stage::PASSED;
-  find_case(new_run, "llama::silu").outcome = Outcome::XPassed;  // xfail now passes: fixed
+  find_case(new_run, "llama::silu").outcome = Outcome::XPassed;  // xfail now passes: fixed, as the run forgave it
+  new_run.info.policy.xpass_ok = true;
   find_case(new_run, "llama::neg").outcome = Outcome::Skipped;   // other change
   new_run.cases.erase(new_run.cases.begin() + 8);                // granite::linear removed
   CaseRecord mm = old_run.cases[8];
@@ -713,6 +744,12 @@ TEST(Diff, CategoriesAndExitCode) {
   EXPECT_EQ(ids(d.other), (std::vector<std::string>{"llama::neg"}));
   EXPECT_EQ(d.regressions[0].message, "Tensor-likes are not close!");
   EXPECT_EQ(diff_exit_code(d), 1);
+  // Without --xpass-ok the unexpected pass failed the new run (strict xfail): diff calls it a regression, as the run's
+  // exit code did.
+  new_run.info.policy.xpass_ok = false;
+  const DiffResult strict = diff_reports(old_run, new_run);
+  EXPECT_EQ(ids(strict.regressions), (std::vector<std::string>{"llama::add_f16", "llama::sdpa", "llama::silu"}));
+  EXPECT_EQ(ids(strict.fixed), (std::vector<std::string>{"granite::cat"}));
 
   const std::string text = render_diff(d);
   EXPECT_NE(text.find("opcheck diff: 3 regressions, 2 fixed, 1 added, 1 removed, 1 other change (10 -> 10 cases)"),

@@ -1,0 +1,15 @@
+// Reading a whole file that must be a regular file: a FIFO, socket or device named by mistake is refused, never
+// opened for a blocking read.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace opcheck {
+
+/// Reads `path` into `out` when it is a regular file of at most `max_bytes`. Otherwise returns false and says why in
+/// `why` ("is a FIFO (named pipe), not a regular file", "is larger than N bytes", the system's error text).
+bool read_regular_file(const std::string& path, std::string& out, std::string& why,
+                       std::size_t max_bytes = static_cast<std::size_t>(1) << 40);
+
+}  // namespace opcheck

@@ -1,0 +1,48 @@
+#include "runner/artifact_lock.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+namespace opcheck {
+
+ArtifactLock::~ArtifactLock() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+bool ArtifactLock::acquire(const std::string& dir, const std::string& holder, std::string& error) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  const std::string path = (std::filesystem::path(dir) / "opcheck.lock").string();
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
+  if (fd < 0) {
+    error = "cannot open " + path + ": " + std::strerror(errno);
+    return false;
+  }
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    std::string who(512, '\0');
+    const ssize_t n = ::pread(fd, &who[0], who.size(), 0);
+    who.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+    while (!who.empty() && (who.back() == '\n' || who.back() == '\0')) who.pop_back();
+    ::close(fd);
+    error = err == EWOULDBLOCK
+                ? dir + " is in use by another opcheck run (" + (who.empty() ? std::string("holder unknown") : who) +
+                      "); its journal would be lost"
+                : "cannot lock " + path + ": " + std::strerror(err);
+    return false;
+  }
+  // Only the holder writes the file, so what a refused run reads is the holder's own line.
+  if (::ftruncate(fd, 0) == 0) {
+    const std::string line = holder + "\n";
+    if (::pwrite(fd, line.data(), line.size(), 0) < 0) { /* the lock holds without the note */ }
+  }
+  fd_ = fd;
+  return true;
+}
+
+}  // namespace opcheck
