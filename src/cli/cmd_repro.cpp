@@ -291,11 +291,20 @@ std::string python_repro_script(const Case& c, const ScriptDevice& device, const
         "os.environ.setdefault(\"ONEDNN_MAX_CPU_ISA\", \"AVX512_CORE_BF16\")\n";
   for (const auto& [k, v] : device.environment)
     py << "os.environ.setdefault(" << py_str(k) << ", " << py_str(v) << ")  # as in the failing run\n";
-  py << "\nimport argparse  # noqa: E402\nimport math  # noqa: E402,F401\nimport operator  # noqa: E402,F401\n"
-        "import re  # noqa: E402\nimport sys  # noqa: E402\nimport types  # noqa: E402\n\nimport torch  # noqa: E402\n\n";
+  py << "\nimport argparse  # noqa: E402\nimport importlib  # noqa: E402\nimport math  # noqa: E402,F401\n"
+        "import operator  # noqa: E402,F401\nimport re  # noqa: E402\nimport sys  # noqa: E402\n"
+        "import types  # noqa: E402\n\n"
+        "import torch  # noqa: E402\n\n";
   py << "DEVICE = " << py_str(device.device) << "\n";
   py << "DEVICE_LIB = " << (device.library.empty() ? "None" : py_str(device.library))
      << "  # PrivateUse1 backend loaded before the run (None: none)\n";
+  py << "DEVICE_IMPORTS = [";
+  for (std::size_t i = 0; i < device.imports.size(); ++i) py << (i ? ", " : "") << py_str(device.imports[i]);
+  py << "]  # modules whose import registers the device (--device-import)\n";
+  py << "PYTHON_PATH = " << (device.python_path.empty() ? "None" : py_str(device.python_path))
+     << "  # opcheck's own Python packages, for DEVICE_IMPORTS\n";
+  py << "COMPILE_BACKEND = " << (device.compile_backend.empty() ? "None" : py_str(device.compile_backend))
+     << "  # the device call runs through torch.compile with this backend (None: eagerly)\n";
   py << "BUNDLE = " << (bundle.folder.empty() ? "None" : py_str(bundle.folder)) << "\n";
   py << "WRITTEN = [";
   for (std::size_t k = 0; k < bundle.written_slots.size(); ++k) py << (k ? ", " : "") << bundle.written_slots[k];
@@ -558,7 +567,19 @@ def reference(host):
 def on_device(host, device):
     """The device result and the tensor arguments after the call, moved to the host."""
     args = [moved(x, "cpu" if on_host else device) for x, on_host in zip(host, HOST_INPUTS)]
-    return to_host(call(args, device)), to_host(args)
+    if COMPILE_BACKEND is None:
+        return to_host(call(args, device)), to_host(args)
+
+    class OpCall(torch.nn.Module):
+        """The op call as a module, compiled as opcheck --compile-backend compiles it."""
+
+        def forward(self, *t):
+            return call(list(t), device)
+
+    torch._dynamo.reset()
+    with torch.no_grad():
+        out = torch.compile(OpCall(), backend=COMPILE_BACKEND)(*args)
+    return to_host(out), to_host(args)
 
 
 def tolerances(dtype):
@@ -662,6 +683,10 @@ def main():
         name = torch._C._get_privateuse1_backend_name()
         if not hasattr(torch, name):
             torch._register_device_module(name, types.ModuleType(f"torch.{name}"))
+    if DEVICE_IMPORTS and PYTHON_PATH:
+        sys.path.insert(0, PYTHON_PATH)
+    for module in DEVICE_IMPORTS:
+        importlib.import_module(module)
 
     host = inputs()
     (expected, cpu_args), cpu_error = attempt("reference (cpu)", lambda: reference(host))
@@ -736,6 +761,10 @@ CLI::App* add_repro_command(CLI::App& app, ReproFlags& f) {
   cmd->add_option("--device-lib", f.device_lib, "PrivateUse1 backend library (also OPCHECK_DEVICE_LIB)")
       ->type_name("PATH");
   cmd->add_option("--device-name", f.device_name, "Name the status config's device overrides use");
+  cmd->add_option("--device-import", f.device_imports, "Python module that registers the device (repeatable)")
+      ->type_name("MODULE");
+  cmd->add_option("--compile-backend", f.compile_backend, "Run the device call through torch.compile(backend=NAME)")
+      ->type_name("NAME");
   cmd->add_option("--config", f.config, "Status config (default: opcheck.yaml in a manifest folder)")
       ->type_name("FILE");
   add_manifest_flags(*cmd, f.manifest, true);
@@ -860,8 +889,8 @@ std::string fact_string(const nlohmann::json& facts, const char* key) {
 
 /// The device flags of the reproduction: the user's, else the bundle's, else auto.
 std::vector<std::string> device_args(const ReproFlags& f, const Found& found) {
-  if (f.device.empty() && f.device_lib.empty() && found.facts.is_object() &&
-      found.facts.contains("rerun_device_args")) {
+  if (f.device.empty() && f.device_lib.empty() && f.device_imports.empty() && f.compile_backend.empty() &&
+      found.facts.is_object() && found.facts.contains("rerun_device_args")) {
     std::vector<std::string> args;
     for (const auto& a : found.facts["rerun_device_args"])
       if (a.is_string()) args.push_back(a.get<std::string>());
@@ -870,6 +899,9 @@ std::vector<std::string> device_args(const ReproFlags& f, const Found& found) {
   std::vector<std::string> args{"--device", f.device.empty() ? "auto" : f.device};
   if (!f.device_lib.empty()) args.insert(args.end(), {"--device-lib", absolute(f.device_lib)});
   if (!f.device_name.empty()) args.insert(args.end(), {"--device-name", f.device_name});
+  for (const auto& m : f.device_imports) args.insert(args.end(), {"--device-import", m});
+  if (!f.compile_backend.empty() && f.compile_backend != "none")
+    args.insert(args.end(), {"--compile-backend", f.compile_backend});
   return args;
 }
 
@@ -891,7 +923,24 @@ std::vector<std::pair<std::string, std::string>> bundle_environment(const Found&
 
 /// Where the script runs the device half: the torch device string and the library to load.
 bool script_device(const std::vector<std::string>& args, ScriptDevice& out, std::string& error) {
+  for (std::size_t i = 0; i + 1 < args.size(); ++i) {
+    if (args[i] == "--device-import") out.imports.push_back(args[i + 1]);
+    if (args[i] == "--compile-backend") out.compile_backend = args[i + 1];
+  }
   std::string device = lower(arg_value(args, "--device"));
+  if (!out.imports.empty()) {
+    // The imports register and name the device; the script uses the name the run used.
+    out.device = device.empty() || device == "auto" ? "privateuseone:0" : device;
+    const fs::path exe(exe_dir());
+    for (const fs::path& p : {exe / "python", exe / ".." / "lib" / "opcheck" / "python"}) {
+      std::error_code ec;
+      if (fs::is_directory(p, ec)) {
+        out.python_path = fs::weakly_canonical(p, ec).string();
+        break;
+      }
+    }
+    return true;
+  }
   std::string lib = arg_value(args, "--device-lib");
   if (lib.empty())
     if (const char* env = std::getenv("OPCHECK_DEVICE_LIB")) lib = env;

@@ -24,6 +24,8 @@ struct ReproFlags {
   std::string device;       // default: the bundle's device, else auto
   std::string device_lib;   // default: the bundle's, else OPCHECK_DEVICE_LIB
   std::string device_name;  // for the status config's device overrides
+  std::vector<std::string> device_imports;  // --device-import: modules that register the device (default: the bundle's)
+  std::string compile_backend;              // --compile-backend (default: the bundle's)
   std::string config;       // status config (default: opcheck.yaml in a manifest folder)
 };
 
@@ -38,6 +40,9 @@ struct ScriptDevice {
   std::string device = "cpu";  // torch device string: cpu, privateuseone:0, cuda:1, ...
   std::string library;         // PrivateUse1 backend to load with torch.ops.load_library; "" = none
   std::vector<std::pair<std::string, std::string>> environment;  // set (if unset) before the library loads
+  std::vector<std::string> imports;  // modules imported first: they register the device (--device-import)
+  std::string compile_backend;       // the device call runs as torch.compile(backend=...); "" = eager
+  std::string python_path;           // opcheck's own Python packages (pyloop), put on sys.path for the imports
 };
 
 /// What the script knows about a bundle the case came from.

@@ -217,6 +217,7 @@ static std::string trimmed(const std::string& s) {
 /// --device-import / OPCHECK_DEVICE_IMPORT and --compile-backend / TEST_COMPILE_BACKEND into the exec options.
 /// False after printing a usage error.
 static bool python_device_flags(RunFlags& f) {
+  static const char* kNameChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.";
   if (f.exec.device_imports.empty()) {
     if (const char* env = std::getenv("OPCHECK_DEVICE_IMPORT")) {
       std::stringstream in(env);
@@ -225,8 +226,8 @@ static bool python_device_flags(RunFlags& f) {
     }
   }
   for (const auto& m : f.exec.device_imports) {
-    const bool ok = !m.empty() && m.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.") ==
-                                      std::string::npos && m.front() != '.' && m.back() != '.';
+    const bool ok = !m.empty() && m.find_first_not_of(kNameChars) == std::string::npos && m.front() != '.' &&
+                    m.back() != '.';
     if (!ok) {
       std::cerr << "opcheck: error: --device-import '" << m << "' is not a Python module name\n"
                 << "  Fix: name the module as `import` takes it, e.g. --device-import torch_spyre\n";
@@ -237,8 +238,7 @@ static bool python_device_flags(RunFlags& f) {
   if (backend.empty())
     if (const char* env = std::getenv("TEST_COMPILE_BACKEND")) backend = trimmed(env);
   if (backend == "none") backend.clear();
-  if (!backend.empty() && backend.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") !=
-                              std::string::npos) {
+  if (!backend.empty() && backend.find_first_not_of(std::string(kNameChars) + "-") != std::string::npos) {
     std::cerr << "opcheck: error: --compile-backend '" << backend << "' is not a backend name\n"
               << "  Fix: inductor, aot_eager, eager, a registered backend's name, or none\n";
     return false;
@@ -248,7 +248,8 @@ static bool python_device_flags(RunFlags& f) {
   // Inductor's on-disk caches live with the run's artifacts, so a second run compiles from them.
   if (!backend.empty()) {
     std::error_code ec;
-    f.exec.inductor_cache_dir = std::filesystem::absolute(std::filesystem::path(f.artifact_dir) / "inductor-cache", ec).string();
+    const auto cache = std::filesystem::path(f.artifact_dir) / "inductor-cache";
+    f.exec.inductor_cache_dir = std::filesystem::absolute(cache, ec).string();
   }
   return true;
 }
@@ -363,6 +364,7 @@ int cmd_run(RunFlags& f) {
   const std::string journal_path = (fs::path(f.artifact_dir) / "journal.jsonl").string();
   // Earlier results: --resume keeps them, --last-failed narrows the selection to what went wrong in them.
   std::vector<CaseRecord> previous;
+  std::optional<RunInfo> previous_info;
   if (f.resume || f.last_failed) {
     std::error_code ec;
     if (fs::exists(journal_path, ec)) {
@@ -370,6 +372,7 @@ int cmd_run(RunFlags& f) {
         Journal j = read_journal(journal_path);
         print_diagnostics(j.diagnostics);
         previous = std::move(j.records);
+        previous_info = j.info;
       } catch (const std::exception& e) {
         print_error(e, "cannot read " + journal_path + ": ");
         return kUsageError;
@@ -559,6 +562,39 @@ int cmd_run(RunFlags& f) {
     return false;
   };
 
+  // --resume serves results of the same run only: what computed them must be what would compute them now.
+  if (f.resume && !previous.empty()) {
+    std::vector<std::string> differs;
+    if (!previous_info) {
+      differs.push_back("the journal has no header saying what wrote it");
+    } else {
+      auto check = [&](const char* what, const std::string& was, const std::string& now) {
+        if (was != now) differs.push_back(std::string(what) + ": '" + was + "' then, '" + now + "' now");
+      };
+      const RunInfo& p = *previous_info;
+      check("opcheck", p.opcheck_version, OPCHECK_VERSION);
+      check("libtorch", p.torch_version, info.torch_version);
+      check("libtorch folder", p.torch_path, info.torch_path);
+      check("device", p.device, info.device);
+      check("device name", p.device_name, info.device_name);
+      check("device library digest", p.device_lib_sha256, info.device_lib_sha256);
+      auto listed = [](const std::vector<std::string>& v) {
+        std::string out;
+        for (const auto& x : v) out += (out.empty() ? "" : ", ") + x;
+        return out;
+      };
+      check("Python modules", listed(p.python_modules), listed(info.python_modules));
+      check("compile backend", p.compile_backend, info.compile_backend);
+    }
+    if (!differs.empty()) {
+      std::cerr << "opcheck: error: --resume: the journal in " << f.artifact_dir
+                << " was written by a different run; its results are not reused:\n";
+      for (const auto& d : differs) std::cerr << "  " << d << "\n";
+      std::cerr << "  Fix: rerun without --resume, or resume with the settings of the run that wrote it\n";
+      return kUsageError;
+    }
+  }
+
   // Results of a killed run that are still valid: same case, same dedupe key.
   std::map<std::string, CaseRecord> reusable;
   for (auto& r : previous) reusable[r.id + "\n" + r.key] = std::move(r);
@@ -567,8 +603,8 @@ int cmd_run(RunFlags& f) {
   // says by what (opcheck, libtorch, device and its library), and a cache written by anything else is not used.
   auto same_identity = [&](const RunInfo& a) {
     return a.opcheck_version == OPCHECK_VERSION && a.torch_version == info.torch_version &&
-           a.device == info.device && a.device_name == info.device_name && a.device_lib_sha256 == info.device_lib_sha256 &&
-           a.torch_path == info.torch_path && a.python_modules == info.python_modules &&
+           a.device == info.device && a.device_name == info.device_name &&
+           a.device_lib_sha256 == info.device_lib_sha256 && a.torch_path == info.torch_path && a.python_modules == info.python_modules &&
            a.compile_backend == info.compile_backend;
   };
   std::map<std::string, CaseRecord> cache;

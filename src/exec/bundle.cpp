@@ -22,7 +22,8 @@ namespace opcheck::exec {
 namespace {
 
 // Environment variables that change what a device computes; a bundle records the ones set so the rerun sets them too.
-constexpr const char* kDeviceEnvironment[] = {"OPCHECK_LOOPBACK_FAULTS"};
+constexpr const char* kDeviceEnvironment[] = {"OPCHECK_LOOPBACK_FAULTS", "OPCHECK_PYLOOP_FAULTS",
+                                              "OPCHECK_PYLOOP_EAGER"};
 
 // ---- YAML text -----------------------------------------------------------------------------------------------
 
@@ -270,8 +271,10 @@ std::vector<std::string> rerun_device_args(const ExecOptions& opts) {
   std::string lib = opts.device_lib;
   if (lib.empty())
     if (const char* env = std::getenv("OPCHECK_DEVICE_LIB")) lib = env;
+  if (!opts.device_imports.empty()) lib.clear();  // the imports register the device; no library is loaded
   std::string device = opts.device.empty() ? "auto" : opts.device;
-  if (device == "auto") device = lib.empty() ? "loopback" : "privateuseone";  // as setup_device decides
+  if (device == "auto" && opts.device_imports.empty())
+    device = lib.empty() ? "loopback" : "privateuseone";  // as setup_device decides
   std::vector<std::string> args{"--device", device};
   if (!lib.empty() && device != "cpu" && device != "loopback") {
     args.push_back("--device-lib");
@@ -288,6 +291,8 @@ std::vector<std::string> rerun_device_args(const ExecOptions& opts) {
     case ReferenceDtype::Auto: break;
   }
   if (opts.repeat > 0) args.insert(args.end(), {"--repeat", std::to_string(opts.repeat)});
+  for (const auto& m : opts.device_imports) args.insert(args.end(), {"--device-import", m});
+  if (!opts.compile_backend.empty()) args.insert(args.end(), {"--compile-backend", opts.compile_backend});
   return args;
 }
 

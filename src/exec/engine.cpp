@@ -540,7 +540,8 @@ void Engine::run_case(const Case& c, Result& r, CaseEvidence* ev) {
       return;
     }
     const auto rep_t0 = Clock::now();
-    RunOutcome out = compiler ? run_compiled(*compiler, c.op, res.call.args, inv, tensors, dev) : run_once(inv, tensors, dctx);
+    RunOutcome out =
+        compiler ? run_compiled(*compiler, c.op, res.call.args, inv, tensors, dev) : run_once(inv, tensors, dctx);
     rep_ms.push_back(ms_since(rep_t0));
     if (compiler) {
       r.compile_ms = rep_ms.size() >= 2 ? std::max(0.0, rep_ms[0] - rep_ms[1]) : rep_ms[0];

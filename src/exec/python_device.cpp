@@ -12,8 +12,8 @@
 #include <cstring>
 #include <filesystem>
 
-#include <nlohmann/json.hpp>
 #include <torch/version.h>
+#include <nlohmann/json.hpp>
 
 #include "exec/device.h"
 
@@ -50,7 +50,9 @@ bool write_all(int fd, const std::string& s) {
 
 }  // namespace
 
-bool wants_python_host(const ExecOptions& opts) { return !opts.device_imports.empty() || !opts.compile_backend.empty(); }
+bool wants_python_host(const ExecOptions& opts) {
+  return !opts.device_imports.empty() || !opts.compile_backend.empty();
+}
 
 PythonHostConfig python_host_config(const ExecOptions& opts) {
   PythonHostConfig c;
@@ -116,7 +118,8 @@ bool probe_python_device(const ExecOptions& opts, PythonHostFacts& facts, std::v
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(10);
   bool timed_out = false;
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       timed_out = true;
       break;

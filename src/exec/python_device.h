@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "opcheck/exec_api.h"
 #include "exec/python_host.h"
+#include "opcheck/exec_api.h"
 
 namespace opcheck::exec {
 

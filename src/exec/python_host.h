@@ -25,10 +25,10 @@ struct PythonHostConfig {
 /// What the started interpreter reports about itself.
 struct PythonHostFacts {
   std::string python_version;
-  std::string torch_version;                  // torch.__version__
-  std::string torch_path;                     // the torch package's folder (real path)
+  std::string torch_version;                           // torch.__version__
+  std::string torch_path;                              // the torch package's folder (real path)
   std::map<std::string, std::string> module_versions;  // per import: __version__ or its distribution's version
-  std::string privateuse1_name;               // the PrivateUse1 backend's name after the imports
+  std::string privateuse1_name;                        // the PrivateUse1 backend's name after the imports
 };
 
 /// An exception Python raised, with its class name and its message (the traceback included, where it helps).

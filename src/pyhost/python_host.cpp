@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
 #include <torch/csrc/autograd/python_variable.h>
+#include <nlohmann/json.hpp>
 
 #include "exec/python_host.h"
 
@@ -118,7 +118,8 @@ c10::IValue to_ivalue(PyObject* o) {
   }
   if (PyList_Check(o)) {
     bool all_tensors = true;
-    for (Py_ssize_t i = 0; i < PyList_Size(o); ++i) all_tensors = all_tensors && THPVariable_Check(PyList_GetItem(o, i));
+    for (Py_ssize_t i = 0; i < PyList_Size(o); ++i)
+      all_tensors = all_tensors && THPVariable_Check(PyList_GetItem(o, i));
     if (all_tensors) {
       c10::List<at::Tensor> list;
       for (Py_ssize_t i = 0; i < PyList_Size(o); ++i) list.push_back(THPVariable_Unpack(PyList_GetItem(o, i)));
@@ -129,7 +130,7 @@ c10::IValue to_ivalue(PyObject* o) {
     return list;
   }
   throw exec::PythonError("TypeError", "the compiled call returned a " + std::string(Py_TYPE(o)->tp_name) +
-                                            ", which opcheck cannot compare");
+                                           ", which opcheck cannot compare");
 }
 
 class Host final : public exec::PythonHost {
@@ -145,8 +146,8 @@ class Host final : public exec::PythonHost {
     if (!PyStatus_Exception(status)) status = Py_InitializeFromConfig(&pc);
     PyConfig_Clear(&pc);
     if (PyStatus_Exception(status)) {
-      error = std::string("starting Python (") + config.python + ") failed: " +
-              (status.err_msg != nullptr ? status.err_msg : "unknown error");
+      error = std::string("starting Python (") + config.python +
+              ") failed: " + (status.err_msg != nullptr ? status.err_msg : "unknown error");
       return false;
     }
     bool ok = start_runtime(config, facts, error);

@@ -25,6 +25,6 @@ def test_installed_opcheck_runs_gpt_oss_from_another_directory(tmp_path):
                          env=env, timeout=900)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     # The default device is loopback, found beside the installed exec layer.
-    assert "device loopback" in run.stderr, run.stderr
+    assert "device: loopback" in run.stderr, run.stderr
     assert run.stdout.strip().splitlines()[-1].split()[1] == "passed", run.stdout[-2000:]
     assert (elsewhere / "opcheck-out" / "journal.jsonl").exists()

@@ -98,7 +98,9 @@ def test_one_notion_of_failure_for_an_unexpected_pass(tmp_path, xpass_ok):
     if xpass_ok:
         assert r.rc == 0, r
         assert "XPASS" not in r.out, r
-        assert root.find("testsuite").get("failures") == "0"
+        # A forgiven XPASS is a bare testcase that torch-spyre's ingest still reads as xpass: the suite's `failures`
+        # counts it (README, "JUnit for torch-spyre's ingest"); a generic reader sees no failure element.
+        assert root.find("testsuite").get("failures") == "1"
         assert tcs["x::neg.x"].find("failure") is None
         assert n_failures == 0
         # the forgiven xpass does not count toward --maxfail 1
@@ -107,7 +109,7 @@ def test_one_notion_of_failure_for_an_unexpected_pass(tmp_path, xpass_ok):
         assert r.rc == 1, r
         assert "XPASS x::neg.x" in r.out, r
         assert root.find("testsuite").get("failures") == "1"
-        assert tcs["x::neg.x"].find("failure").get("type") == "XPASS"
+        assert tcs["x::neg.x"].find("failure").get("type") == "xfail_strict"
         assert n_failures == 1
         assert m["run"]["stopped_by"] == "maxfail" and m["run"]["not_run"] > 0, m["run"]
     # diff judges the run's verdicts as the run did: a new XPASS the run forgave is not a regression.

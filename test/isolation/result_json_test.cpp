@@ -114,6 +114,20 @@ TEST(ResultWire, RoundTripsEveryField) {
   expect_same(r, back);
 }
 
+TEST(ResultWire, RoundTripsACompiledRunsStageAndCompileTime) {
+  Result r = sample();
+  r.stage = Stage::FAILED_COMPILE;
+  r.compile_ms = 1234.5;
+  std::vector<std::uint8_t> buf;
+  encode_result(r, buf);
+  Result back;
+  std::string error;
+  ASSERT_TRUE(decode_result(buf.data(), buf.size(), back, error)) << error;
+  EXPECT_EQ(back.stage, Stage::FAILED_COMPILE);
+  EXPECT_EQ(back.compile_ms, 1234.5);
+  expect_same(r, back);
+}
+
 TEST(ResultWire, TruncatedOrPaddedRecordsAreRejected) {
   std::vector<std::uint8_t> buf;
   encode_result(sample(), buf);

@@ -212,3 +212,36 @@ def test_processes_without_python_do_not_load_libpython(tmp_path, kinds):
     logs = "".join(p.read_text(errors="replace") for p in tmp_path.glob("maps*"))
     assert "libtorch_cpu" in logs, "LD_DEBUG wrote nothing"
     assert "libpython" not in logs
+
+
+def test_bundles_and_repro_scripts_carry_the_imports_and_the_compile_backend(tmp_path, kinds):
+    """A pyloop failure's bundle reruns with the same imports and backend, and its Python script imports the module,
+    compiles the call with the same backend and reproduces the device's wrong output bit for bit."""
+    bundles = tmp_path / "failures"
+    r, m = run_json(tmp_path, "--manifests", kinds, *PYLOOP, "--compile-backend", "aot_eager", "-k", "aten.add",
+                    "--save-failures", bundles, env={"OPCHECK_PYLOOP_FAULTS": "aten::add.Tensor=bias:0.5"})
+    assert r.rc == 1, r
+    folder = bundles / "kinds__aten.add"
+    facts = json.loads((folder / "failure.json").read_text())
+    args = facts["rerun_device_args"]
+    assert args[args.index("--device-import") + 1] == "opcheck_pyloop", args
+    assert args[args.index("--compile-backend") + 1] == "aot_eager", args
+    assert facts["environment"] == {"OPCHECK_PYLOOP_FAULTS": "aten::add.Tensor=bias:0.5"}, facts
+    made = opcheck("repro", "--bundle", folder, "--python")
+    assert made.rc == 0, made
+    assert "DEVICE_IMPORTS = ['opcheck_pyloop']" in made.out and "COMPILE_BACKEND = 'aot_eager'" in made.out, made.out
+    script = tmp_path / "repro.py"
+    script.write_text(made.out)
+    import subprocess
+    run = subprocess.run([os.environ.get("OPCHECK_PYTHON", sys.executable), str(script)], capture_output=True,
+                         text=True, timeout=600)
+    assert run.returncode == 1, run.stdout + run.stderr  # the device differs from the cpu, as in the failing run
+    assert "device.pt: reproduced bit for bit" in run.stdout, run.stdout + run.stderr
+
+
+def test_resume_refuses_a_journal_of_another_device(tmp_path, kinds):
+    r, _ = run_json(tmp_path, "--manifests", kinds, "--device", "loopback")
+    assert r.rc == 0, r
+    r, _ = run_json(tmp_path, "--manifests", kinds, *PYLOOP, "--resume")
+    assert r.rc == 4, r
+    assert "written by a different run" in r.err and "device" in r.err and "Python modules" in r.err, r

@@ -393,6 +393,31 @@ TEST(JsonWriter, CaseRecordLineReadsBackAsTheSameRecord) {
   }
 }
 
+TEST(JsonWriter, CompileTimeAndStageTravelThroughEveryReport) {
+  RunReport rep = sample_report();
+  CaseRecord& rec = rep.cases.front();
+  rec.result.stage = Stage::FAILED_COMPILE;
+  rec.result.compile_ms = 2500.25;
+  rep.info.compile_backend = "inductor";
+  rep.info.python_modules = {"torch 2.13.0", "opcheck_pyloop 0.1.0"};
+  rep.info.torch_path = "/venv/torch";
+  const CaseRecord back = case_record_from_json(nlohmann::json::parse(case_record_json_line(rec)), {"t", ""});
+  EXPECT_EQ(back.result.stage, Stage::FAILED_COMPILE);
+  EXPECT_EQ(back.result.compile_ms, 2500.25);
+  pugi::xml_document doc;
+  const std::string xml = junit_xml_text(rep);
+  ASSERT_TRUE(doc.load_string(xml.c_str())) << xml;
+  EXPECT_NE(xml.find("<property name=\"compile_ms\" value=\"2500.25\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<property name=\"compile_backend\" value=\"inductor\""), std::string::npos);
+  EXPECT_NE(xml.find("<property name=\"python_modules\" value=\"torch 2.13.0, opcheck_pyloop 0.1.0\""),
+            std::string::npos);
+  const auto j = nlohmann::json::parse(metrics_json_text(rep));
+  EXPECT_EQ(j["stages"]["FAILED_COMPILE"], 1);
+  EXPECT_EQ(j["run"]["compile_backend"], "inductor");
+  EXPECT_EQ(j["run"]["torch_path"], "/venv/torch");
+  EXPECT_DOUBLE_EQ(j["time"]["totals"]["compile_ms"].get<double>(), 2500.25);
+}
+
 TEST(AtomicFile, StreamedWriteSpillsInChunksAndAFailureLeavesTheOldFile) {
   TempDir dir;
   const auto path = dir.file("report.txt");
@@ -459,7 +484,8 @@ TEST(Metrics, TotalsStagesAndPassRates) {
   EXPECT_EQ(j["stages"]["CRASHED"], 1);
   EXPECT_EQ(j["stages"]["SKIPPED"], 1);
   EXPECT_EQ(j["stages"]["TIMEOUT"], 0);  // every stage is listed
-  EXPECT_EQ(j["stages"].size(), 12u);
+  EXPECT_EQ(j["stages"]["FAILED_COMPILE"], 0);
+  EXPECT_EQ(j["stages"].size(), 13u);
 
   const auto& pr = j["pass_rate"];
   EXPECT_DOUBLE_EQ(pr["overall"].get<double>(), 0.5);  // 4 / (4 + 2 failed + 1 error + 1 xpassed)
