@@ -1045,7 +1045,8 @@ int cmd_repro(const ReproFlags& f) {
       if (!stage.empty())
         bundle.failure = stage + (message.empty() ? "" : ": " + message.substr(0, message.find('\n')));
       // The run's device faults travel with the script only when it runs on the same stand-in device.
-      if (device.library.find("libopcheck_loopback") != std::string::npos)
+      const bool pyloop = std::find(device.imports.begin(), device.imports.end(), "opcheck_pyloop") != device.imports.end();
+      if (device.library.find("libopcheck_loopback") != std::string::npos || pyloop)
         device.environment = bundle_environment(found);
     }
     std::cout << python_repro_script(c, device, bundle);
