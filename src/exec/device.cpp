@@ -269,6 +269,13 @@ bool setup_device(const ExecOptions& opts, DeviceSetup& out, std::string& error)
   int index = -1;
   split_index(lower(opts.device.empty() ? std::string("auto") : opts.device), type, index);
   if (!opts.device_imports.empty()) return setup_python_device(opts, type, index, out, error);
+  if (!opts.compile_backend.empty()) {
+    // Compiled runs start Python in every worker: its torch is checked once, before any case runs.
+    PythonHostFacts facts;
+    std::vector<std::string> unused;
+    if (!probe_python_device(opts, facts, unused, error)) return false;
+    out.python_modules.push_back("torch " + facts.torch_version);
+  }
   std::string why;  // for the log line: how "auto" decided
   if (type == "auto") {
     if (!device_lib.empty()) {

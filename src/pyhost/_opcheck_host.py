@@ -37,12 +37,7 @@ def start(imports, compile_backend, cache_dir):
     }
     for name in imports:
         facts["modules"][name] = _version_of(name, importlib.import_module(name))
-    if compile_backend:
-        import torch._dynamo  # noqa: F401
-        import torch._inductor.config
-        # One compile thread: the workers are the parallelism (-j), and inductor's pool would start sys.executable.
-        torch._inductor.config.compile_threads = 1
-        _backend = compile_backend
+    _backend = compile_backend or None
     facts["privateuse1_name"] = torch._C._get_privateuse1_backend_name()
     return json.dumps(facts)
 
@@ -115,16 +110,28 @@ def _error_text(e):
     return "".join(traceback.format_exception(type(e), e, e.__traceback__)).rstrip()
 
 
+_configured = False
+
+
+def _configure_compile():
+    global _configured
+    if not _configured:
+        import torch._inductor.config
+        # One compile thread: the workers are the parallelism (-j), and inductor's pool would start sys.executable.
+        torch._inductor.config.compile_threads = 1
+        _configured = True
+
+
 def call(op, args, kwargs, device):
     """One device run: ("ok", output) | ("compile", message) | ("error", type name, message with traceback)."""
     global _compiled
     import torch
-    import torch._dynamo
     from torch._dynamo import exc
     args = [_decode(a, device) for a in args]
     kwargs = {k: _decode(v, device) for k, v in kwargs.items()}
     try:
         if _compiled is None:
+            _configure_compile()
             _compiled = torch.compile(_module(_callable(op), kwargs), backend=_backend)
         with torch.no_grad():
             return ("ok", _compiled(*args))

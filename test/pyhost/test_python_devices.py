@@ -167,14 +167,16 @@ def test_a_fault_in_an_op_pyloop_leaves_to_the_fallback(tmp_path, kinds):
     assert sum(c["outcome"] == "passed" for c in m["cases"]) == 8
 
 
-def test_another_torch_in_the_interpreter_stops_before_any_case(tmp_path, kinds):
+@pytest.mark.parametrize("python_flags", [["--device-import", "json"], ["--device", "cpu", "--compile-backend", "eager"]],
+                         ids=["device-import", "compile-backend"])
+def test_another_torch_in_the_interpreter_stops_before_any_case(tmp_path, kinds, python_flags):
     """The interpreter imports a torch that is not the libtorch opcheck was built with: a usage error naming both."""
     fake = tmp_path / "site"
     (fake / "torch").mkdir(parents=True)
     (fake / "torch" / "__init__.py").write_text(
         "import types\n__version__ = '2.7.1'\nutils = None\n"
         "_C = types.SimpleNamespace(_get_privateuse1_backend_name=lambda: 'privateuseone')\n")
-    r = opcheck("run", "--manifests", kinds, "--device-import", "json", "--artifact-dir", tmp_path / "art",
+    r = opcheck("run", "--manifests", kinds, *python_flags, "--artifact-dir", tmp_path / "art",
                 env={"PYTHONPATH": str(fake)})
     assert r.rc == 4, r
     assert "2.7.1" in r.err and str(fake / "torch") in r.err, r
