@@ -16,6 +16,14 @@
 #include "common/sha256.h"
 
 namespace opcheck::exec {
+
+std::string this_library_path() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&this_library_path), &info) != 0 && info.dli_fname != nullptr)
+    return info.dli_fname;
+  return {};
+}
+
 namespace {
 
 constexpr const char* kLoopbackLibName = "libopcheck_loopback.so";
@@ -33,14 +41,6 @@ std::string dir_of(const std::string& p) {
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char ch) { return std::tolower(ch); });
   return s;
-}
-
-/// Path of the shared object this function lives in (libopcheck_exec.so, or the test binary when linked statically).
-std::string this_library_path() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&this_library_path), &info) != 0 && info.dli_fname != nullptr)
-    return info.dli_fname;
-  return {};
 }
 
 std::string find_loopback_library(const ExecOptions& opts, std::string& error) {

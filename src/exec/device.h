@@ -21,6 +21,10 @@ struct DeviceSetup {
   std::string python_device;  // --device-import: the device as the workers name it ("pyloop:0")  // --device-import: "torch 2.13.0", then each module with its version
 };
 
+/// Path of the shared object the exec layer lives in (libopcheck_exec.so, or the test binary when linked
+/// statically): the libraries and Python packages opcheck ships are found beside it.
+std::string this_library_path();
+
 /// Resolves opts.device (auto | cpu | loopback | privateuseone | registered name | cuda | xpu | mps) and loads
 /// the backend library when needed. Returns false and sets `error` (a user-facing message) on failure.
 bool setup_device(const ExecOptions& opts, DeviceSetup& out, std::string& error);

@@ -31,11 +31,7 @@ std::string real_path(const std::string& p) {
 std::string base_version(const std::string& v) { return v.substr(0, v.find('+')); }
 
 /// Folder of this exec library: opcheck's Python packages live in its python/ subfolder.
-fs::path exec_dir() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&python_host_config), &info) == 0 || info.dli_fname == nullptr) return {};
-  return fs::path(info.dli_fname).parent_path();
-}
+fs::path exec_dir() { return fs::path(this_library_path()).parent_path(); }
 
 bool write_all(int fd, const std::string& s) {
   std::size_t done = 0;

@@ -1,5 +1,7 @@
 #include "exec/python_host.h"
 
+#include "exec/device.h"
+
 #include <dlfcn.h>
 
 #include <filesystem>
@@ -18,9 +20,9 @@ std::string g_error;  // a failed start is not retried: the interpreter cannot b
 
 /// Beside the exec library (build tree, or <prefix>/<libdir>/opcheck when installed).
 std::filesystem::path pyhost_path() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&python_host_if_started), &info) == 0 || info.dli_fname == nullptr) return {};
-  return std::filesystem::path(info.dli_fname).parent_path() / kPyhostLibName;
+  const std::string self = this_library_path();
+  if (self.empty()) return {};
+  return std::filesystem::path(self).parent_path() / kPyhostLibName;
 }
 
 }  // namespace
