@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # The performance benchmark (issue 6): opcheck end to end against a floor loop, per-phase times, peak RSS, and a
 # PASS/MISS table of the targets. Writes bench-results/bench.json. Not part of CI (too noisy on shared machines).
-#   scripts/bench.sh            full run (10,000 tiny cases, 5 runs per figure; a few minutes on 2 cores)
-#   scripts/bench.sh --quick    small N, 2 runs per figure: a smoke test of about a minute
-# Any other flag goes to scripts/bench/bench.py (--reps N, --out DIR, --fixtures DIR). OPCHECK_BUILD_DIR picks the
-# build directory (default build/). Measure on a quiet machine: the table records the load average.
+#   scripts/bench.sh                 everything: the core targets (scripts/bench/bench.py: 10,000 tiny cases, 5 runs
+#                                    per figure, a few minutes on 2 cores), then the Python-device and compiled-run
+#                                    targets (scripts/bench/bench_python.py: about half an hour on 2 cores, most of it
+#                                    inductor compiling the bundled manifests twice from empty caches)
+#   scripts/bench.sh --quick         small N everywhere: a smoke test of a few minutes
+#   scripts/bench.sh --core-only     only bench.py;   scripts/bench.sh --python-only   only bench_python.py
+# Any other flag goes to both scripts (--reps N, --out DIR, --keep; bench.py also takes --fixtures DIR).
+# OPCHECK_BUILD_DIR picks the build directory (default build/). Measure on a quiet machine: the tables record the
+# load average. Exit status: 0 when every target is met, 1 when one is missed, 3 when the build failed.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/bootstrap.sh"
 opcheck_install_packages "${OPCHECK_BUILD_PACKAGES[@]}" || exit 3
@@ -17,8 +22,28 @@ fi
 if grep -q '^CMAKE_BUILD_TYPE:STRING=Debug' "$OPCHECK_BUILD_DIR/CMakeCache.txt"; then
   opcheck_log "warning: $OPCHECK_BUILD_DIR is a Debug build; its timings say little about a Release one"
 fi
-opcheck_compile "$OPCHECK_BUILD_DIR" --target opcheck opcheck_exec opcheck_loopback opcheck_floor || exit 3
+core=1 python=1
+args=()
+for arg in "$@"; do
+  case "$arg" in
+    --core-only) python=0 ;;
+    --python-only) core=0 ;;
+    *) args+=("$arg") ;;
+  esac
+done
+targets=(opcheck opcheck_exec opcheck_loopback)
+[ $core -eq 1 ] && targets+=(opcheck_floor)
+[ $python -eq 1 ] && targets+=(opcheck_pyhost opcheck_python_files opcheck_pyloop_device)
+opcheck_compile "$OPCHECK_BUILD_DIR" --target "${targets[@]}" || exit 3
 
 cd "$OPCHECK_ROOT"
-exec "$OPCHECK_PYTHON" "$OPCHECK_ROOT/scripts/bench/bench.py" --build-dir "$OPCHECK_BUILD_DIR" \
-  --out "$OPCHECK_ROOT/bench-results" "$@"
+status=0
+if [ $core -eq 1 ]; then
+  "$OPCHECK_PYTHON" "$OPCHECK_ROOT/scripts/bench/bench.py" --build-dir "$OPCHECK_BUILD_DIR" \
+    --out "$OPCHECK_ROOT/bench-results" "${args[@]}" || status=$?
+fi
+if [ $python -eq 1 ]; then
+  "$OPCHECK_PYTHON" "$OPCHECK_ROOT/scripts/bench/bench_python.py" --build-dir "$OPCHECK_BUILD_DIR" \
+    --out "$OPCHECK_ROOT/bench-results" "${args[@]}" || status=$((status > 0 ? status : $?))
+fi
+exit $status

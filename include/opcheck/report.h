@@ -39,7 +39,19 @@ struct RunInfo {
   std::int64_t shard_count = 0;             // merged runs: how many files were merged (0: not a merge)
   double shard_longest_s = 0;               // merged runs: the longest shard's wall time
   double shard_sum_s = 0;                   // merged runs: the shards' wall times summed
+  std::int64_t workers_started = 0;         // worker processes that finished starting (with --no-isolation: 1)
+  double worker_start_mean_s = 0;           // their start (device set-up, a Python device's interpreter and imports)
+  double worker_start_max_s = 0;
 };
+
+/// Adds the start times of a batch of workers to info's workers_started / worker_start_{mean,max}_s.
+inline void note_worker_starts(RunInfo& info, const std::vector<double>& start_s) {
+  for (double s : start_s) {
+    const double n = static_cast<double>(++info.workers_started);
+    info.worker_start_mean_s += (s - info.worker_start_mean_s) / n;
+    if (s > info.worker_start_max_s) info.worker_start_max_s = s;
+  }
+}
 
 /// One selected occurrence of a case and its verdict (a deduplicated occurrence carries the result of the
 /// occurrence that ran, with deduplicated_from naming it).

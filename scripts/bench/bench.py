@@ -140,6 +140,16 @@ def timeline(cmd, art):
             "total_s": marks["exit"] - marks["exec"]}
 
 
+def run_facts(quick, reps, load_start, load_end, started):
+    """What every bench document records first: when, how, on what machine and under what load."""
+    return {"when": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "mode": "quick" if quick else "full",
+            "reps": reps,
+            "machine": machine(),
+            "load_average": {"start": [round(x, 2) for x in load_start], "end": [round(x, 2) for x in load_end]},
+            "seconds": round(time.time() - started, 1)}
+
+
 def log(msg):
     print(msg, file=sys.stderr, flush=True)
 
@@ -500,12 +510,7 @@ def run_bench(a, cfg, reps, opcheck, floor, fixtures, out):
     ]
 
     doc = {
-        "when": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "mode": "quick" if a.quick else "full",
-        "reps": reps,
-        "machine": machine(),
-        "load_average": {"start": [round(x, 2) for x in load_start], "end": [round(x, 2) for x in load_end]},
-        "seconds": round(time.time() - started, 1),
+        **run_facts(a.quick, reps, load_start, load_end, started),
         "inputs": {"tiny": {k: big[k] for k in ("occurrences", "unique", "bytes")},
                    "small": {k: small[k] for k in ("occurrences", "unique", "bytes")},
                    "manifests_10mb": {k: ten_mb[k] for k in ("bytes", "files", "copies")},

@@ -658,7 +658,9 @@ int cmd_run(RunFlags& f) {
       std::cerr << "opcheck: resuming: " << resumed << " results reused from " << journal_path << "\n";
     if (cached && !f.quiet)
       std::cerr << "opcheck: " << cached << " unchanged cases served from " << f.results_cache << "\n";
-    run_cases(*ex, todo, pool, [&](std::size_t k, Result r) { done(todo_index[k], std::move(r)); }, stop);
+    const PoolStats stats =
+        run_cases(*ex, todo, pool, [&](std::size_t k, Result r) { done(todo_index[k], std::move(r)); }, stop);
+    note_worker_starts(report.info, stats.worker_start_s);
   };
 
   // One run per artifact folder: a second one would unlink the journal the first is writing.

@@ -259,6 +259,11 @@ void write_run_info(JsonWriter& w, const RunInfo& info) {
     w.field("shard_longest_s", info.shard_longest_s);
     w.field("shard_sum_s", info.shard_sum_s);
   }
+  if (info.workers_started > 0) {
+    w.field("workers_started", info.workers_started);
+    w.field("worker_start_mean_s", info.worker_start_mean_s);
+    w.field("worker_start_max_s", info.worker_start_max_s);
+  }
   w.end_object();
 }
 
@@ -298,6 +303,11 @@ RunInfo run_info_from_json(const json& j, const JsonWhere& w) {
     info.shard_count = get_int(j, w, "shard_count");
     info.shard_longest_s = get_number(j, w, "shard_longest_s");
     info.shard_sum_s = get_number(j, w, "shard_sum_s");
+  }
+  if (j.contains("workers_started")) {
+    info.workers_started = get_int(j, w, "workers_started");
+    info.worker_start_mean_s = get_number(j, w, "worker_start_mean_s");
+    info.worker_start_max_s = get_number(j, w, "worker_start_max_s");
   }
   return info;
 }

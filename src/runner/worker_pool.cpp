@@ -28,8 +28,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Worker -> parent frames: a fixed header, then `length` bytes (an encoded Result, or the start-up error text).
-enum class FrameKind : std::uint32_t { Result = 1, StartFailed = 2 };
+// Worker -> parent frames: a fixed header, then `length` bytes (an encoded Result, the start-up error text, or the
+// seconds the worker took to start as a double).
+enum class FrameKind : std::uint32_t { Result = 1, StartFailed = 2, Ready = 3 };
 struct FrameHeader {
   FrameKind kind;
   std::uint32_t length;
@@ -156,11 +157,13 @@ Result run_guarded(Executor& ex, const Case& c) {
   reset_capture(capture_fd);
   std::string error;
   bool ready = false;
+  const auto start = Clock::now();
   try {
     ready = ex.prepare_worker(device_index, &error);
   } catch (const std::exception& e) {
     error = e.what();
   }
+  const double start_s = std::chrono::duration<double>(Clock::now() - start).count();
   const std::string start_output = take_capture(capture_fd, max_output);
   if (!ready) {
     if (!start_output.empty()) error += "\n" + start_output;
@@ -168,6 +171,13 @@ Result run_guarded(Executor& ex, const Case& c) {
                [&](std::vector<std::uint8_t>& b) { b.insert(b.end(), error.begin(), error.end()); });
     ::_exit(3);
   }
+  // The parent starts the first case's clock on this frame: a worker's own start (a Python device's interpreter and
+  // imports) is not charged to the case it runs first.
+  if (!send_frame(result_fd, out, FrameKind::Ready, 0, [&](std::vector<std::uint8_t>& b) {
+        const auto* p = reinterpret_cast<const std::uint8_t*>(&start_s);
+        b.insert(b.end(), p, p + sizeof start_s);
+      }))
+    ::_exit(1);
 
   if (clock) ex.set_case_clock(clock);
 
@@ -230,6 +240,8 @@ struct Worker {
   int device_index = -1;
   std::deque<std::size_t> outstanding;  // sent, no result yet; the front one is running
   Clock::time_point front_started;
+  Clock::time_point spawned;
+  bool ready = false;          // sent its Ready frame: prepare_worker is done and cases run
   CaseClock* clock = nullptr;  // shared with the worker process: its own (not the device's) time per case
   std::vector<std::uint8_t> inbox;
   bool alive() const { return pid > 0; }
@@ -337,6 +349,7 @@ class Pool {
   /// the worker reported (inputs, digests, comparison), which is bounded by the bytes it handles. At most 9 times the
   /// limit is excused, so a case ends within 10 times its timeout whatever happens.
   double charged_s(const Worker& w, Clock::time_point now, double limit) const {
+    if (!w.ready) return 0;  // still starting: enforce_timeouts gives the start its own budget
     const double elapsed = std::chrono::duration<double>(now - w.front_started).count();
     if (!w.clock || w.clock->case_tag.load(std::memory_order_acquire) != w.outstanding.front() + 1) return elapsed;
     std::int64_t own = w.clock->own_ns.load(std::memory_order_acquire);
@@ -394,6 +407,8 @@ class Pool {
     w.capture_fd = cap;
     w.inbox.clear();
     w.outstanding.clear();
+    w.ready = false;
+    w.spawned = Clock::now();
     ++stats_.workers_started;
   }
 
@@ -432,7 +447,8 @@ class Pool {
     for (auto* w : owners) {
       const double limit = timeout_for(w->outstanding.front());
       if (limit <= 0) continue;
-      const auto left = static_cast<long long>((limit - charged_s(*w, now, limit)) * 1000) + 1;
+      const double left_s = w->ready ? limit - charged_s(*w, now, limit) : start_budget_s(limit) - starting_s(*w, now);
+      const auto left = static_cast<long long>(left_s * 1000) + 1;
       timeout_ms = timeout_ms < 0 ? static_cast<int>(std::max<long long>(0, left))
                                   : std::min(timeout_ms, static_cast<int>(std::max<long long>(0, left)));
     }
@@ -481,6 +497,15 @@ class Pool {
       kill_worker(w);
       return false;
     }
+    if (h.kind == FrameKind::Ready) {
+      double start_s = 0;
+      if (h.length != sizeof start_s) return protocol_error(w, "worker sent an unreadable start-up frame");
+      std::memcpy(&start_s, payload, sizeof start_s);
+      stats_.worker_start_s.push_back(start_s);
+      w.ready = true;
+      w.front_started = Clock::now();
+      return true;
+    }
     if (w.outstanding.empty() || w.outstanding.front() != h.position) {
       return protocol_error(w, "worker answered case " + std::to_string(h.position) + " out of turn");
     }
@@ -517,12 +542,35 @@ class Pool {
     return false;
   }
 
+  /// How long a worker may take to start when cases time out after case_limit_s (PoolOptions::min_start_budget_s).
+  double start_budget_s(double case_limit_s) const { return std::max(case_limit_s, opts_.min_start_budget_s); }
+
+  /// Seconds a worker has spent starting (prepare_worker), before its Ready frame.
+  double starting_s(const Worker& w, Clock::time_point now) const {
+    return std::chrono::duration<double>(now - w.spawned).count();
+  }
+
   void enforce_timeouts() {
     const auto now = Clock::now();
     for (auto& w : workers_) {
       if (!w.alive() || w.outstanding.empty()) continue;
       const double limit = timeout_for(w.outstanding.front());
-      if (limit <= 0 || charged_s(w, now, limit) < limit) continue;
+      if (limit <= 0) continue;
+      if (!w.ready) {
+        // A start gets its own budget: one that overruns it would overrun it again in a fresh worker, so no case
+        // can run.
+        const double budget = start_budget_s(limit);
+        if (starting_s(w, now) < budget) continue;
+        char text[32];
+        std::snprintf(text, sizeof text, "%g", budget);
+        start_error_ = std::string("a worker did not finish starting (device set-up and imports) within ") + text +
+                       " s; killed with SIGKILL. Fix: find where the device's start hangs with --no-isolation, or "
+                       "raise --timeout (a start may take as long as a case)";
+        requeue(w);
+        kill_worker(w);
+        continue;
+      }
+      if (charged_s(w, now, limit) < limit) continue;
       worker_ended(w, /*timed_out=*/true);
     }
   }
@@ -645,11 +693,13 @@ PoolStats run_in_process(Executor& ex, const std::vector<const Case*>& cases, co
   std::string error;
   const int device_index = opts.device_indices.empty() ? -1 : opts.device_indices.front();
   bool ready = false;
+  const auto start = Clock::now();
   try {
     ready = ex.prepare_worker(device_index, &error);
   } catch (const std::exception& e) {
     error = e.what();
   }
+  if (ready) stats.worker_start_s.push_back(std::chrono::duration<double>(Clock::now() - start).count());
   for (std::size_t i = 0; i < cases.size(); ++i) {
     if (should_stop && should_stop()) break;
     ++stats.cases_run;

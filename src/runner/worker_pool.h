@@ -16,6 +16,10 @@ struct PoolOptions {
   int workers = 1;                   // worker processes; raised to device_indices.size() when that is larger
   std::vector<int> device_indices;   // worker w drives device_indices[w % size]; empty = the configured device
   double default_timeout_s = 300;    // per case unless Case::timeout_s says otherwise; <= 0 = no limit
+  /// A worker's start (Executor::prepare_worker: device set-up, a Python device's interpreter and imports) is not
+  /// charged to a case: it may take the case timeout, and never less than this. One that overruns it ends the run's
+  /// cases with an error, since a fresh worker would overrun it again.
+  double min_start_budget_s = 300;
   bool isolation = true;             // false: run in this process (debugging; no timeout, no stderr capture)
   std::size_t max_stderr_bytes = 64 * 1024;  // per case; longer output keeps its head and tail
   /// Called after each batch of on_result calls (the results one read from the workers brought): where the
@@ -34,6 +38,7 @@ struct PoolStats {
   std::size_t crashes = 0;
   std::size_t timeouts = 0;
   int parent_threads = 0;            // threads of this process when it first forked; > 1 risks hung workers
+  std::vector<double> worker_start_s;  // each started worker's prepare_worker time (device set-up, Python imports)
 };
 
 /// Runs cases[i] for each i, calling on_result(i, Result) in this process as results arrive (any order).

@@ -40,6 +40,7 @@ class FakeExecutor : public Executor {
     }
     device_index_ = device_index;
     ++prepared_;
+    if (start_seconds > 0) std::this_thread::sleep_for(std::chrono::duration<double>(start_seconds));
     return true;
   }
 
@@ -75,6 +76,7 @@ class FakeExecutor : public Executor {
   }
 
   bool refuse_start = false;
+  double start_seconds = 0;  // how long prepare_worker takes
 
  private:
   ExecInfo info_;
@@ -128,6 +130,38 @@ TEST(WorkerPool, EveryCaseGetsExactlyOneResult) {
   EXPECT_EQ(run.stats.workers_started, 2u);
   EXPECT_EQ(run.stats.crashes, 0u);
   EXPECT_EQ(run.stats.parent_threads, 1);  // nothing here started threads that forked workers would miss
+}
+
+TEST(WorkerPool, AWorkersStartIsMeasuredAndNotChargedToItsFirstCase) {
+  FakeExecutor ex;
+  ex.start_seconds = 1.5;
+  PoolRun run({"ok", "ok", "ok", "ok"});
+  PoolOptions opts;
+  opts.workers = 2;
+  opts.default_timeout_s = 1;  // shorter than the start: charged to the first case, it would time out
+  run.go(ex, opts);
+  ASSERT_EQ(run.results.size(), 4u);
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(run.at(i).stage, Stage::PASSED) << run.at(i).message;
+  ASSERT_EQ(run.stats.worker_start_s.size(), 2u);
+  for (double s : run.stats.worker_start_s) EXPECT_GE(s, 1.5);
+}
+
+TEST(WorkerPool, AStartThatOverrunsItsBudgetEndsTheCasesWithAnError) {
+  FakeExecutor ex;
+  ex.start_seconds = 30;
+  PoolRun run({"ok", "ok", "ok"});
+  PoolOptions opts;
+  opts.workers = 1;
+  opts.default_timeout_s = 0.5;
+  opts.min_start_budget_s = 1;
+  run.go(ex, opts);
+  ASSERT_EQ(run.results.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(run.at(i).stage, Stage::CRASHED);
+    EXPECT_TRUE(has(run.at(i).message, "did not finish starting")) << run.at(i).message;
+  }
+  EXPECT_TRUE(run.stats.worker_start_s.empty());
+  EXPECT_LT(run.seconds, 20);  // killed at its budget, not waited for
 }
 
 TEST(WorkerPool, CrashesStayWithTheirCaseAndLaterCasesStillRun) {

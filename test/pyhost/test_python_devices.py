@@ -194,6 +194,20 @@ def test_a_module_that_fails_to_import_is_a_usage_error_with_its_traceback(tmp_p
     assert "the device runtime is missing" in r.err and "broken_backend.py" in r.err, r
 
 
+def test_a_slow_device_start_is_reported_and_not_charged_to_the_first_case(tmp_path, kinds):
+    # A device whose import takes 4 s, with cases allowed 2 s each: the start is the worker's, not the first case's.
+    mod = tmp_path / "mods"
+    mod.mkdir()
+    (mod / "slow_runtime.py").write_text("import time\ntime.sleep(4)\n")
+    r, m = run_json(tmp_path, "--manifests", kinds, *PYLOOP, "--device-import", "slow_runtime", "--timeout", "2",
+                    "-j", "2", env={"PYTHONPATH": str(mod)})
+    assert r.rc == 0, r
+    assert m["totals"]["passed"] == m["totals"]["total"] == 9, m["totals"]
+    run = m["run"]
+    assert run["workers_started"] == 2, run
+    assert 4.0 <= run["worker_start_mean_s"] <= run["worker_start_max_s"], run
+
+
 def test_device_import_needs_a_module_name_and_one_backend(tmp_path, kinds):
     r = opcheck("run", "--manifests", kinds, "--device-import", "not a module")
     assert r.rc == 4 and "is not a Python module name" in r.err, r

@@ -1,0 +1,200 @@
+"""opcheck's benchmark of Python-hosted devices and compiled device runs.
+
+    python3 scripts/bench/bench_python.py --build-dir BUILD [--out bench-results] [--quick] [--reps N]
+
+scripts/bench.sh runs it after bench.py (or alone with --python-only). Three targets, each a ratio of two runs made
+one after the other in this process, so that both see the same machine:
+
+- per-case overhead of a Python-hosted eager device: pyloop with its compile-wrapped kernels run eagerly
+  (OPCHECK_PYLOOP_EAGER=1) against the C++ loopback on the synthetic tiny set (10,000 cases; --quick 1,000). The
+  per-case figure is (wall of the set - wall of one case) / cases, so that what both pay once (process start,
+  libtorch, the Python device's probe and each worker's interpreter and imports) is left out of it. Each worker's
+  start is reported from the run's metrics (run.worker_start_mean_s).
+- inductor's caches: `--device cpu --compile-backend inductor -j 1` over the bundled manifests, a first run with an
+  empty artifact folder (inductor's caches live in ARTIFACT_DIR/inductor-cache) against a second run on it.
+- parallel compiles: the same first run at -j 2 (an empty artifact folder again) against -j 1.
+
+Writes OUT/bench-python.json and OUT/bench-python.md.
+"""
+import argparse
+import json
+import os
+import pathlib
+import shutil
+import sys
+import tempfile
+import time
+
+import bench  # noqa: E402  (the same directory: measure, best_of, tiny_set, machine, log)
+from bench import ROOT, best_of, log, measure, run_facts  # noqa: E402
+
+FULL = dict(models=4, cases=2500, dup=0.3, reps=3, compile_models=[])    # [] = every bundled manifest
+QUICK = dict(models=2, cases=500, dup=0.3, reps=2, compile_models=["convnet"])
+
+
+def metrics_of(path):
+    return json.loads(pathlib.Path(path).read_text())
+
+
+def one_case_set(big_dir):
+    """The first case of the tiny set alone: what a run costs besides its cases."""
+    import yaml
+    first = sorted(pathlib.Path(big_dir).glob("*.yaml"))[0]
+    doc = yaml.safe_load(first.read_text())
+    doc["cases"] = doc["cases"][:1]
+    d = pathlib.Path(bench.WORK) / "one-case"
+    d.mkdir(exist_ok=True)
+    (d / first.name).write_text(yaml.safe_dump(doc, sort_keys=False))
+    return str(d)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build-dir", required=True, help="holds opcheck, its libraries and python/opcheck_pyloop")
+    ap.add_argument("--out", default=str(ROOT / "bench-results"))
+    ap.add_argument("--quick", action="store_true", help="1,000 tiny cases and one model compiled: a smoke test")
+    ap.add_argument("--reps", type=int, help="runs per eager figure (default 3, 2 with --quick); compiled runs: 1")
+    ap.add_argument("--keep", action="store_true", help="keep the generated manifests and reports (printed path)")
+    a, _ = ap.parse_known_args()
+    cfg = dict(QUICK if a.quick else FULL)
+    reps = a.reps or cfg["reps"]
+    build = pathlib.Path(a.build_dir).resolve()
+    opcheck = build / "opcheck"
+    if not (build / "python" / "opcheck_pyloop").is_dir():
+        raise SystemExit(f"bench: {build}/python/opcheck_pyloop is missing; build the opcheck_pyloop targets first "
+                         "(scripts/bench.sh does)")
+    out = pathlib.Path(a.out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    bench.WORK = tempfile.mkdtemp(prefix="opcheck-bench-python-")
+    try:
+        return run(a, cfg, reps, opcheck, out)
+    finally:
+        if a.keep:
+            log(f"bench: inputs and reports kept in {bench.WORK}")
+        else:
+            shutil.rmtree(bench.WORK, ignore_errors=True)
+
+
+def run(a, cfg, reps, opcheck, out):
+    work = pathlib.Path(bench.WORK)
+    load_start = os.getloadavg()
+    started = time.time()
+    log(f"bench-python: {'quick' if a.quick else 'full'} mode, load average {load_start[0]:.2f}")
+    if load_start[0] > 0.5:
+        log("bench-python: warning: the machine is busy (load > 0.5); timings will be noisy")
+    # Inductor's caches must be the ones under each run's artifact folder, not a folder the environment names.
+    env = {k: v for k, v in os.environ.items() if k not in ("TORCHINDUCTOR_CACHE_DIR", "TEST_COMPILE_BACKEND")}
+    os.environ.clear()
+    os.environ.update(env)
+
+    big = bench.tiny_set("tiny-python", cfg["models"], cfg["cases"], cfg["dup"])
+    one = one_case_set(big["dir"])
+    results = {}
+
+    def run_cmd(manifests, art, *extra):
+        return [str(opcheck), "run", "--manifests", manifests, "-q", "--artifact-dir", str(art),
+                "--metrics-json", str(art / "metrics.json")] + list(extra)
+
+    # -- a Python-hosted eager device against the C++ loopback ------------------------------------------------------
+    pyloop = ["--device-import", "opcheck_pyloop", "--device", "pyloop"]
+    eager = {"OPCHECK_PYLOOP_EAGER": "1"}
+    art = work / "art-eager"
+    runs = {}
+    for label, flags, extra_env in (("loopback", ["--device", "loopback"], None), ("pyloop", pyloop, eager)):
+        for size, manifests in (("set", big["dir"]), ("one", one)):
+            log(f"bench-python: {label}, {'the tiny set' if size == 'set' else 'one case'}")
+            r = best_of(reps, lambda i, m=manifests, f=flags, e=extra_env: (run_cmd(m, art, *f), e, None),
+                        f"{label} {size}", after=lambda: metrics_of(art / "metrics.json"))
+            m = r.pop("after")
+            if m["totals"]["passed"] != m["totals"]["total"]:
+                raise SystemExit(f"bench-python: {label} did not pass every case: {m['totals']}")
+            r["workers_started"] = m["run"].get("workers_started")
+            r["worker_start_mean_s"] = m["run"].get("worker_start_mean_s")
+            r["worker_start_max_s"] = m["run"].get("worker_start_max_s")
+            r["unique"] = m["dedupe"]["unique"]
+            runs[(label, size)] = r
+    unique = runs[("loopback", "set")]["unique"]
+    per_case = {label: (runs[(label, "set")]["wall_s"] - runs[(label, "one")]["wall_s"]) / max(1, unique - 1)
+                for label in ("loopback", "pyloop")}
+    results["eager"] = {f"{label}_{size}": r for (label, size), r in runs.items()}
+    results["eager"]["per_case_us"] = {k: v * 1e6 for k, v in per_case.items()}
+
+    # -- inductor: first run, second run on its caches, and -j 2 ----------------------------------------------------
+    manifests = str(ROOT / "manifests")
+    models = sum((["--model", m] for m in cfg["compile_models"]), [])
+    compiled = ["--device", "cpu", "--compile-backend", "inductor", "--intra-op-threads", "1"] + models
+
+    def compiled_run(art, jobs, label):
+        log(f"bench-python: {label}")
+        r = measure(run_cmd(manifests, art, *compiled, "-j", str(jobs)))
+        m = metrics_of(art / "metrics.json")
+        if m["totals"]["passed"] != m["totals"]["total"]:
+            raise SystemExit(f"bench-python: {label}: not every case passed: {m['totals']}")
+        ran = [c for c in m["cases"] if not c.get("deduplicated_from")]
+        compile_ms = sorted(c["timings"]["compile_ms"] for c in ran if c["timings"].get("compile_ms") is not None)
+        figures = {"wall_s": r["wall_s"], "cpu_s": r["cpu_s"], "rss_mb": r["rss_mb"], "cases": len(ran),
+                   "compile_ms_total": sum(compile_ms),
+                   "compile_ms_per_case_mean": sum(compile_ms) / len(compile_ms) if compile_ms else None,
+                   "compile_ms_per_case_median": compile_ms[len(compile_ms) // 2] if compile_ms else None,
+                   "compile_ms_per_case_max": compile_ms[-1] if compile_ms else None,
+                   "worker_start_mean_s": m["run"].get("worker_start_mean_s")}
+        log(f"  {label}: {r['wall_s']:.1f} s wall, {len(ran)} cases, compile "
+            f"{figures['compile_ms_total'] / 1e3:.1f} s in all, median {figures['compile_ms_per_case_median']} ms")
+        return figures
+
+    cold_art, j2_art = work / "art-inductor", work / "art-inductor-j2"
+    results["inductor_first"] = compiled_run(cold_art, 1, "inductor, -j 1, empty caches")
+    results["inductor_second"] = compiled_run(cold_art, 1, "inductor, -j 1, caches of the first run")
+    results["inductor_j2"] = compiled_run(j2_art, 2, "inductor, -j 2, empty caches")
+
+    load_end = os.getloadavg()
+    eager_ratio = per_case["pyloop"] / per_case["loopback"]
+    wall_ratio = runs[("pyloop", "set")]["wall_s"] / runs[("loopback", "set")]["wall_s"]
+    cache_ratio = results["inductor_first"]["wall_s"] / results["inductor_second"]["wall_s"]
+    jobs_ratio = results["inductor_first"]["wall_s"] / results["inductor_j2"]["wall_s"]
+    ws = runs[("pyloop", "set")]
+    targets = [
+        ("python_eager", f"{big['occurrences']:,} tiny cases: per-case pyloop eager / loopback", eager_ratio, "<=",
+         1.5, "x", f"{per_case['pyloop'] * 1e6:.0f} us vs {per_case['loopback'] * 1e6:.0f} us per case; whole runs "
+         f"{ws['wall_s']:.2f} s vs {runs[('loopback', 'set')]['wall_s']:.2f} s ({wall_ratio:.2f}x); each pyloop "
+         f"worker's start {ws['worker_start_mean_s']:.2f} s (mean of {ws['workers_started']})"),
+        ("compile_cache", "inductor: first run / second run (warm caches)", cache_ratio, ">=", 3.0, "x",
+         f"{results['inductor_first']['wall_s']:.1f} s vs {results['inductor_second']['wall_s']:.1f} s over "
+         f"{results['inductor_first']['cases']} cases; compile per case (median) "
+         f"{results['inductor_first']['compile_ms_per_case_median']:.0f} ms vs "
+         f"{results['inductor_second']['compile_ms_per_case_median']:.0f} ms"),
+        ("compile_jobs", "inductor, empty caches: -j 1 / -j 2", jobs_ratio, ">=", 1.6, "x",
+         f"{results['inductor_first']['wall_s']:.1f} s vs {results['inductor_j2']['wall_s']:.1f} s"),
+    ]
+    rows = []
+    for key, what, value, op, limit, unit, detail in targets:
+        ok = {"<=": value <= limit, ">=": value >= limit}[op]
+        rows.append({"key": key, "target": what, "measured": round(value, 4), "limit": f"{op} {limit}", "unit": unit,
+                     "status": "PASS" if ok else "MISS", "detail": detail})
+    doc = {
+        **run_facts(a.quick, reps, load_start, load_end, started),
+        "inputs": {"tiny": {k: big[k] for k in ("occurrences", "unique")},
+                   "compiled": {"manifests": manifests, "models": cfg["compile_models"] or "all"}},
+        "targets": rows,
+        "measurements": results,
+    }
+    (out / "bench-python.json").write_text(json.dumps(doc, indent=2) + "\n")
+    m = doc["machine"]
+    md = [f"Measured {doc['when']} ({doc['mode']} mode): {m.get('cpu', '?')}, {m['cores']} cores; load average "
+          f"{doc['load_average']['start'][0]} at the start, {doc['load_average']['end'][0]} at the end.", "",
+          "| target | measured | limit | status | detail |", "|---|---|---|---|---|"]
+    md += [f"| {r['target']} | {r['measured']:.3g} {r['unit']} | {r['limit']} {r['unit']} | {r['status']} | "
+           f"{r['detail']} |" for r in rows]
+    (out / "bench-python.md").write_text("\n".join(md) + "\n")
+    print(f"\nopcheck benchmark, Python devices and compiled runs ({doc['mode']}; load {load_start[0]:.2f} at start, "
+          f"{load_end[0]:.2f} at end)\n")
+    print(f"{'target':<52} {'measured':>10} {'limit':>9}  status  detail")
+    for r in rows:
+        print(f"{r['target']:<52} {r['measured']:>8.3g}{r['unit']:<2} {r['limit'] + r['unit']:>9}  {r['status']:<6}  "
+              f"{r['detail']}")
+    print(f"\nwrote {out / 'bench-python.json'}")
+    return 0 if all(r["status"] == "PASS" for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
