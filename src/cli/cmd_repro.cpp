@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/device_choice.h"
 #include "config/status_config.h"
 #include "exec/bundle.h"  // the bundle layout only: no libtorch in this header
 
@@ -930,7 +931,8 @@ bool script_device(const std::vector<std::string>& args, ScriptDevice& out, std:
   std::string device = lower(arg_value(args, "--device"));
   if (!out.imports.empty()) {
     // The imports register and name the device; the script uses the name the run used.
-    out.device = device.empty() || device == "auto" ? "privateuseone:0" : device;
+    const std::string chosen = resolve_auto_device(device, "", true);
+    out.device = chosen == device ? device : chosen + ":0";
     const fs::path exe(exe_dir());
     for (const fs::path& p : {exe / "python", exe / ".." / "lib" / "opcheck" / "python"}) {
       std::error_code ec;
@@ -941,10 +943,8 @@ bool script_device(const std::vector<std::string>& args, ScriptDevice& out, std:
     }
     return true;
   }
-  std::string lib = arg_value(args, "--device-lib");
-  if (lib.empty())
-    if (const char* env = std::getenv("OPCHECK_DEVICE_LIB")) lib = env;
-  if (device.empty() || device == "auto") device = lib.empty() ? "loopback" : "privateuseone";
+  const std::string lib = device_lib_or_env(arg_value(args, "--device-lib"));
+  device = resolve_auto_device(device, lib, false);
   std::string type = device, index = "0";
   if (auto colon = device.find(':'); colon != std::string::npos) {
     type = device.substr(0, colon);

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/device_choice.h"
 #include "exec/engine.h"
 #include "exec/pickle_io.h"
 #include "manifest/normalize.h"
@@ -268,13 +269,11 @@ std::string one_case_manifest(const Case& c, const std::vector<std::vector<Bundl
 }
 
 std::vector<std::string> rerun_device_args(const ExecOptions& opts) {
-  std::string lib = opts.device_lib;
-  if (lib.empty())
-    if (const char* env = std::getenv("OPCHECK_DEVICE_LIB")) lib = env;
+  std::string lib = device_lib_or_env(opts.device_lib);
   if (!opts.device_imports.empty()) lib.clear();  // the imports register the device; no library is loaded
   std::string device = opts.device.empty() ? "auto" : opts.device;
-  if (device == "auto" && opts.device_imports.empty())
-    device = lib.empty() ? "loopback" : "privateuseone";  // as setup_device decides
+  // With imports the rerun keeps auto: its own imports register the device again.
+  if (opts.device_imports.empty()) device = resolve_auto_device(device, lib, false);
   std::vector<std::string> args{"--device", device};
   if (!lib.empty() && device != "cpu" && device != "loopback") {
     args.push_back("--device-lib");

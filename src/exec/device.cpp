@@ -13,7 +13,9 @@
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <torch/version.h>
 
+#include "common/device_choice.h"
 #include "common/sha256.h"
+#include "exec/op_error.h"
 
 namespace opcheck::exec {
 
@@ -215,12 +217,26 @@ std::vector<std::string> ops_with_kernel_for(c10::DispatchKey key) {
 
 bool use_device_index(DeviceSetup& dev, int index, std::string& error) {
   if (index < 0) return true;
-  const auto type = dev.device.type();
-  if (!check_index(dev.name + ":" + std::to_string(index), type, index, error)) return false;
-  dev.device = at::Device(type, static_cast<c10::DeviceIndex>(index));
-  if (type != c10::DeviceType::CPU && c10::impl::hasDeviceGuardImpl(type))
-    c10::impl::getDeviceGuardImpl(type)->setDevice(dev.device);
-  return true;
+  const at::DeviceType type = dev.device.type();
+  if (type == at::kCPU) {
+    error = "device cpu has no device indices; drop --devices or choose an accelerator";
+    return false;
+  }
+  try {
+    const auto* guard = c10::impl::getDeviceGuardImpl(type);
+    const int count = guard->deviceCount();
+    if (index >= count) {
+      error = "device index " + std::to_string(index) + " is out of range: " + dev.device.str() + "'s backend has " +
+              std::to_string(count) + " device(s)";
+      return false;
+    }
+    dev.device = at::Device(type, static_cast<c10::DeviceIndex>(index));
+    guard->setDevice(dev.device);
+    return true;
+  } catch (...) {
+    error = "selecting device index " + std::to_string(index) + " failed: " + op_error_of(std::current_exception()).text();
+    return false;
+  }
 }
 
 /// --device-import: the device exists only in processes that ran the imports, so a child reports what they
@@ -260,10 +276,7 @@ bool setup_python_device(const ExecOptions& opts, const std::string& type, int i
 
 bool setup_device(const ExecOptions& opts, DeviceSetup& out, std::string& error) {
   out = DeviceSetup{};
-  std::string device_lib = opts.device_lib;
-  if (device_lib.empty()) {
-    if (const char* env = std::getenv("OPCHECK_DEVICE_LIB"); env != nullptr) device_lib = env;
-  }
+  std::string device_lib = device_lib_or_env(opts.device_lib);
 
   std::string type;
   int index = -1;
@@ -277,15 +290,7 @@ bool setup_device(const ExecOptions& opts, DeviceSetup& out, std::string& error)
     out.python_modules.push_back("torch " + facts.torch_version);
   }
   std::string why;  // for the log line: how "auto" decided
-  if (type == "auto") {
-    if (!device_lib.empty()) {
-      type = "privateuseone";
-      why = "auto: device library configured";
-    } else {
-      type = "loopback";
-      why = "auto: no device library configured, using the loopback stand-in";
-    }
-  }
+  type = resolve_auto_device(type, device_lib, false, &why);
 
   // A device library only serves a PrivateUse1 device. It is not an error to have one configured (callers merge
   // OPCHECK_DEVICE_LIB into opts), but the log line says it was not loaded.

@@ -30,8 +30,8 @@ std::string this_library_path();
 bool setup_device(const ExecOptions& opts, DeviceSetup& out, std::string& error);
 
 /// For a worker that drives one of several devices of the same backend (--devices 0,1,...): points `dev` at
-/// index `index` (-1 keeps it) and makes that device current for this thread. False and `error` when the index does
-/// not exist. Call it in the worker process, after fork.
+/// index `index` (-1 keeps it) and makes that device current for this thread. False and `error` when the device has
+/// no indices (cpu) or not that one. Call it in the worker process, after fork (Engine::prepare_worker does).
 bool use_device_index(DeviceSetup& dev, int index, std::string& error);
 
 /// The aten operators ("aten::op.overload", sorted) that have a kernel registered for exactly `key`; a backend's

@@ -12,6 +12,7 @@
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <torch/version.h>
 
+#include "common/op_names.h"
 #include "exec/compare.h"
 #include "exec/cpu_features.h"
 #include "exec/inputs.h"
@@ -252,30 +253,13 @@ bool Engine::prepare_worker(int device_index, std::string* error) {
       return false;
     }
   }
-  if (device_index < 0) return true;
-  const at::DeviceType type = device_.device.type();
-  if (type == at::kCPU) {
-    if (error) *error = "device cpu has no device indices; drop --devices or choose an accelerator";
+  std::string why;
+  if (!use_device_index(device_, device_index, why)) {
+    if (error) *error = why;
     return false;
   }
-  try {
-    const auto* guard = c10::impl::getDeviceGuardImpl(type);
-    const int count = guard->deviceCount();
-    if (device_index >= count) {
-      if (error)
-        *error = "device index " + std::to_string(device_index) + " is out of range: " + device_.device.str() +
-                 "'s backend has " + std::to_string(count) + " device(s)";
-      return false;
-    }
-    device_.device = at::Device(type, static_cast<c10::DeviceIndex>(device_index));
-    guard->setDevice(device_.device);
-    info_.device = device_.device.str();
-    return true;
-  } catch (...) {
-    if (error) *error = "selecting device index " + std::to_string(device_index) + " failed: " +
-                        op_error_of(std::current_exception()).text();
-    return false;
-  }
+  if (device_index >= 0) info_.device = device_.device.str();
+  return true;
 }
 
 Engine::Reference Engine::run_reference(const Case& c, const Invocation& inv, const std::vector<at::Tensor>& host) const {
@@ -541,7 +525,7 @@ void Engine::run_case(const Case& c, Result& r, CaseEvidence* ev) {
     }
     const auto rep_t0 = Clock::now();
     RunOutcome out =
-        compiler ? run_compiled(*compiler, c.op, res.call.args, inv, tensors, dev) : run_once(inv, tensors, dctx);
+        compiler ? run_compiled(*compiler, canonical_op(c.op), res.call.args, inv, tensors, dev) : run_once(inv, tensors, dctx);
     rep_ms.push_back(ms_since(rep_t0));
     if (compiler) {
       r.compile_ms = rep_ms.size() >= 2 ? std::max(0.0, rep_ms[0] - rep_ms[1]) : rep_ms[0];

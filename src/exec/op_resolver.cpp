@@ -9,6 +9,8 @@
 
 #include <torch/csrc/jit/frontend/function_schema_parser.h>
 
+#include "common/edit_distance.h"
+#include "common/op_names.h"
 #include "exec/decompositions.h"
 #include "exec/inputs.h"
 
@@ -55,38 +57,8 @@ const std::vector<PythonOpRow>& table_rows() {
       {"torch.nn.functional.alpha_dropout", "alpha_dropout(Tensor input, float p=0.5, bool training=False, bool inplace=False)", "aten::alpha_dropout", "", "training,inplace", "", "train=False", false, Builtin::None},
       // torch.split(tensor, split_size_or_sections, dim): one Python name for split.Tensor and split.sizes.
       {"torch.split", "", "aten::split", "split_size_or_sections:split_size", "", "", "", false, Builtin::None},
-      // Operator-module and dunder spellings.
-      {"torch.and_", "", "aten::__and__", "", "", "", "", false, Builtin::None},
-      {"torch.or_", "", "aten::__or__", "", "", "", "", false, Builtin::None},
-      {"torch.xor", "", "aten::__xor__", "", "", "", "", false, Builtin::None},
-      {"torch.lshift", "", "aten::__lshift__", "", "", "", "", false, Builtin::None},
-      {"torch.rshift", "", "aten::__rshift__", "", "", "", "", false, Builtin::None},
-      {"torch.invert", "", "aten::bitwise_not", "", "", "", "", false, Builtin::None},
-      {"torch.inv", "", "aten::bitwise_not", "", "", "", "", false, Builtin::None},
-      {"torch.__invert__", "", "aten::bitwise_not", "", "", "", "", false, Builtin::None},
-      {"torch.truediv", "", "aten::div", "", "", "", "", false, Builtin::None},
-      {"torch.__truediv__", "", "aten::div", "", "", "", "", false, Builtin::None},
-      {"torch.__div__", "", "aten::div", "", "", "", "", false, Builtin::None},
-      {"torch.floordiv", "", "aten::floor_divide", "", "", "", "", false, Builtin::None},
-      {"torch.__floordiv__", "", "aten::floor_divide", "", "", "", "", false, Builtin::None},
-      {"torch.mod", "", "aten::remainder", "", "", "", "", false, Builtin::None},
-      {"torch.__mod__", "", "aten::remainder", "", "", "", "", false, Builtin::None},
-      {"torch.pos", "", "aten::positive", "", "", "", "", false, Builtin::None},
-      {"torch.__pos__", "", "aten::positive", "", "", "", "", false, Builtin::None},
-      {"torch.__neg__", "", "aten::neg", "", "", "", "", false, Builtin::None},
-      {"torch.__abs__", "", "aten::abs", "", "", "", "", false, Builtin::None},
-      {"torch.__eq__", "", "aten::eq", "", "", "", "", false, Builtin::None},
-      {"torch.__ne__", "", "aten::ne", "", "", "", "", false, Builtin::None},
-      {"torch.__lt__", "", "aten::lt", "", "", "", "", false, Builtin::None},
-      {"torch.__le__", "", "aten::le", "", "", "", "", false, Builtin::None},
-      {"torch.__gt__", "", "aten::gt", "", "", "", "", false, Builtin::None},
-      {"torch.__ge__", "", "aten::ge", "", "", "", "", false, Builtin::None},
-      {"torch.__add__", "", "aten::add", "", "", "", "", false, Builtin::None},
-      {"torch.__sub__", "", "aten::sub", "", "", "", "", false, Builtin::None},
-      {"torch.__mul__", "", "aten::mul", "", "", "", "", false, Builtin::None},
-      {"torch.__matmul__", "", "aten::matmul", "", "", "", "", false, Builtin::None},
-      {"torch.__pow__", "", "aten::pow", "", "", "", "", false, Builtin::None},
-      {"torch.__rsub__", "", "aten::rsub", "", "", "", "", false, Builtin::None},
+      // Reflected operators (x.__radd__(y) is y + x); the other operator and dunder spellings are aliases
+      // (common/op_names.cpp) of the torch function they call.
       {"torch.__radd__", "", "aten::add", "", "", "", "", true, Builtin::None},
       {"torch.__rmul__", "", "aten::mul", "", "", "", "", true, Builtin::None},
       {"torch.__rtruediv__", "", "aten::div", "", "", "", "", true, Builtin::None},
@@ -94,19 +66,9 @@ const std::vector<PythonOpRow>& table_rows() {
       {"torch.__rmod__", "", "aten::remainder", "", "", "", "", true, Builtin::None},
       {"torch.__rpow__", "", "aten::pow", "", "", "", "", true, Builtin::None},
       {"torch.__rmatmul__", "", "aten::matmul", "", "", "", "", true, Builtin::None},
-      {"torch.iadd", "", "aten::add_", "", "", "", "", false, Builtin::None},
-      {"torch.isub", "", "aten::sub_", "", "", "", "", false, Builtin::None},
-      {"torch.imul", "", "aten::mul_", "", "", "", "", false, Builtin::None},
-      {"torch.itruediv", "", "aten::div_", "", "", "", "", false, Builtin::None},
-      {"torch.__iadd__", "", "aten::add_", "", "", "", "", false, Builtin::None},
-      {"torch.__isub__", "", "aten::sub_", "", "", "", "", false, Builtin::None},
-      {"torch.__imul__", "", "aten::mul_", "", "", "", "", false, Builtin::None},
-      {"torch.__itruediv__", "", "aten::div_", "", "", "", "", false, Builtin::None},
       // Builtins that are not dispatcher ops.
       {"torch.getitem", "", "", "", "", "", "", false, Builtin::GetItem},
-      {"torch.__getitem__", "", "", "", "", "", "", false, Builtin::GetItem},
       {"torch.setitem", "", "", "", "", "", "", false, Builtin::SetItem},
-      {"torch.__setitem__", "", "", "", "", "", "", false, Builtin::SetItem},
       {"torch.sym_sum", "", "", "", "", "", "", false, Builtin::SymSum},
       {"torch.tensor", "", "", "", "", "", "", false, Builtin::TensorLiteral},
       {"torch.as_tensor", "", "", "", "", "", "", false, Builtin::TensorLiteral},
@@ -372,21 +334,6 @@ class TensorLiteralCall final : public Invocation {
 // Suggestions
 // ---------------------------------------------------------------------------------------------------------------
 
-/// Optimal string alignment distance (Levenshtein plus adjacent transpositions).
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  const std::size_t n = a.size(), m = b.size();
-  std::vector<std::vector<std::size_t>> d(n + 1, std::vector<std::size_t>(m + 1));
-  for (std::size_t i = 0; i <= n; ++i) d[i][0] = i;
-  for (std::size_t j = 0; j <= m; ++j) d[0][j] = j;
-  for (std::size_t i = 1; i <= n; ++i)
-    for (std::size_t j = 1; j <= m; ++j) {
-      const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
-    }
-  return d[n][m];
-}
-
 std::string closest(const std::string& word, const std::vector<std::string>& candidates) {
   const std::size_t limit = std::max<std::size_t>(1, std::min<std::size_t>(3, word.size() / 3));
   std::string best;
@@ -406,25 +353,6 @@ std::string closest(const std::string& word, const std::vector<std::string>& can
   return best;
 }
 
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
-}
-
-std::vector<std::string> split_dots(const std::string& s) {
-  std::vector<std::string> out;
-  std::string part;
-  std::istringstream in(s);
-  while (std::getline(in, part, '.')) out.push_back(part);
-  return out;
-}
-
-bool valid_identifier(const std::string& s) {
-  if (s.empty()) return false;
-  return std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isalnum(c) || c == '_'; });
-}
-
 /// The number of a Value as a positional list element for sym_sum: numbers, or a sequence of them.
 bool collect_terms(const PyValue& v, std::vector<PyValue>& out) {
   if (v.is_number()) {
@@ -441,96 +369,17 @@ bool collect_terms(const PyValue& v, std::vector<PyValue>& out) {
 
 }  // namespace
 
-const std::vector<PythonOpRow>& python_op_table() { return table_rows(); }
-
 OpName normalize_op_name(const std::string& written) {
-  OpName out;
-  const std::string s = trim(written);
-  if (s.empty()) {
-    out.error = "empty op name";
-    return out;
-  }
-  if (!std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isalnum(c) || c == '_' || c == '.' || c == ':'; })) {
-    out.error = "op name '" + s + "' has characters no op name has";
-    return out;
-  }
-
-  auto schema_form = [&](const std::string& ns, const std::string& rest, const std::string& prefix) {
-    const auto parts = split_dots(rest);
-    if (parts.empty() || parts.size() > 2 || !valid_identifier(ns) || !valid_identifier(parts[0]) ||
-        (parts.size() == 2 && !valid_identifier(parts[1]))) {
-      out.error = "op name '" + s + "' is not of the form namespace::name[.overload]";
-      return out;
-    }
-    out.form = OpName::Form::Schema;
-    out.qualified = ns + "::" + parts[0];
-    if (parts.size() == 2) out.overload = parts[1] == "default" ? "" : parts[1];
-    out.written_prefix = prefix;
-    return out;
-  };
-
-  if (const auto colons = s.find("::"); colons != std::string::npos)
-    return schema_form(s.substr(0, colons), s.substr(colons + 2), s.substr(0, colons + 2));
-  for (const char* ops_prefix : {"torch.ops.", "ops."}) {
-    const std::string p = ops_prefix;
-    if (s.rfind(p, 0) == 0) {
-      const std::string rest = s.substr(p.size());
-      const auto dot = rest.find('.');
-      if (dot == std::string::npos) {
-        out.error = "op name '" + s + "' names no op (expected " + p + "<namespace>.<name>[.overload])";
-        return out;
-      }
-      return schema_form(rest.substr(0, dot), rest.substr(dot + 1), s.substr(0, p.size() + dot + 1));
-    }
-  }
-  if (s.rfind("aten.", 0) == 0) return schema_form("aten", s.substr(5), "aten.");
-
-  // Python names. Longest prefixes first; each maps to a canonical prefix and a default-rule aten prefix.
-  struct PrefixRule {
-    const char* written;
-    const char* canonical;
-    const char* aten;
-  };
-  static const PrefixRule rules[] = {
-      {"torch.nn.functional.", "torch.nn.functional.", ""},
-      {"torch._C._nn.", "torch.nn.functional.", ""},
-      {"F.", "torch.nn.functional.", ""},
-      {"torch._C._VariableFunctions.", "torch.", ""},
-      {"torch._C._TensorBase.", "torch.", ""},
-      {"torch.Tensor.", "torch.", ""},
-      {"torch.functional.", "torch.", ""},
-      {"torch.special.", "torch.special.", "special_"},
-      {"torch.linalg.", "torch.linalg.", "linalg_"},
-      {"torch.fft.", "torch.fft.", "fft_"},
-      {"Tensor.", "torch.", ""},
-      {"operator.", "torch.", ""},
-      {"_operator.", "torch.", ""},
-      {"torch.", "torch.", ""},
-  };
-  // Names the table knows verbatim (torch._C._log_api_usage_once) win over prefix rules.
+  // Names the table knows verbatim (torch._C._log_api_usage_once) win over the spelling rules.
   for (const auto& row : table_rows())
-    if (s == row.python) {
+    if (written == row.python) {
+      OpName out;
       out.form = OpName::Form::Python;
-      out.python = s;
-      out.written_prefix = s.substr(0, s.rfind('.') + 1);
+      out.python = written;
+      out.written_prefix = written.substr(0, written.rfind('.') + 1);
       return out;
     }
-  for (const auto& r : rules) {
-    const std::string p = r.written;
-    if (s.rfind(p, 0) != 0) continue;
-    const std::string tail = s.substr(p.size());
-    if (!valid_identifier(tail)) {
-      out.error = "op name '" + s + "' is not a torch function or Tensor method name";
-      return out;
-    }
-    out.form = OpName::Form::Python;
-    out.python = std::string(r.canonical) + tail;
-    out.qualified = "aten::" + std::string(r.aten) + tail;
-    out.written_prefix = p;
-    return out;
-  }
-  out.error = "op name '" + s + "' is neither a schema name (aten::add.Tensor) nor a Python name (torch.add)";
-  return out;
+  return parse_op_name(written);
 }
 
 OpResolver::OpResolver() {

@@ -8,26 +8,14 @@
 #include <string>
 #include <vector>
 
+#include "common/op_names.h"
 #include "exec/binder.h"
 #include "exec/invocation.h"
 
 namespace opcheck::exec {
 
-/// An op name after spelling normalization.
-struct OpName {
-  /// Schema: `aten::add.Tensor`, `aten.add`, `torch.ops.aten.add.default`. Python: `torch.add`, `torch.Tensor.add`,
-  /// `operator.add`, `torch.nn.functional.silu`, ...
-  enum class Form { Schema, Python, Invalid };
-  Form form = Form::Invalid;
-  std::string qualified;                // Schema: "aten::add"; Python: the default-rule target ("aten::silu")
-  std::optional<std::string> overload;  // Schema form only: set when the name fixes one ("" = the default overload)
-  std::string python;                   // Python form: canonical name ("torch.add", "torch.nn.functional.silu")
-  std::string written_prefix;           // as written, up to the last name ("torch.Tensor.", "aten::"), for suggestions
-  std::string error;                    // Form::Invalid
-};
-
-/// Normalizes every accepted spelling. Python forms canonicalize torch.Tensor.X, operator.X, torch.functional.X and
-/// torch._C._VariableFunctions.X to torch.X, and F.X / torch._C._nn.X to torch.nn.functional.X.
+/// parse_op_name (common/op_names.h), except that a name the Python-name table knows verbatim
+/// (torch._C._log_api_usage_once) is taken as written.
 OpName normalize_op_name(const std::string& written);
 
 /// Builtins that are not dispatcher ops.
@@ -46,9 +34,6 @@ struct PythonOpRow {
   bool swap_operands;        // reflected operators (__radd__): the first two positional arguments trade places
   Builtin builtin;
 };
-
-/// The whole table (several rows may share a Python name: alternatives tried in order, like Python overloads).
-const std::vector<PythonOpRow>& python_op_table();
 
 /// What resolving a case gives: an invocation, or why not.
 struct Resolution {

@@ -51,8 +51,9 @@ class PythonHost {
   /// GIL. False and a message (with the Python traceback) when that fails.
   virtual bool start(const PythonHostConfig& config, PythonHostFacts& facts, std::string& error) = 0;
 
-  /// Runs one device call as torch.compile of a module wrapping the op's Python callable (`python_op`, canonical
-  /// spelling: torch.nn.functional.linear, torch.Tensor.expand, aten::add.Tensor), with this run's tensors for the
+  /// Runs one device call as torch.compile of a module wrapping the op's Python callable (`python_op`, spelled as
+  /// common/op_names.h canonical_op gives it: torch.nn.functional.linear, torch.expand, aten::add.Tensor), with this
+  /// run's tensors for the
   /// call's slots; a device the arguments name (cuda:0) means `device`. The first call of a case compiles; later
   /// calls of the same case reuse the compiled code. Throws CompileError when compiling failed, PythonError when the
   /// call raised.

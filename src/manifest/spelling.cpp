@@ -3,25 +3,9 @@
 #include <algorithm>
 #include <cctype>
 
-namespace opcheck {
+#include "common/edit_distance.h"
 
-int edit_distance(std::string_view a, std::string_view b) {
-  // Three rolling rows: enough for transpositions without an (n x m) table.
-  const std::size_t n = a.size(), m = b.size();
-  std::vector<int> prev2(m + 1), prev(m + 1), cur(m + 1);
-  for (std::size_t j = 0; j <= m; ++j) prev[j] = static_cast<int>(j);
-  for (std::size_t i = 1; i <= n; ++i) {
-    cur[0] = static_cast<int>(i);
-    for (std::size_t j = 1; j <= m; ++j) {
-      int cost = a[i - 1] == b[j - 1] ? 0 : 1;
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) cur[j] = std::min(cur[j], prev2[j - 2] + 1);
-    }
-    std::swap(prev2, prev);
-    std::swap(prev, cur);
-  }
-  return prev[m];
-}
+namespace opcheck {
 
 namespace {
 std::string lower(std::string_view s) {
@@ -40,7 +24,7 @@ std::string closest(std::string_view word, const Range& candidates) {
     std::string_view cand(c);
     if (cand == word) continue;
     // Case differences are the cheapest typo of all.
-    int d = lower(cand) == lw ? 0 : edit_distance(lw, lower(cand));
+    int d = lower(cand) == lw ? 0 : static_cast<int>(edit_distance(lw, lower(cand)));
     // Allow more edits for longer words, but never so many that unrelated short words match.
     std::size_t len = std::max(word.size(), cand.size());
     int allowed = len <= 3 ? 1 : len <= 6 ? 2 : 3;

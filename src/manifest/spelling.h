@@ -7,9 +7,6 @@
 
 namespace opcheck {
 
-/// Edit distance with adjacent transpositions (optimal string alignment), case-sensitive.
-int edit_distance(std::string_view a, std::string_view b);
-
 /// The candidate a typo of `word` most likely meant, or "" when none is close enough.
 std::string closest_spelling(std::string_view word, const std::vector<std::string_view>& candidates);
 std::string closest_spelling(std::string_view word, const std::vector<std::string>& candidates);

@@ -75,7 +75,6 @@ struct ParseLimits {
 class Tree {
  public:
   NodeRef root() const { return NodeRef(this, root_); }
-  std::size_t node_count() const { return nodes_.size(); }
 
  private:
   friend class NodeRef;

@@ -5,33 +5,11 @@
 #include <numeric>
 #include <unordered_map>
 
+#include "common/op_names.h"
 #include "common/sha256.h"
 
 namespace opcheck {
 namespace {
-
-bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
-
-// Python spellings that reach the same torch function; the key must not tell them apart.
-const std::map<std::string, std::string>& alias_table() {
-  static const std::map<std::string, std::string> t = {
-      {"operator.getitem", "torch.getitem"},  {"torch.__getitem__", "torch.getitem"},
-      {"operator.setitem", "torch.setitem"},  {"torch.__setitem__", "torch.setitem"},
-      {"torch.__eq__", "torch.eq"},           {"operator.eq", "torch.eq"},
-      {"torch.and_", "torch.bitwise_and"},    {"operator.and_", "torch.bitwise_and"},
-      {"torch.__and__", "torch.bitwise_and"}, {"torch.or_", "torch.bitwise_or"},
-      {"torch.__or__", "torch.bitwise_or"},   {"torch.invert", "torch.bitwise_not"},
-      {"torch.__invert__", "torch.bitwise_not"}, {"torch.truediv", "torch.div"},
-      {"operator.truediv", "torch.div"},      {"torch.__truediv__", "torch.div"},
-      {"torch.floordiv", "torch.floor_divide"}, {"operator.floordiv", "torch.floor_divide"},
-      {"torch.__floordiv__", "torch.floor_divide"}, {"operator.add", "torch.add"},
-      {"torch.__add__", "torch.add"},         {"operator.mul", "torch.mul"},
-      {"torch.__mul__", "torch.mul"},         {"operator.sub", "torch.sub"},
-      {"torch.__sub__", "torch.sub"},         {"operator.neg", "torch.neg"},
-      {"torch.__neg__", "torch.neg"},         {"torch.functional.split", "torch.split"},
-  };
-  return t;
-}
 
 void put_shape(std::string& out, const std::vector<std::int64_t>& v) {
   out += '[';
@@ -69,21 +47,6 @@ void put_tensor(std::string& out, const TensorSpec& t) {
 }
 
 }  // namespace
-
-std::string canonical_op(const std::string& op) {
-  std::string s = op;
-  if (starts_with(s, "torch.ops.aten.")) s = "aten::" + s.substr(15);
-  else if (starts_with(s, "aten.")) s = "aten::" + s.substr(5);
-  if (starts_with(s, "aten::")) {
-    // aten::add.default and aten::add name the same overload.
-    auto dot = s.find('.', 6);
-    if (dot != std::string::npos && s.substr(dot + 1) == "default") s.erase(dot);
-    return s;
-  }
-  if (starts_with(s, "torch.Tensor.")) s = "torch." + s.substr(13);
-  auto it = alias_table().find(s);
-  return it == alias_table().end() ? s : it->second;
-}
 
 std::string canonical_case_text(const Case& c) {
   std::string out = kDedupeKeyVersion;

@@ -47,18 +47,15 @@ _VARARGS_METHODS = {"reshape", "view", "permute", "expand", "repeat", "tile", "f
 
 
 def _callable(op):
-    """The Python callable a manifest names: torch.nn.functional.linear, torch.Tensor.expand, aten::add.Tensor; a
-    torch.X that is only a Tensor method (torch.to, torch.float) is that method, and a Python operator recorded as
-    torch.X (torch.floordiv) is the operator."""
+    """The Python callable of an op named as opcheck's canonical_op spells it (common/op_names.h): ns::name.overload
+    is torch.ops.ns.name.overload; torch.X is the function, or where torch has none (or only a dtype, or a function
+    whose sizes are not varargs) the Tensor method, else the Python operator (torch.getitem, torch.floordiv). The
+    aliases were folded in C++; what is left is where Python keeps each name."""
     import torch
-    for prefix in ("aten::", "torch.ops.aten.", "aten."):
-        if op.startswith(prefix):
-            base, _, overload = op[len(prefix):].partition(".")
-            return getattr(getattr(torch.ops.aten, base), overload or "default")
-    if op.startswith("F."):
-        op = "torch.nn.functional." + op[2:]
-    if op in ("torch.getitem", "torch.setitem"):
-        return getattr(operator, op.split(".")[1])
+    if "::" in op:
+        namespace, _, rest = op.partition("::")
+        base, _, overload = rest.partition(".")
+        return getattr(getattr(getattr(torch.ops, namespace), base), overload or "default")
     parts = op.split(".")
     if len(parts) == 2 and parts[0] == "torch":
         name = parts[1]
@@ -68,6 +65,8 @@ def _callable(op):
                 return getattr(torch.Tensor, name)
             if hasattr(operator, name):
                 return getattr(operator, name)
+    if len(parts) == 4 and parts[:3] == ["torch", "nn", "functional"] and not hasattr(torch.nn.functional, parts[3]):
+        return getattr(torch._C._nn, parts[3])  # the C binding torch._C._nn.X that F does not re-export
     obj = importlib.import_module(parts[0])
     for part in parts[1:]:
         obj = getattr(obj, part)

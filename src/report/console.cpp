@@ -65,7 +65,9 @@ std::string summary_line(const RunReport& report, bool color) {
   return out + (color ? markup(duration, main, false) : duration);
 }
 
-std::string rule_line(const std::string& title, int width, char sep) {
+namespace {
+/// `title` centred in a rule of `sep` characters, `width` wide, as pytest's terminal writer draws it.
+std::string rule_line(const std::string& title, int width, char sep = '=') {
   if (title.empty()) return std::string(static_cast<std::size_t>(std::max(width, 0)), sep);
   const int n = std::max((width - static_cast<int>(title.size()) - 2) / 2, 1);
   const std::string fill(static_cast<std::size_t>(n), sep);
@@ -73,6 +75,7 @@ std::string rule_line(const std::string& title, int width, char sep) {
   if (static_cast<int>(line.size()) + 1 <= width) line += sep;
   return line;
 }
+}  // namespace
 
 std::string failures_section(const RunReport& report) {
   std::string out;

@@ -17,9 +17,6 @@ std::string summary_line(const RunReport& report, bool color = false);
 /// pytest's duration text: "0.02s", and past a minute "75.12s (0:01:15)".
 std::string format_session_duration(double seconds);
 
-/// `title` centred in a rule of `sep` characters, `width` wide, as pytest's terminal writer draws it.
-std::string rule_line(const std::string& title, int width, char sep = '=');
-
 /// One line per failed, errored or xpassed occurrence, in report order, like pytest's short test summary:
 /// "FAILED model::name [INCORRECT_RESULT] - first line of the message". Empty when there is none.
 std::string failures_section(const RunReport& report);

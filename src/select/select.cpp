@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 
+#include "common/edit_distance.h"
 #include "select/match_expr.h"
 
 namespace opcheck {
@@ -93,21 +94,6 @@ bool glob_match(const std::string& pat, const std::string& str) {
   }
   while (p < pat.size() && pat[p] == '*') ++p;
   return p == pat.size();
-}
-
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
 }
 
 std::string join(const std::vector<std::string>& items, const char* sep) {

@@ -3,17 +3,34 @@ import re
 
 import yaml
 
-from conftest import SPYRE, opcheck
+from conftest import SOURCE_DIR, SPYRE, opcheck
+
+# opcheck's one table of op spellings (src/common/op_names.cpp), read from the source rather than restated here:
+# its prefix rules ({"F.", "torch.nn.functional.", ""}) and its aliases ({"torch.truediv", "torch.div"}).
+_OP_NAMES = (SOURCE_DIR / "src" / "common" / "op_names.cpp").read_text()
+PREFIX_RULES = re.findall(r'\{"([\w.]+\.)", "([\w.]+\.)", "\w*"\}', _OP_NAMES)
+ALIASES = dict(re.findall(r'\{"(torch\.\w+)", "(torch\.\w+)"\}', _OP_NAMES))
+assert len(PREFIX_RULES) >= 10 and len(ALIASES) >= 30, "the op-name tables moved: update the patterns above"
+
+
+def canonical_op(op):
+    """The op's one spelling: the longest matching prefix rule, then the alias table."""
+    for written, canonical in PREFIX_RULES:  # longest first, as the table is written
+        if op.startswith(written):
+            op = canonical + op[len(written):]
+            break
+    return ALIASES.get(op, op)
 
 
 def independent_keys(path):
-    """The same call = the same op spelling (Tensor methods folded into torch functions), dtype, seed, tolerances,
-    inputs (tensor fields with the dtype and init defaults applied) and keyword arguments (attrs, kwmap over them)."""
+    """The same call = the same op spelling (prefix rules and aliases of opcheck's op-name table), dtype, seed,
+    tolerances, inputs (tensor fields with the dtype and init defaults applied) and keyword arguments (attrs, kwmap
+    over them)."""
     doc = yaml.safe_load(open(path))
     defaults = doc.get("defaults") or doc.get("default") or {}
     keys = []
     for case in doc["cases"]:
-        op = case["op"].replace("torch.Tensor.", "torch.")
+        op = canonical_op(case["op"])
         dtype = case.get("dtype", defaults.get("dtype"))
         seed = case.get("seed", defaults.get("seed"))
         tol = (case.get("rtol", defaults.get("rtol")), case.get("atol", defaults.get("atol")))
@@ -82,3 +99,26 @@ def test_shards_partition_the_unique_cases():
         assert r.rc == 0, r
         seen += [l.split()[0] for l in r.out.splitlines() if l and not l.startswith(" ") and "::" in l]
     assert len(seen) == unique == len(set(seen))
+
+
+def test_spellings_of_one_function_share_one_key(tmp_path):
+    # F.silu and torch.nn.functional.silu resolve to the same op, so they are one call; so are an operator spelling
+    # and the function it calls.
+    spellings = [["F.silu", "torch.nn.functional.silu", "torch._C._nn.silu"],
+                 ["operator.truediv", "torch.Tensor.__truediv__", "torch.div"],
+                 ["torch.Tensor.__and__", "operator.and_", "torch.and_"]]
+    lines = ["model: spellings", "defaults: {dtype: fp32, seed: 3}", "cases:"]
+    for group, ops in enumerate(spellings):
+        for i, op in enumerate(ops):
+            dtype = "bool" if "and" in op else "fp32"
+            lines += [f"  - name: g{group}_{i}", f"    op: {op}",
+                      f"    inputs: [{{tensor: {{shape: [4], dtype: {dtype}}}}}"
+                      + ("]" if group == 0 else f", {{tensor: {{shape: [4], dtype: {dtype}}}}}]")]
+    (tmp_path / "spellings.yaml").write_text("\n".join(lines) + "\n")
+    (cases, unique, served), r = plan_counts("--manifests", tmp_path / "spellings.yaml")
+    assert (cases, unique, served) == (9, 3, 6), r
+    keys = [repr((canonical_op(op),)) for ops in spellings for op in ops]
+    assert len(set(keys)) == 3
+    # And they run as one call each: every occurrence passes on cpu.
+    r = opcheck("run", "--manifests", tmp_path / "spellings.yaml", "--device", "cpu", "--artifact-dir", tmp_path / "a")
+    assert r.rc == 0 and "9 passed" in r.last_line, r

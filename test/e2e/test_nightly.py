@@ -1,6 +1,7 @@
 """Nightly-scale behaviour on small synthetic manifests: reports, shards + merge, kill + resume, last-failed, diff."""
 import json
 import os
+import re
 import pathlib
 import signal
 import subprocess
@@ -119,12 +120,42 @@ def test_killed_run_resumes_to_the_same_result(manifests, tmp_path):
     assert a == b and len(a) == total
 
 
-def test_maxfail_and_deadline_stop_cleanly_with_valid_reports(manifests, tmp_path):
+def not_run_of(last_line, why):
+    m = re.search(r"(\d+) not run \(" + why + r"\)", last_line)
+    return int(m.group(1)) if m else None
+
+
+def test_deadline_stops_cleanly_with_valid_reports(manifests, tmp_path):
     r = opcheck("run", "--manifests", manifests, "--device", "cpu", "--deadline", "0.001s", "--metrics-json",
                 tmp_path / "d.json", "--artifact-dir", tmp_path / "d")
     assert "stopped early: deadline reached" in r.out, r
+    assert r.rc == 2, r  # pytest's "interrupted"
     by_id, m = outcomes(tmp_path / "d.json")
-    assert len(by_id) < 120
+    not_run = not_run_of(r.last_line, "deadline")
+    assert not_run and not_run > 0, r
+    assert m["run"]["not_run"] == not_run and m["run"]["stopped_by"] == "deadline"
+    assert len(by_id) + not_run == 120, r
+
+
+def test_maxfail_stops_after_n_failures_and_exits_1(manifests, tmp_path):
+    # Every exp case fails on the loopback device; one worker, so the stop comes right after the second failure.
+    r = opcheck("run", "--manifests", manifests, "--device", "loopback", "-j", "1", "--maxfail", "2",
+                "--metrics-json", tmp_path / "m.json", "--artifact-dir", tmp_path / "m",
+                env={"OPCHECK_LOOPBACK_FAULTS": "aten::exp=bias:1"})
+    assert "stopped early: maxfail reached (2)" in r.out, r
+    assert r.rc == 1, r  # pytest's exit code after --maxfail: tests failed
+    by_id, m = outcomes(tmp_path / "m.json")
+    failed = [i for i, (o, _) in by_id.items() if o == "failed"]
+    # The unique case whose failure reached the limit fails every occurrence it stands for (so 2 or a few more), and
+    # the run stopped before every exp case had failed.
+    exp_total = sum(f.read_text().count("op: torch.exp") for f in pathlib.Path(manifests).glob("*.yaml"))
+    assert 2 <= len(failed) < exp_total, (len(failed), exp_total, r)
+    assert all(stage == "INCORRECT_RESULT" for o, stage in by_id.values() if o == "failed")
+    not_run = not_run_of(r.last_line, "maxfail")
+    assert not_run and not_run > 0, r
+    assert m["run"]["not_run"] == not_run and m["run"]["stopped_by"] == "maxfail"
+    assert len(by_id) + not_run == 120, r
+    assert f"{len(failed)} failed" in r.last_line, r
 
 
 def test_diff_flags_regressions(manifests, tmp_path):

@@ -1,7 +1,6 @@
 // load_manifests: discovery of files, file-level facts (variant, template, digest) and case ids across files.
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -235,28 +234,22 @@ TEST(LoadManifests, FileInputsMayNotEscapeThroughSymlinks) {
   EXPECT_TRUE(fs::path(c.inputs[0].tensor.file).is_absolute());
 }
 
-TEST(LoadManifests, ManyMegabytesLoadQuickly) {
-  // A guard against accidental quadratic behaviour (the measured figure is in the report, not asserted here:
-  // sanitizer builds and a busy machine vary too much for a tight bound).
+TEST(LoadManifests, ManyCopiesOfARealManifestLoadAsManyModels) {
+  // How fast they load is scripts/bench.sh's job ("load + plan of 10.4 MB of real manifests"), not a unit test's.
   TempDir dir;
   const std::string fixture = std::string(OPCHECK_FIXTURES) + "/torch-spyre/gpt-oss-20b.yaml";
   std::ifstream in(fixture, std::ios::binary);
   ASSERT_TRUE(in) << fixture;
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::size_t total = 0;
   for (int i = 0; i < 14; ++i) {
     std::string copy = text;
     copy.replace(0, copy.find('\n'), "model: copy" + std::to_string(i));
     dir.write("copy" + std::to_string(i) + ".yaml", copy);
-    total += copy.size();
   }
-  auto t0 = std::chrono::steady_clock::now();
   ManifestSet s = load_manifests({dir.path().string()});
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_FALSE(s.diagnostics.has_errors()) << all_diags(s);
   std::size_t cases = 0;
   for (const auto& m : s.manifests) cases += m.cases.size();
   EXPECT_EQ(cases, 14u * 229u);
-  EXPECT_LT(seconds, 30.0);
-  std::printf("loaded %.1f MB of manifests (%zu cases) in %.3f s\n", total / 1e6, cases, seconds);
+  EXPECT_EQ(s.manifests.size(), 14u);
 }

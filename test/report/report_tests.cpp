@@ -862,15 +862,15 @@ TEST(Summary, ColoursAsPytestDoes) {
   EXPECT_EQ(summary_line(run_with({}, 0.001, 1), true), "\x1b[33m\x1b[1m1 deselected\x1b[0m\x1b[33m in 0.00s\x1b[0m");
 }
 
-TEST(Summary, RuleLineMatchesPytestTerminalWriter) {
-  // Strings printed by pytest's own TerminalWriter.sep("=", title) at fullwidth 80.
-  EXPECT_EQ(rule_line("1 passed in 0.01s", 80),
-            "============================== 1 passed in 0.01s ===============================");
-  EXPECT_EQ(rule_line("2 failed, 1 passed, 1 skipped, 1 xfailed, 1 xpassed, 1 error in 0.02s", 80),
-            "==== 2 failed, 1 passed, 1 skipped, 1 xfailed, 1 xpassed, 1 error in 0.02s =====");
-  EXPECT_EQ(rule_line("short test summary info", 80),
-            "=========================== short test summary info ============================");
-  EXPECT_EQ(rule_line("", 10), "==========");
+TEST(Summary, DurationsHeaderIsPytestsRule) {
+  // pytest's TerminalWriter.sep("=", "slowest 3 durations") at fullwidth 80, and the same without a count.
+  const RunReport rep = sample_report();
+  const std::string three = durations_section(rep, 3);
+  EXPECT_EQ(three.substr(0, three.find('\n')),
+            "============================= slowest 3 durations ==============================");
+  const std::string all = durations_section(rep, 0);
+  EXPECT_EQ(all.substr(0, all.find('\n')),
+            "============================== slowest durations ===============================");
 }
 
 TEST(Summary, FailuresSectionListsFailuresErrorsAndXpasses) {

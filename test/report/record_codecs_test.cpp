@@ -1,0 +1,287 @@
+// Every field of a Result and a CaseRecord through each hand-written codec: the worker wire (runner/result_wire),
+// the metrics/journal JSON writer and reader (report/record_json) and the JUnit writer (report/junit). Each sample
+// sets every field to a distinct value that is not its default, so a codec that drops or swaps a field fails here;
+// the field counts below fail to compile when a struct grows, until the new field is added to every codec and here.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <pugixml.hpp>
+
+#include "report/json_writer.h"
+#include "report/junit.h"
+#include "report/record_json.h"
+#include "runner/result_wire.h"
+
+namespace opcheck {
+namespace {
+
+// The number of members of an aggregate: the most initializers T{...} accepts (each AnyField converts to any member
+// type, so no brace elision happens).
+struct AnyField {
+  template <typename T>
+  operator T() const;  // declared only: used in unevaluated contexts
+};
+
+template <typename T, typename... A>
+constexpr auto accepts(int) -> decltype(void(T{std::declval<A>()...}), true) {
+  return true;
+}
+template <typename T, typename... A>
+constexpr bool accepts(long) {
+  return false;
+}
+
+template <typename T, typename... A>
+constexpr std::size_t field_count() {
+  if constexpr (accepts<T, A..., AnyField>(0)) return field_count<T, A..., AnyField>();
+  else return sizeof...(A);
+}
+
+static_assert(std::is_aggregate_v<Result> && std::is_aggregate_v<CaseRecord> && std::is_aggregate_v<CompareFigures>);
+static_assert(field_count<Result>() == 16,
+              "Result's fields changed: update encode_result/decode_result (runner/result_wire.cpp), "
+              "write_case_record/case_record_from_json (report/record_json.cpp), write_junit (report/junit.cpp) "
+              "where the field belongs in JUnit, sample_result() and the checks in this file, then this count");
+static_assert(field_count<CompareFigures>() == 5,
+              "CompareFigures' fields changed: update the same codecs as for Result, sample_result() and this count");
+static_assert(field_count<CaseRecord>() == 18,
+              "CaseRecord's fields changed: update write_case_record/case_record_from_json (report/record_json.cpp), "
+              "write_junit (report/junit.cpp), merge if it combines records, sample_record() and the checks in this "
+              "file, then this count");
+
+/// Every field set, each to a value no other field has and none is its default.
+Result sample_result() {
+  Result r;
+  r.case_id = "llama::attn.softmax_3";
+  r.stage = Stage::INCORRECT_RESULT;
+  r.outcome = Outcome::Failed;
+  r.message = "Mismatched elements: 3 / 12 (25.0%)\nGreatest absolute difference: 0.5";
+  r.resolved_op = "aten::_softmax";
+  r.decomposed = true;
+  r.reference_upcast = true;
+  r.values_compared = false;
+  r.figures.max_abs_diff = 0.5;
+  r.figures.max_rel_diff = 0.25;
+  r.figures.pcc = 0.75;
+  r.figures.mismatched = 3;
+  r.figures.total = 12;
+  r.materialize_ms = 1.25;
+  r.reference_ms = 2.5;
+  r.device_ms = 3.75;
+  r.compare_ms = 5.125;
+  r.compile_ms = 6.0625;
+  r.input_digests = {"ab01", "cd02"};
+  r.captured_stderr = "warn: slow path\n";
+  return r;
+}
+
+void expect_same_result(const Result& a, const Result& b) {
+  EXPECT_EQ(a.case_id, b.case_id);
+  EXPECT_EQ(a.stage, b.stage);
+  EXPECT_EQ(a.outcome, b.outcome);
+  EXPECT_EQ(a.message, b.message);
+  EXPECT_EQ(a.resolved_op, b.resolved_op);
+  EXPECT_EQ(a.decomposed, b.decomposed);
+  EXPECT_EQ(a.reference_upcast, b.reference_upcast);
+  EXPECT_EQ(a.values_compared, b.values_compared);
+  // By value; NaN equals NaN here (a figure that was NaN must come back NaN).
+  auto same_figure = [](const std::optional<double>& x, const std::optional<double>& y, const char* name) {
+    ASSERT_EQ(x.has_value(), y.has_value()) << name;
+    if (x && std::isnan(*x)) EXPECT_TRUE(std::isnan(*y)) << name;
+    else if (x) EXPECT_EQ(*x, *y) << name;
+  };
+  same_figure(a.figures.max_abs_diff, b.figures.max_abs_diff, "max_abs_diff");
+  same_figure(a.figures.max_rel_diff, b.figures.max_rel_diff, "max_rel_diff");
+  same_figure(a.figures.pcc, b.figures.pcc, "pcc");
+  EXPECT_EQ(a.figures.mismatched, b.figures.mismatched);
+  EXPECT_EQ(a.figures.total, b.figures.total);
+  EXPECT_EQ(a.materialize_ms, b.materialize_ms);
+  EXPECT_EQ(a.reference_ms, b.reference_ms);
+  EXPECT_EQ(a.device_ms, b.device_ms);
+  EXPECT_EQ(a.compare_ms, b.compare_ms);
+  EXPECT_EQ(a.compile_ms, b.compile_ms);
+  EXPECT_EQ(a.input_digests, b.input_digests);
+  EXPECT_EQ(a.captured_stderr, b.captured_stderr);
+}
+
+Result wire_round_trip(const Result& r) {
+  std::vector<std::uint8_t> buf;
+  encode_result(r, buf);
+  Result back;
+  std::string error;
+  EXPECT_TRUE(decode_result(buf.data(), buf.size(), back, error)) << error;
+  return back;
+}
+
+// ----------------------------------------------------------------------------------------------------------------
+// The worker -> parent wire
+
+TEST(ResultWire, RoundTripsEveryField) {
+  const Result r = sample_result();
+  expect_same_result(r, wire_round_trip(r));
+}
+
+TEST(ResultWire, RoundTripsNonFiniteFiguresAndRawBytes) {
+  Result r = sample_result();
+  r.stage = Stage::FAILED_COMPILE;
+  r.figures.max_abs_diff = std::numeric_limits<double>::infinity();
+  r.figures.max_rel_diff = std::nan("");
+  r.figures.pcc.reset();
+  r.captured_stderr = "warn: \xff\xfe not utf-8\n";  // the wire keeps bytes; reports make them visible later
+  const Result back = wire_round_trip(r);
+  EXPECT_EQ(back.stage, Stage::FAILED_COMPILE);
+  EXPECT_TRUE(std::isinf(*back.figures.max_abs_diff));
+  EXPECT_TRUE(std::isnan(*back.figures.max_rel_diff));
+  expect_same_result(r, back);
+}
+
+TEST(ResultWire, TruncatedOrPaddedRecordsAreRejected) {
+  std::vector<std::uint8_t> buf;
+  encode_result(sample_result(), buf);
+  Result back;
+  std::string error;
+  for (std::size_t cut : {std::size_t{0}, std::size_t{3}, buf.size() / 2, buf.size() - 1}) {
+    error.clear();
+    EXPECT_FALSE(decode_result(buf.data(), cut, back, error)) << cut;
+    EXPECT_NE(error.find("truncated"), std::string::npos) << error;
+  }
+  buf.push_back(0);
+  EXPECT_FALSE(decode_result(buf.data(), buf.size(), back, error));
+  EXPECT_NE(error.find("trailing"), std::string::npos) << error;
+}
+
+// ----------------------------------------------------------------------------------------------------------------
+// Metrics / journal JSON
+
+CaseRecord sample_record() {
+  CaseRecord rec;
+  rec.id = "llama::attn.softmax_3";
+  rec.index = 7;
+  rec.model = "llama";
+  rec.name = "attn.softmax_3";
+  rec.op = "torch.nn.functional.softmax";
+  rec.dtype = "bf16";
+  rec.file = "manifests/llama.yaml";
+  rec.line = 42;
+  rec.marks = {"bf16operation", "softmax"};
+  rec.key = "k3:0123456789abcdef0123456789abcdef";
+  rec.signature = "torch.nn.functional.softmax(bf16[4, 8], -1)";
+  rec.deduplicated_from = "gpt_oss::softmax.1";
+  rec.status = "xfail";
+  rec.status_reason = "known bf16 softmax drift";
+  rec.outcome = Outcome::XPassed;
+  rec.xfail_strictness = XfailStrictness::NonStrict;
+  rec.upstream_test = "test_model_ops_db_torch_nn_functional_softmax__3_spyre_bfloat16";
+  rec.result = sample_result();
+  rec.result.case_id = "gpt_oss::softmax.1";  // the occurrence that ran
+  return rec;
+}
+
+TEST(RecordJson, RoundTripsEveryField) {
+  const CaseRecord rec = sample_record();
+  const std::string line = case_record_json_line(rec);
+  const CaseRecord back = case_record_from_json(nlohmann::json::parse(line), JsonWhere{"journal.jsonl", ""});
+  EXPECT_EQ(back.id, rec.id);
+  EXPECT_EQ(back.index, rec.index);
+  EXPECT_EQ(back.model, rec.model);
+  EXPECT_EQ(back.name, rec.name);
+  EXPECT_EQ(back.op, rec.op);
+  EXPECT_EQ(back.dtype, rec.dtype);
+  EXPECT_EQ(back.file, rec.file);
+  EXPECT_EQ(back.line, rec.line);
+  EXPECT_EQ(back.marks, rec.marks);
+  EXPECT_EQ(back.key, rec.key);
+  EXPECT_EQ(back.signature, rec.signature);
+  EXPECT_EQ(back.deduplicated_from, rec.deduplicated_from);
+  EXPECT_EQ(back.status, rec.status);
+  EXPECT_EQ(back.status_reason, rec.status_reason);
+  EXPECT_EQ(back.outcome, rec.outcome);
+  EXPECT_EQ(back.xfail_strictness, rec.xfail_strictness);
+  EXPECT_EQ(back.upstream_test, rec.upstream_test);
+  expect_same_result(rec.result, back.result);
+}
+
+TEST(RecordJson, RoundTripsNonFiniteFigures) {
+  CaseRecord rec = sample_record();
+  rec.result.figures.max_abs_diff = -std::numeric_limits<double>::infinity();
+  rec.result.figures.max_rel_diff = std::nan("");
+  rec.result.figures.pcc.reset();
+  const CaseRecord back =
+      case_record_from_json(nlohmann::json::parse(case_record_json_line(rec)), JsonWhere{"metrics.json", "/cases/0"});
+  expect_same_result(rec.result, back.result);
+}
+
+// ----------------------------------------------------------------------------------------------------------------
+// JUnit (a writer only: each field is checked where JUnit shows it)
+
+std::string property_of(pugi::xml_node testcase, const char* name) {
+  for (auto p : testcase.child("properties").children("property"))
+    if (std::string(p.attribute("name").value()) == name) return p.attribute("value").value();
+  return "<absent>";
+}
+
+TEST(RecordJunit, WritesEveryFieldItShows) {
+  RunReport report;
+  CaseRecord ran = sample_record();
+  ran.deduplicated_from.clear();  // the occurrence that ran carries the case's time
+  ran.outcome = Outcome::Failed;
+  ran.result.case_id = ran.id;
+  CaseRecord dedup = sample_record();
+  report.cases = {ran, dedup};
+  pugi::xml_document doc;
+  ASSERT_TRUE(doc.load_string(junit_xml_text(report).c_str()));
+  const auto suite = doc.child("testsuites").child("testsuite");
+  pugi::xml_node tc_ran, tc_dedup;
+  for (auto tc : suite.children("testcase"))
+    (property_of(tc, "deduplicated_from") == "<absent>" ? tc_ran : tc_dedup) = tc;
+  ASSERT_TRUE(tc_ran && tc_dedup);
+  // The ran case's time is the sum of its five timings: 18.6875 ms.
+  EXPECT_STREQ(tc_ran.attribute("time").value(), "0.019");
+
+  // Case fields.
+  EXPECT_STREQ(tc_ran.attribute("classname").value(), "llama");                   // model
+  EXPECT_STREQ(tc_ran.attribute("name").value(), "attn.softmax_3");               // id after model::
+  EXPECT_EQ(property_of(tc_ran, "op"), ran.op);
+  EXPECT_EQ(property_of(tc_ran, "dtype"), "bf16");
+  EXPECT_EQ(property_of(tc_ran, "location"), "manifests/llama.yaml:42");          // file, line
+  EXPECT_EQ(property_of(tc_ran, "marks"), "bf16operation,softmax");
+  EXPECT_EQ(property_of(tc_ran, "dedupe_key"), ran.key);
+  EXPECT_EQ(property_of(tc_dedup, "deduplicated_from"), dedup.deduplicated_from);
+  EXPECT_EQ(property_of(tc_ran, "status"), "xfail");
+  EXPECT_EQ(property_of(tc_ran, "status_reason"), ran.status_reason);
+  EXPECT_EQ(property_of(tc_ran, "outcome"), "failed");
+  EXPECT_EQ(property_of(tc_dedup, "outcome"), "xpassed");
+  EXPECT_EQ(property_of(tc_dedup, "xfail_strict"), "false");                      // xfail_strictness
+  EXPECT_EQ(property_of(tc_ran, "upstream_test"), ran.upstream_test);
+  // Not in JUnit: index (orders merged shards in the metrics file) and signature (coverage in the metrics file).
+
+  // Result fields.
+  EXPECT_EQ(property_of(tc_ran, "stage"), "INCORRECT_RESULT");
+  EXPECT_STREQ(tc_ran.child("failure").attribute("type").value(), "INCORRECT_RESULT");  // result outcome: failed
+  EXPECT_EQ(std::string(tc_ran.child("failure").text().get()), ran.result.message);
+  EXPECT_EQ(property_of(tc_ran, "resolved_op"), "aten::_softmax");
+  EXPECT_EQ(property_of(tc_ran, "decomposed"), "true");
+  EXPECT_EQ(property_of(tc_ran, "reference_upcast"), "true");
+  EXPECT_EQ(property_of(tc_ran, "values_compared").rfind("false", 0), 0u);
+  EXPECT_EQ(property_of(tc_ran, "max_abs_diff"), "0.5");
+  EXPECT_EQ(property_of(tc_ran, "max_rel_diff"), "0.25");
+  EXPECT_EQ(property_of(tc_ran, "pcc"), "0.75");
+  EXPECT_NE(std::string(tc_ran.child("failure").attribute("message").value()).find("3 / 12"), std::string::npos)
+      << "mismatched and total reach JUnit through the message";
+  EXPECT_EQ(property_of(tc_ran, "reference_ms"), "2.5");
+  EXPECT_EQ(property_of(tc_ran, "device_ms"), "3.75");
+  EXPECT_EQ(property_of(tc_ran, "compile_ms"), "6.0625");
+  // materialize_ms and compare_ms: only in the testcase time, checked above.
+  EXPECT_EQ(std::string(tc_ran.child("system-err").text().get()), ran.result.captured_stderr);
+  // Not in JUnit: case_id (the testcase is the occurrence; deduplicated_from names the one that ran) and
+  // input_digests (the metrics file and failure bundles keep them).
+}
+
+}  // namespace
+}  // namespace opcheck
