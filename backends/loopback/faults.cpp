@@ -1,5 +1,6 @@
 // Fault injection: OPCHECK_LOOPBACK_FAULTS names ops that misbehave, so opcheck's failure paths can be exercised on
 // purpose. Parsed once when the library loads; every loopback kernel and the fallback consult it by operator name.
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -10,6 +11,7 @@
 #include <memory>
 #include <thread>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 #include <torch/library.h>
@@ -53,6 +55,46 @@ bool operator_exists(const std::string& op) {
   for (const auto& name : dispatcher.getAllOpNames())
     if (name.name == op) return true;
   return false;
+}
+
+/// Edit distance, for the operator names a misspelt one is close to.
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+/// For an operator the dispatcher does not know: the overloads its name has (a misspelt overload), else the nearest
+/// names (a misspelt name): " (aten::softmax has overloads int, Dimname, int_out)", " (did you mean aten::softmax?)".
+std::string spelling_hint(const std::string& op) {
+  const auto dot = op.find('.', op.find("::"));
+  const std::string name = op.substr(0, dot);
+  std::set<std::string> overloads, names;
+  for (const auto& n : c10::Dispatcher::singleton().getAllOpNames()) {
+    if (n.name == name) overloads.insert(n.overload_name.empty() ? "default" : n.overload_name);
+    if (n.name.rfind(name.substr(0, name.find("::") + 2), 0) == 0) names.insert(n.name);
+  }
+  std::string out;
+  if (!overloads.empty()) {
+    for (const auto& o : overloads) out += (out.empty() ? "" : ", ") + o;
+    return " (" + name + " has overloads " + out + ")";
+  }
+  std::vector<std::pair<std::size_t, std::string>> near;
+  const std::size_t limit = std::max<std::size_t>(1, name.size() / 4);
+  for (const auto& n : names)
+    if (const std::size_t d = edit_distance(name, n); d <= limit) near.emplace_back(d, n);
+  std::sort(near.begin(), near.end());
+  for (std::size_t i = 0; i < near.size() && i < 3; ++i) out += (i ? " or " : "") + near[i].second;
+  return out.empty() ? std::string() : " (did you mean " + out + "?)";
 }
 
 using FaultTable = std::unordered_map<std::string, Fault>;
@@ -149,7 +191,9 @@ bool parse_faults(const std::string& spec, std::vector<std::pair<std::string, Fa
       return false;
     }
     if (!operator_exists(op)) {
-      error = where + "unknown operator '" + op + "'. Fix: use an aten name with an existing overload";
+      error = where + "unknown operator '" + op + "'" + spelling_hint(op) +
+              ". Fix: write the op as the reports' resolved op names it (e.g. aten::softmax.int), or its name alone "
+              "for every overload";
       return false;
     }
     std::string arg;

@@ -75,6 +75,10 @@ int main(int argc, char** argv) {
   validate->footer("Example: opcheck validate manifests/ my_model.yaml");
   add_manifest_flags(*validate, validate_flags, false);
   validate->add_flag("--strict-markers", validate_flags.strict_markers, "A mark not registered in markers.yaml is an error");
+  validate->add_option("-m", validate_flags.mark_expr,
+                       "Check a marker expression (as run -m takes it) against the marks the manifests use and "
+                       "markers.yaml declares")
+      ->type_name("EXPR");
   std::string validate_config;
   validate->add_option("--config", validate_config,
                        "Status config to check against the manifests (stale and ambiguous entries); default: "
@@ -88,7 +92,8 @@ int main(int argc, char** argv) {
       "Example: opcheck run --model gpt_oss --device loopback -m \"not bf16operation\"\n\n"
       "Fault injection on --device loopback, to prove a failure mode is caught:\n"
       "  OPCHECK_LOOPBACK_FAULTS='OP=KIND[;OP=KIND...]', OP an ATen name with or without its overload\n"
-      "  (aten::exp, aten::add.Tensor). KIND:\n"
+      "  (aten::exp, aten::add.Tensor), as the reports' resolved op names it (aten::softmax.int for torch.softmax);\n"
+      "  an operator the dispatcher does not know stops the run. KIND:\n"
       "    bias:X   adds X to every float or complex output element (INCORRECT_RESULT)\n"
       "    ulp      flips the lowest bit of the first output element (INCORRECT_RESULT)\n"
       "    zeros    zeroes the outputs (INCORRECT_RESULT)\n"
@@ -97,7 +102,10 @@ int main(int argc, char** argv) {
       "    hang     never returns (TIMEOUT)        oom      fails the op's next device allocation\n"
       "    throw    raises a c10::Error (FAILED_RUNTIME)\n"
       "    notimpl  raises NotImplementedError (NOT_SUPPORTED)\n"
-      "  e.g. OPCHECK_LOOPBACK_FAULTS='aten::add.Tensor=bias:1e-2;aten::exp=segv' opcheck run --device loopback");
+      "  e.g. OPCHECK_LOOPBACK_FAULTS='aten::add.Tensor=bias:1e-2;aten::exp=segv' opcheck run --device loopback\n"
+      "The Python device pyloop (--device-import opcheck_pyloop --device pyloop) takes\n"
+      "  OPCHECK_PYLOOP_FAULTS='OP=KIND[;...]', KIND bias:X (INCORRECT_RESULT), raise (FAILED_RUNTIME),\n"
+      "  segv (CRASHED) or hang (TIMEOUT).");
   add_run_flags(*run, run_flags);
 
   std::vector<std::string> merge_inputs;
