@@ -1,7 +1,7 @@
 // opcheck: checks that torch ops give the same answers on a device under test as on the CPU reference.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <iostream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -16,23 +16,31 @@ using namespace opcheck::cli;
 
 namespace {
 
-// After CLI11's "The following argument was not expected: --maxfial": the flag of the chosen subcommand that was
-// probably meant, as pytest's argparse does.
-void suggest_flags(const CLI::App& app, const CLI::ParseError& e) {
-  if (dynamic_cast<const CLI::ExtrasError*>(&e) == nullptr) return;
+// After any parse error: for each `--flag` on the command line that the chosen subcommand does not have, the flag
+// that was probably meant, as pytest's argparse says it. Scanning the words (not CLI11's message) also covers the
+// errors CLI11 reports first, such as a required option missing because its name was mistyped.
+void suggest_flags(const CLI::App& app, int argc, char** argv) {
   const CLI::App* cmd = &app;
   for (const CLI::App* sub : app.get_subcommands()) cmd = sub;
-  std::vector<std::string> flags;
-  for (const CLI::Option* opt : cmd->get_options()) {
-    for (const auto& l : opt->get_lnames()) flags.push_back("--" + l);
-    for (const auto& s : opt->get_snames()) flags.push_back("-" + s);
+  if (cmd == &app && argc > 1) {
+    try {
+      cmd = app.get_subcommand(argv[1]);
+    } catch (const CLI::Error&) {
+      cmd = &app;
+    }
   }
-  const std::string what = e.what();
-  const auto colon = what.find(": ");
-  std::istringstream words(colon == std::string::npos ? std::string() : what.substr(colon + 2));
-  for (std::string word; words >> word;) {
-    if (word.size() < 2 || word[0] != '-') continue;
+  std::vector<std::string> flags;
+  for (const CLI::App* a : {cmd, static_cast<const CLI::App*>(&app)})
+    for (const CLI::Option* opt : a->get_options()) {
+      for (const auto& l : opt->get_lnames()) flags.push_back("--" + l);
+      for (const auto& s : opt->get_snames()) flags.push_back("-" + s);
+    }
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word == "--") break;
+    if (word.size() < 3 || word.compare(0, 2, "--") != 0) continue;
     const std::string flag = word.substr(0, word.find('='));
+    if (std::find(flags.begin(), flags.end(), flag) != flags.end()) continue;
     const std::string guess = opcheck::closest_spelling(flag, flags);
     if (!guess.empty()) std::cerr << "opcheck: " << flag << ": did you mean " << guess << "?\n";
   }
@@ -144,7 +152,7 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
-    if (rc != 0) suggest_flags(app, e);
+    if (rc != 0) suggest_flags(app, argc, argv);
     return rc == 0 ? kOk : kUsageError;
   }
   run_flags.argv.assign(argv + 1, argv + argc);

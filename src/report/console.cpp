@@ -122,13 +122,23 @@ std::vector<std::string> message_lines(const std::string& text) {
 
 // The message in one line for the short summary. A first line that ends in ':' announces what follows (the reasons
 // no overload binds, say): those lines come along, joined, up to a length a summary line can carry.
+// A first line longer than a summary line should be (a dispatcher's list of backends) is cut, on a character
+// boundary; the failures section has all of it.
+constexpr std::size_t kMax = 400;
+
+std::string cut_to(std::string text, std::size_t max) {
+  if (text.size() <= max) return text;
+  std::size_t cut = max - 4;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return text.substr(0, cut) + " ...";
+}
+
 std::string summary_detail(const std::string& message) {
   const auto lines = message_lines(message);
   if (lines.empty()) return {};
   std::string out = lines[0];
   const auto last = out.find_last_not_of(" \t\r");
-  if (last == std::string::npos || out[last] != ':') return out;
-  constexpr std::size_t kMax = 400;
+  if (last == std::string::npos || out[last] != ':') return cut_to(out, kMax);
   for (std::size_t i = 1; i < lines.size(); ++i) {
     const auto b = lines[i].find_first_not_of(" \t\r");
     if (b == std::string::npos) continue;

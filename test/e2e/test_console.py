@@ -33,12 +33,31 @@ def line_of(path, text):
     return next(n for n, l in enumerate(path.read_text().splitlines(), 1) if text in l)
 
 
-def section(out, title, sep="="):
-    """The lines of the section titled `title` (up to the next '=' rule line)."""
+def section(out, title):
+    """The lines of the section titled `title`, up to the next rule line."""
     lines = out.splitlines()
-    start = next(i for i, l in enumerate(lines) if re.fullmatch(rf"{sep}+ {re.escape(title)} {sep}+", l))
-    end = next((i for i in range(start + 1, len(lines)) if re.fullmatch(r"=+( .* =+)?", lines[i])), len(lines))
+    start = lines.index(rule(title))
+    end = next((i for i in range(start + 1, len(lines)) if re.fullmatch(r"=+ .* =+", lines[i])), len(lines))
     return lines[start + 1:end]
+
+
+def rule(title, sep="=", width=80):
+    """pytest's rule line: the title centred in `sep` characters."""
+    n = max((width - len(title) - 2) // 2, 1)
+    line = f"{sep * n} {title} {sep * n}"
+    return line + sep if len(line) + 1 <= width else line
+
+
+SUMMARY_WORDS = ("FAILED ", "ERROR ", "SKIPPED ", "XFAIL ", "XPASS ", "PASSED ")
+
+
+def short_summary(out):
+    """The lines of pytest's short test summary (between its rule line and the summary line)."""
+    lines = out.splitlines()
+    if rule("short test summary info") not in lines:
+        return []
+    start = lines.index(rule("short test summary info"))
+    return [l for l in lines[start + 1:] if l.startswith(SUMMARY_WORDS)]
 
 
 ADD_BIAS = {"OPCHECK_LOOPBACK_FAULTS": "aten::add.Tensor=bias:1e-2;aten::mul_.Tensor=bias:1e-2"}
@@ -62,73 +81,79 @@ def failing_run(tmp_path_factory):
     return d, m, r
 
 
+def entry(lines, case_id):
+    """One entry of a failures section: the lines after its title, up to the next title."""
+    start = lines.index(rule(case_id, "_"))
+    end = next((i for i in range(start + 1, len(lines)) if re.fullmatch(r"_+ \S+ _+", lines[i])), len(lines))
+    return "\n".join(lines[start + 1:end])
+
+
 def test_failures_section_shows_location_overload_figures_and_repro(failing_run):
     d, m, r = failing_run
     assert r.rc == 1, r
-    lines = section(r.out, "FAILURES")
-    text = "\n".join(lines)
-    # One entry per failure, titled with its id as pytest titles a test.
-    titles = [l for l in lines if re.fullmatch(r"_+ \S+ _+", l)]
-    assert titles == [f"{'_' * len(t.split()[0])} {t.split()[1]} {'_' * len(t.split()[2])}" for t in titles]
-    assert [t.split()[1] for t in titles] == ["mine::add.1", "mine::mul_inplace", "mine::softmax.bad",
-                                             "mine::add.again"], r.out
-    entry = text.split("mine::add.1 _")[1].split("mine::mul_inplace")[0]
-    # The case's file:line, the op and the overload it resolved to, the stage.
-    assert f"{m}:{line_of(m, 'name: add.1')}: torch.add -> aten::add.Tensor [INCORRECT_RESULT]" in entry, entry
+    failures = section(r.out, "FAILURES")
+    errors = section(r.out, "ERRORS")
+    # One entry per occurrence that fails the run, titled with its id as pytest titles a test; errors first.
+    assert [l for l in failures if l.startswith("_")] == [rule(i, "_") for i in
+                                                         ["mine::add.1", "mine::mul_inplace", "mine::add.again"]], r.out
+    assert [l for l in errors if l.startswith("_")] == [rule("mine::softmax.bad", "_")], r.out
+    assert r.out.index(rule("ERRORS")) < r.out.index(rule("FAILURES")), r.out
+    add = entry(failures, "mine::add.1")
+    # The case's file:line, the op and the overload it resolved to, the stage and dtype.
+    assert f"{m}:{line_of(m, 'name: add.1')}: torch.add -> aten::add.Tensor [INCORRECT_RESULT] fp32" in add, add
     # The figures: mismatched elements, greatest differences and what was allowed.
-    assert "Mismatched elements: 12 / 12 (100.0%)" in entry, entry
-    assert re.search(r"Greatest absolute difference: 0\.01\d* at index \(\d+, \d+\) \(up to 1e-05 allowed\)", entry), entry
-    assert re.search(r"Greatest relative difference: .* \(up to 1\.3e-06 allowed\)", entry), entry
-    # The mutated argument of the in-place add is named.
-    inplace = text.split("mine::mul_inplace _")[1].split("mine::softmax.bad")[0]
-    assert "mutated argument (" in inplace, inplace
+    assert "Mismatched elements: 12 / 12 (100.0%)" in add, add
+    assert re.search(r"Greatest absolute difference: 0\.0\d+ at index \(\d+, \d+\) \(up to 1e-05 allowed\)", add), add
+    assert re.search(r"Greatest relative difference: .* \(up to 1\.3e-06 allowed\)", add), add
+    # The mutated argument of the in-place mul is named.
+    inplace = entry(failures, "mine::mul_inplace")
+    assert "torch.Tensor.mul_ -> aten::mul_.Tensor [INCORRECT_RESULT]" in inplace and "mutated argument (" in inplace, \
+        inplace
     # The binding error keeps the per-overload reasons after its colon, in the section and in the short summary.
-    softmax = text.split("mine::softmax.bad _")[1].split("mine::add.again")[0]
-    assert "do not bind to any overload of aten::softmax:" in softmax, softmax
-    assert "dimm" in softmax and "softmax.int" in softmax, softmax
-    summary = section(r.out, "short test summary info")
-    [bind] = [l for l in summary if "mine::softmax.bad" in l]
-    assert re.search(r"aten::softmax: .*softmax\.int", bind), bind
+    softmax = entry(errors, "mine::softmax.bad")
+    assert "do not bind to any overload of aten::softmax:\n  aten::softmax.int: got an unexpected keyword argument " \
+           "'dimm'" in softmax, softmax
+    [bind] = [l for l in short_summary(r.out) if "mine::softmax.bad" in l]
+    assert re.search(r"aten::softmax: aten::softmax\.int: got an unexpected keyword argument 'dimm'", bind), bind
     # A deduplicated occurrence points at the one shown instead of repeating it.
-    again = text.split("mine::add.again _")[1]
-    assert "the same call as mine::add.1: its failure is shown above" in again, again
+    assert "the same call as mine::add.1: its failure is shown above" in entry(failures, "mine::add.again")
     # The repro command reruns the case: it names the case, the run's manifests and device, and works.
-    [rerun] = [l for l in entry.splitlines() if l.startswith("rerun: ")]
+    [rerun] = [l for l in add.splitlines() if l.startswith("rerun: ")]
     words = shlex.split(rerun[len("rerun: "):])
-    assert words[1:3] == ["repro", "mine::add.1"] and "--manifests" in words and words[-2:] == ["--device",
-                                                                                                "loopback"], words
+    assert words[1:3] == ["repro", "mine::add.1"] and words[3:5] == ["--manifests", str(m)], words
+    assert words[-2:] == ["--device", "loopback"], words
     rp = subprocess.run(words, capture_output=True, text=True)
-    assert rp.returncode == 0 and "-k add.1" in rp.stdout, (rp.stdout, rp.stderr)
+    assert rp.returncode == 0 and "mine::add.1" in rp.stdout and "run --manifests" in rp.stdout, (rp.stdout, rp.stderr)
 
 
 def test_short_summary_is_pytests_fE_by_default_and_last_before_the_summary_line(failing_run):
     _, _, r = failing_run
     lines = [l for l in r.out.splitlines() if l.strip()]
-    i = lines.index("=========================== short test summary info ============================")
-    summary = lines[i + 1:-1]
-    assert [l.split()[0] for l in summary] == ["FAILED"] * 4, summary
-    assert summary[0].startswith("FAILED mine::add.1 [INCORRECT_RESULT] - output: Tensor-likes are not close!"), summary
-    assert summary[3].endswith("(same as mine::add.1)"), summary
-    assert re.fullmatch(r"4 failed, 2 passed in \d+\.\d\ds", lines[-1]), lines[-1]
-    # The section comes before the short summary, as in pytest.
-    assert r.out.index("= FAILURES =") < r.out.index("= short test summary info =")
+    summary = short_summary(r.out)
+    assert lines[-len(summary) - 2:-1] == [rule("short test summary info")] + summary, r.out
+    assert [l.split()[:2] for l in summary] == [["FAILED", "mine::add.1"], ["FAILED", "mine::mul_inplace"],
+                                               ["FAILED", "mine::add.again"], ["ERROR", "mine::softmax.bad"]], summary
+    assert summary[0] == "FAILED mine::add.1 [INCORRECT_RESULT] - output: Tensor-likes are not close!", summary
+    assert summary[2].endswith("(same as mine::add.1)"), summary
+    assert re.fullmatch(r"3 failed, 2 passed, 1 error in \d+\.\d\ds", lines[-1]), lines[-1]
+    # The failures section comes before the short summary, as in pytest.
+    assert r.out.index(rule("FAILURES")) < r.out.index(rule("short test summary info"))
 
 
 @pytest.mark.parametrize("flags, words", [
-    (["-rA"], ["PASSED", "PASSED", "FAILED", "FAILED", "FAILED", "FAILED"]),
+    (["-rA"], ["PASSED", "PASSED", "ERROR", "FAILED", "FAILED", "FAILED"]),
     (["-rp"], ["PASSED", "PASSED"]),
-    (["-ra"], ["FAILED", "FAILED", "FAILED", "FAILED"]),
-    (["-rN"], []),
-    (["-r", "fE"], ["FAILED", "FAILED", "FAILED", "FAILED"]),
+    (["-ra"], ["ERROR", "FAILED", "FAILED", "FAILED"]),
+    (["-rfEN"], []),
+    (["-r", "Ef"], ["ERROR", "FAILED", "FAILED", "FAILED"]),
 ])
 def test_report_chars_choose_the_short_summary_lines(failing_run, tmp_path, flags, words):
     d, m, _ = failing_run
     r = opcheck("run", "--manifests", m, "--device", "loopback", "-j", "1", "--tb=no", *flags, "--artifact-dir",
                 tmp_path / "a", env=ADD_BIAS)
     assert r.rc == 1, r
-    assert "= FAILURES =" not in r.out, r
-    got = section(r.out, "short test summary info") if words else []
-    assert [l.split()[0] for l in got] == words, r.out
+    assert rule("FAILURES") not in r.out and rule("ERRORS") not in r.out, r
+    assert [l.split()[0] for l in short_summary(r.out)] == words, r.out
     if not words:
         assert "short test summary info" not in r.out, r
 
@@ -141,30 +166,33 @@ def test_report_chars_for_skips_and_expected_failures(tmp_path):
     ])
     r = opcheck("run", "--manifests", m, "--device", "loopback", "-rsxp", "--artifact-dir", tmp_path / "a", env=ADD_BIAS)
     assert r.rc == 0, r
-    assert section(r.out, "short test summary info") == [
-        "SKIPPED s::neg.skip - not on this device", "XFAIL s::add.xfail - known add bug", "PASSED s::abs.1"], r.out
+    assert short_summary(r.out) == [
+        "SKIPPED s::neg.skip - not on this device", "XFAIL s::add.xfail - expected failure: known add bug", "PASSED s::abs.1"], r.out
 
 
 def test_tb_long_shows_everything_and_tb_short_cuts_long_messages(tmp_path):
-    m = write_manifest(tmp_path / "e.yaml", "e", [case("exp.1", "torch.exp", [tensor(6)])])
-    env = {"OPCHECK_LOOPBACK_FAULTS": "aten::exp=notimpl"}
-    long = opcheck("run", "--manifests", m, "--device", "loopback", "--tb=long", "--artifact-dir", tmp_path / "a", env=env)
-    short = opcheck("run", "--manifests", m, "--device", "loopback", "--artifact-dir", tmp_path / "b", env=env)
+    # An op with no CPU kernel: the reference fails with the dispatcher's account of every backend (~50 lines).
+    m = write_manifest(tmp_path / "g.yaml", "g", [case("grid.1", "aten.cudnn_grid_sampler.default",
+                                                       [tensor(1, 1, 4, 4), tensor(1, 4, 4, 2)])])
+    long = opcheck("run", "--manifests", m, "--device", "loopback", "--tb=long", "--artifact-dir", tmp_path / "a")
+    short = opcheck("run", "--manifests", m, "--device", "loopback", "--artifact-dir", tmp_path / "b")
     assert long.rc == 1 and short.rc == 1, (long, short)
-    long_entry = section(long.out, "FAILURES")
-    short_entry = section(short.out, "FAILURES")
+    long_entry = section(long.out, "ERRORS")
+    short_entry = section(short.out, "ERRORS")
     assert any(l.startswith("times: materialize ") for l in long_entry), long.out
     assert any(l.startswith("dedupe key: k2:") for l in long_entry), long.out
-    assert not any(l.startswith("times: ") for l in short_entry), short.out
-    # The message of NOT_SUPPORTED carries the dispatcher's long account: --tb=short shows its start and says how
-    # much --tb=long adds; --tb=long shows all of it.
-    msg_long = [l for l in long_entry if not l.startswith(("times:", "dedupe key:", "rerun:", "_"))]
-    assert len(msg_long) > 16, long.out
+    assert not any(l.startswith(("times: ", "dedupe key: ")) for l in short_entry), short.out
+    assert any(l.startswith("AutogradPrivateUse1: ") for l in long_entry), long.out  # the end of the account
     more = [l for l in short_entry if l.startswith("... ")]
     assert len(more) == 1 and re.fullmatch(r"\.\.\. \d+ more lines \(--tb=long shows them\)", more[0]), short.out
-    assert len(short_entry) < len(long_entry), (short.out, long.out)
-    no = opcheck("run", "--manifests", m, "--device", "loopback", "--tb=no", "--artifact-dir", tmp_path / "c", env=env)
-    assert no.rc == 1 and "= FAILURES =" not in no.out and "FAILED e::exp.1" in no.out, no
+    shown = short_entry.index(more[0]) - 2  # less the title and the location line
+    assert shown == 15, short.out
+    # The short summary line is cut, the section has the message whole.
+    [line] = short_summary(short.out)
+    assert line.startswith("ERROR g::grid.1 [FAILED_REFERENCE] - the CPU reference raised NotImplementedError") and \
+        line.endswith(" ...") and len(line) < 500, line
+    no = opcheck("run", "--manifests", m, "--device", "loopback", "--tb=no", "--artifact-dir", tmp_path / "c")
+    assert no.rc == 1 and rule("ERRORS") not in no.out and short_summary(no.out)[0].startswith("ERROR g::grid.1"), no
 
 
 def test_bad_tb_and_report_chars_are_usage_errors(tmp_path):
@@ -180,9 +208,9 @@ def test_load_errors_are_listed_in_the_errors_section(tmp_path):
     r = opcheck("run", "--manifests", m, "--device", "cpu", "--artifact-dir", tmp_path / "a")
     assert r.rc == 2, r
     errors = "\n".join(section(r.out, "ERRORS"))
-    assert "l::listed_op" in errors and f"{m}:{line_of(m, 'name: listed_op')}" in errors, r.out
+    assert rule("l::listed_op", "_") in errors and f"{m}:{line_of(m, 'op: [torch.add')}: [INVALID_CASE]" in errors, r.out
     assert "rerun:" not in errors, r.out  # a case that does not load has nothing to rerun
-    assert any(l.startswith("ERROR l::listed_op [INVALID_CASE]") for l in section(r.out, "short test summary info"))
+    assert any(l.startswith("ERROR l::listed_op [INVALID_CASE]") for l in short_summary(r.out)), r.out
 
 
 # ---------------------------------------------------------------- pytest habits
@@ -242,8 +270,8 @@ def test_unregistered_mark_warns_once_per_mark(tmp_path):
     assert v.rc == 0, v
     warnings = [l for l in v.err.splitlines() if "warning:" in l]
     assert len(warnings) == 1, v
-    assert warnings[0].startswith(f"{m}:{line_of(m, 'name: abs.0')}: warning: mark 'unregistered_here' is not "
-                                  "registered in markers.yaml; 4 cases use it, the first here"), warnings
+    assert warnings[0].startswith(f"{m}:{line_of(m, 'name: abs.0')}:5: warning: mark 'unregistered_here' is not "
+                                  "registered in markers.yaml; 4 cases use it, the first here [case u::abs.0]"), warnings
     assert "--strict-markers makes this an error" in v.err, v
     assert v.last_line.endswith(": 0 errors, 1 warning"), v
     # run: counted once on the console, listed once in the reports, and the cases still run.
@@ -342,4 +370,4 @@ def test_smaller_console_defects(tmp_path):
     hist.mkdir()
     (hist / "same.json").write_text((tmp_path / "m.json").read_text())
     h = opcheck("report", tmp_path / "m.json", "--history", hist, "--html", tmp_path / "r.html")
-    assert h.rc == 0 and "; trend over 1 run" in h.out, h
+    assert h.rc == 0 and "no earlier metrics files" in h.out, h  # the copy of this run is not an earlier run
