@@ -1,6 +1,5 @@
 // Fault injection: OPCHECK_LOOPBACK_FAULTS names ops that misbehave, so opcheck's failure paths can be exercised on
 // purpose. Parsed once when the library loads; every loopback kernel and the fallback consult it by operator name.
-#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -17,6 +16,7 @@
 #include <torch/library.h>
 
 #include "loopback.h"
+#include "manifest/spelling.h"
 
 namespace opcheck::loopback {
 namespace {
@@ -57,22 +57,6 @@ bool operator_exists(const std::string& op) {
   return false;
 }
 
-/// Edit distance, for the operator names a misspelt one is close to.
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-
 /// For an operator the dispatcher does not know: the overloads its name has (a misspelt overload), else the nearest
 /// names (a misspelt name): " (aten::softmax has overloads int, Dimname, int_out)", " (did you mean aten::softmax?)".
 std::string spelling_hint(const std::string& op) {
@@ -88,13 +72,8 @@ std::string spelling_hint(const std::string& op) {
     for (const auto& o : overloads) out += (out.empty() ? "" : ", ") + o;
     return " (" + name + " has overloads " + out + ")";
   }
-  std::vector<std::pair<std::size_t, std::string>> near;
-  const std::size_t limit = std::max<std::size_t>(1, name.size() / 4);
-  for (const auto& n : names)
-    if (const std::size_t d = edit_distance(name, n); d <= limit) near.emplace_back(d, n);
-  std::sort(near.begin(), near.end());
-  for (std::size_t i = 0; i < near.size() && i < 3; ++i) out += (i ? " or " : "") + near[i].second;
-  return out.empty() ? std::string() : " (did you mean " + out + "?)";
+  const std::string near = closest_spelling(name, std::vector<std::string>(names.begin(), names.end()));
+  return near.empty() ? std::string() : " (did you mean " + near + "?)";
 }
 
 using FaultTable = std::unordered_map<std::string, Fault>;

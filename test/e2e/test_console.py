@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from conftest import BIN, opcheck
+from conftest import opcheck, write_manifest
 
 
 def case(name, op, inputs, extra=()):
@@ -19,14 +19,6 @@ def case(name, op, inputs, extra=()):
 
 def tensor(*shape):
     return f"tensor: {{shape: {list(shape)}}}"
-
-
-def write_manifest(path, model, cases):
-    lines = [f"model: {model}", "defaults: {dtype: fp32}", "cases:"]
-    for c in cases:
-        lines += c
-    path.write_text("\n".join(lines) + "\n")
-    return path
 
 
 def line_of(path, text):
