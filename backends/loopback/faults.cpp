@@ -10,11 +10,13 @@
 #include <memory>
 #include <thread>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 #include <torch/library.h>
 
 #include "loopback.h"
+#include "manifest/spelling.h"
 
 namespace opcheck::loopback {
 namespace {
@@ -53,6 +55,25 @@ bool operator_exists(const std::string& op) {
   for (const auto& name : dispatcher.getAllOpNames())
     if (name.name == op) return true;
   return false;
+}
+
+/// For an operator the dispatcher does not know: the overloads its name has (a misspelt overload), else the nearest
+/// names (a misspelt name): " (aten::softmax has overloads int, Dimname, int_out)", " (did you mean aten::softmax?)".
+std::string spelling_hint(const std::string& op) {
+  const auto dot = op.find('.', op.find("::"));
+  const std::string name = op.substr(0, dot);
+  std::set<std::string> overloads, names;
+  for (const auto& n : c10::Dispatcher::singleton().getAllOpNames()) {
+    if (n.name == name) overloads.insert(n.overload_name.empty() ? "default" : n.overload_name);
+    if (n.name.rfind(name.substr(0, name.find("::") + 2), 0) == 0) names.insert(n.name);
+  }
+  std::string out;
+  if (!overloads.empty()) {
+    for (const auto& o : overloads) out += (out.empty() ? "" : ", ") + o;
+    return " (" + name + " has overloads " + out + ")";
+  }
+  const std::string near = closest_spelling(name, std::vector<std::string>(names.begin(), names.end()));
+  return near.empty() ? std::string() : " (did you mean " + near + "?)";
 }
 
 using FaultTable = std::unordered_map<std::string, Fault>;
@@ -149,7 +170,9 @@ bool parse_faults(const std::string& spec, std::vector<std::pair<std::string, Fa
       return false;
     }
     if (!operator_exists(op)) {
-      error = where + "unknown operator '" + op + "'. Fix: use an aten name with an existing overload";
+      error = where + "unknown operator '" + op + "'" + spelling_hint(op) +
+              ". Fix: write the op as the reports' resolved op names it (e.g. aten::softmax.int), or its name alone "
+              "for every overload";
       return false;
     }
     std::string arg;

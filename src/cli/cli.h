@@ -63,6 +63,12 @@ void print_diagnostics(const DiagnosticList& d, bool errors_only = false);
 /// "opcheck: error: <context>what". Never two "error:" prefixes.
 void print_error(const std::exception& e, const std::string& context = {});
 
+/// Command words as one line a POSIX shell reads back (each quoted where it needs it).
+std::string join_words(const std::vector<std::string>& words);
+
+/// The opcheck binary that is running (its path), for the commands opcheck prints.
+std::string opcheck_binary();
+
 int cmd_list_models(const ManifestFlags& f);
 int cmd_list_cases(const ManifestFlags& f, bool json);
 int cmd_validate(ManifestFlags f, const std::vector<std::string>& paths, const std::string& config);

@@ -23,6 +23,19 @@
 namespace fs = std::filesystem;
 
 namespace opcheck::cli {
+
+std::string join_words(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) out += (out.empty() ? "" : " ") + exec::shell_word(w);
+  return out;
+}
+
+std::string opcheck_binary() {
+  const fs::path here = fs::path(exe_dir()) / "opcheck";
+  std::error_code ec;
+  return fs::exists(here, ec) ? here.string() : std::string("opcheck");
+}
+
 namespace {
 
 using exec::shell_word;
@@ -32,18 +45,6 @@ bool starts_with(const std::string& s, const char* prefix) { return s.rfind(pref
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
   return s;
-}
-
-std::string join_words(const std::vector<std::string>& words) {
-  std::string out;
-  for (const auto& w : words) out += (out.empty() ? "" : " ") + shell_word(w);
-  return out;
-}
-
-std::string opcheck_binary() {
-  const fs::path here = fs::path(exe_dir()) / "opcheck";
-  std::error_code ec;
-  return fs::exists(here, ec) ? here.string() : std::string("opcheck");
 }
 
 std::string absolute(const std::string& p) {

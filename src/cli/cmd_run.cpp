@@ -182,6 +182,32 @@ int write_reports(const RunReport& report, const RunFlags& f) {
   return failure;
 }
 
+// The command that reruns one failed case alone: `opcheck repro ID` with the run's manifests and device flags (its
+// bundle with --save-failures). None for a case rejected while loading (it has no dedupe key): there is nothing to
+// rerun.
+std::string repro_command(const CaseRecord& r, const RunFlags& f) {
+  if (r.key.empty()) return {};
+  namespace fs = std::filesystem;
+  auto absolute = [](const std::string& p) {
+    std::error_code ec;
+    const fs::path a = fs::absolute(p, ec);
+    return ec ? p : a.lexically_normal().string();
+  };
+  std::vector<std::string> words{opcheck_binary(), "repro", r.id};
+  if (!f.exec.save_failures_dir.empty() && r.deduplicated_from.empty()) {
+    words.insert(words.end(), {"--bundle", absolute(f.exec.save_failures_dir)});
+    return join_words(words);
+  }
+  for (const auto& m : f.manifest.manifests) words.insert(words.end(), {"--manifests", absolute(m)});
+  if (!f.config.empty()) words.insert(words.end(), {"--config", absolute(f.config)});
+  words.insert(words.end(), {"--device", f.exec.device.empty() ? "auto" : f.exec.device});
+  if (!f.exec.device_lib.empty()) words.insert(words.end(), {"--device-lib", absolute(f.exec.device_lib)});
+  if (!f.exec.device_name.empty()) words.insert(words.end(), {"--device-name", f.exec.device_name});
+  for (const auto& m : f.exec.device_imports) words.insert(words.end(), {"--device-import", m});
+  if (!f.exec.compile_backend.empty()) words.insert(words.end(), {"--compile-backend", f.exec.compile_backend});
+  return join_words(words);
+}
+
 }  // namespace
 
 // "90", "90s", "15m", "2h", "1h30m" -> seconds.
@@ -311,7 +337,8 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
   app.add_flag("--reuse-results", f.reuse_results,
                "Serve unchanged cases from --results-cache instead of running them (off by default)");
   app.add_flag("--resume", f.resume, "Continue a killed run: reuse the results in the artifact dir's journal");
-  app.add_flag("--last-failed", f.last_failed, "Run only what failed or errored in the previous run (its journal)");
+  app.add_flag("--last-failed,--lf", f.last_failed,
+               "Run only what failed or errored in the previous run (its journal); everything when nothing did");
   app.add_option("--baseline", f.baseline, "Compare with an earlier metrics file at the end; exit 1 on regressions")
       ->type_name("OLD.json");
   app.add_option("-j,--jobs", f.jobs, "Worker processes (default: one per core, one intra-op thread each)")
@@ -334,6 +361,17 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
                  "tensors, the device and reference outputs, and a README with the commands that rerun it")
       ->type_name("DIR");
   app.add_flag("--xpass-ok", f.xpass_ok, "A case expected to fail that passes (XPASS) does not fail the run");
+  app.add_option("--tb", f.tb,
+                 "Failures section after the run, as pytest's --tb: short (file:line, op and overload, the message "
+                 "with its figures, the repro command), long (everything the reports carry, captured stderr "
+                 "included), no (none)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"short", "long", "no"}));
+  app.add_option("-r", f.report_chars,
+                 "Short summary, as pytest's -r: f failed, E error, s skipped, x xfailed, X xpassed, p passed, "
+                 "a all but passed, A all, N none (e.g. -rA, -rfE)")
+      ->type_name("CHARS")
+      ->capture_default_str();
   app.add_flag("-v,--verbose", f.verbose, "A line per case");
   app.add_flag("-q,--quiet", f.quiet, "Only failures and the summary line");
 }
@@ -343,13 +381,21 @@ int cmd_run(RunFlags& f) {
   // libtorch loads on another thread while the manifests are read and planned.
   std::optional<ExecLibrary> exec_library;
   if (!f.collect_only) exec_library.emplace();
+  std::string error;
+  FailureReportOptions failure_report;
+  std::string report_chars;
+  if (!parse_traceback_style(f.tb, failure_report.style) ||
+      !parse_report_chars(f.report_chars, report_chars, error)) {
+    std::cerr << "opcheck: error: " << (error.empty() ? "--tb must be short, long or no" : error) << "\n";
+    return kUsageError;
+  }
+  failure_report.repro_command = [&f](const CaseRecord& r) { return repro_command(r, f); };
   Loaded l = load_and_select(f.manifest);
   print_diagnostics(l.diagnostics, /*errors_only=*/true);
   if (l.selected.usage_error) return kUsageError;
   const bool invalid_input = l.diagnostics.has_errors();
 
   int shard_index = 0, shard_total = 1;
-  std::string error;
   if (!resolve_shard(f.shard, shard_index, shard_total, error)) {
     std::cerr << "opcheck: error: " << error << "\n";
     return kUsageError;
@@ -419,8 +465,8 @@ int cmd_run(RunFlags& f) {
     add_load_problems(l.diagnostics, l.set, report);
     report.info.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const int report_failure = write_reports(report, f);
-    std::cout << failures_section(report) << summary_line(report, isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR"))
-              << "\n";
+    std::cout << failure_details(report, failure_report) << short_summary(report, report_chars)
+              << summary_line(report, isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR")) << "\n";
     return report_failure ? report_failure : kInterrupted;
   }
 
@@ -756,7 +802,7 @@ int cmd_run(RunFlags& f) {
       std::cerr << "opcheck: failure bundles in " << fs::absolute(f.exec.save_failures_dir).string()
                 << " (README.md in each says how to rerun the case; `opcheck repro --bundle DIR` prints it)\n";
   }
-  std::cout << failures_section(report);
+  std::cout << failure_details(report, failure_report);
   if (report.info.interrupted)
     std::cout << "stopped early: " << report.info.stop_reason << "; " << report.info.not_run << " not run\n";
   if (f.durations >= 0) std::cout << durations_section(report, f.durations);
@@ -769,11 +815,11 @@ int cmd_run(RunFlags& f) {
       regressions = d.has_regressions();
     } catch (const std::exception& e) {
       print_error(e, "baseline " + f.baseline + ": ");
-      std::cout << summary_line(report, tty) << "\n";
+      std::cout << short_summary(report, report_chars) << summary_line(report, tty) << "\n";
       end_process(kUsageError);
     }
   }
-  std::cout << summary_line(report, tty) << "\n";
+  std::cout << short_summary(report, report_chars) << summary_line(report, tty) << "\n";
   auto exit_code = [&]() -> int {
     if (report_failure) return report_failure;
     // pytest's: a signal or a deadline interrupts (2), --maxfail is a run with failures (1).

@@ -39,6 +39,8 @@ struct RunFlags {
   bool xpass_ok = false;
   bool verbose = false;
   bool quiet = false;
+  std::string tb = "short";          // --tb: short, long or no failures section
+  std::string report_chars = "fE";   // -r: pytest's short summary chars
   std::vector<std::string> argv;
 };
 

@@ -1,7 +1,7 @@
 // opcheck: checks that torch ops give the same answers on a device under test as on the CPU reference.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <iostream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -16,23 +16,31 @@ using namespace opcheck::cli;
 
 namespace {
 
-// After CLI11's "The following argument was not expected: --maxfial": the flag of the chosen subcommand that was
-// probably meant, as pytest's argparse does.
-void suggest_flags(const CLI::App& app, const CLI::ParseError& e) {
-  if (dynamic_cast<const CLI::ExtrasError*>(&e) == nullptr) return;
+// After any parse error: for each `--flag` on the command line that the chosen subcommand does not have, the flag
+// that was probably meant, as pytest's argparse says it. Scanning the words (not CLI11's message) also covers the
+// errors CLI11 reports first, such as a required option missing because its name was mistyped.
+void suggest_flags(const CLI::App& app, int argc, char** argv) {
   const CLI::App* cmd = &app;
   for (const CLI::App* sub : app.get_subcommands()) cmd = sub;
-  std::vector<std::string> flags;
-  for (const CLI::Option* opt : cmd->get_options()) {
-    for (const auto& l : opt->get_lnames()) flags.push_back("--" + l);
-    for (const auto& s : opt->get_snames()) flags.push_back("-" + s);
+  if (cmd == &app && argc > 1) {
+    try {
+      cmd = app.get_subcommand(argv[1]);
+    } catch (const CLI::Error&) {
+      cmd = &app;
+    }
   }
-  const std::string what = e.what();
-  const auto colon = what.find(": ");
-  std::istringstream words(colon == std::string::npos ? std::string() : what.substr(colon + 2));
-  for (std::string word; words >> word;) {
-    if (word.size() < 2 || word[0] != '-') continue;
+  std::vector<std::string> flags;
+  for (const CLI::App* a : {cmd, static_cast<const CLI::App*>(&app)})
+    for (const CLI::Option* opt : a->get_options()) {
+      for (const auto& l : opt->get_lnames()) flags.push_back("--" + l);
+      for (const auto& s : opt->get_snames()) flags.push_back("-" + s);
+    }
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word == "--") break;
+    if (word.size() < 3 || word.compare(0, 2, "--") != 0) continue;
     const std::string flag = word.substr(0, word.find('='));
+    if (std::find(flags.begin(), flags.end(), flag) != flags.end()) continue;
     const std::string guess = opcheck::closest_spelling(flag, flags);
     if (!guess.empty()) std::cerr << "opcheck: " << flag << ": did you mean " << guess << "?\n";
   }
@@ -75,6 +83,10 @@ int main(int argc, char** argv) {
   validate->footer("Example: opcheck validate manifests/ my_model.yaml");
   add_manifest_flags(*validate, validate_flags, false);
   validate->add_flag("--strict-markers", validate_flags.strict_markers, "A mark not registered in markers.yaml is an error");
+  validate->add_option("-m", validate_flags.mark_expr,
+                       "Check a marker expression (as run -m takes it) against the marks the manifests use and "
+                       "markers.yaml declares")
+      ->type_name("EXPR");
   std::string validate_config;
   validate->add_option("--config", validate_config,
                        "Status config to check against the manifests (stale and ambiguous entries); default: "
@@ -88,7 +100,8 @@ int main(int argc, char** argv) {
       "Example: opcheck run --model gpt_oss --device loopback -m \"not bf16operation\"\n\n"
       "Fault injection on --device loopback, to prove a failure mode is caught:\n"
       "  OPCHECK_LOOPBACK_FAULTS='OP=KIND[;OP=KIND...]', OP an ATen name with or without its overload\n"
-      "  (aten::exp, aten::add.Tensor). KIND:\n"
+      "  (aten::exp, aten::add.Tensor), as the reports' resolved op names it (aten::softmax.int for torch.softmax);\n"
+      "  an operator the dispatcher does not know stops the run. KIND:\n"
       "    bias:X   adds X to every float or complex output element (INCORRECT_RESULT)\n"
       "    ulp      flips the lowest bit of the first output element (INCORRECT_RESULT)\n"
       "    zeros    zeroes the outputs (INCORRECT_RESULT)\n"
@@ -97,7 +110,10 @@ int main(int argc, char** argv) {
       "    hang     never returns (TIMEOUT)        oom      fails the op's next device allocation\n"
       "    throw    raises a c10::Error (FAILED_RUNTIME)\n"
       "    notimpl  raises NotImplementedError (NOT_SUPPORTED)\n"
-      "  e.g. OPCHECK_LOOPBACK_FAULTS='aten::add.Tensor=bias:1e-2;aten::exp=segv' opcheck run --device loopback");
+      "  e.g. OPCHECK_LOOPBACK_FAULTS='aten::add.Tensor=bias:1e-2;aten::exp=segv' opcheck run --device loopback\n"
+      "The Python device pyloop (--device-import opcheck_pyloop --device pyloop) takes\n"
+      "  OPCHECK_PYLOOP_FAULTS='OP=KIND[;...]', KIND bias:X (INCORRECT_RESULT), raise (FAILED_RUNTIME),\n"
+      "  segv (CRASHED) or hang (TIMEOUT).");
   add_run_flags(*run, run_flags);
 
   std::vector<std::string> merge_inputs;
@@ -136,7 +152,7 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
-    if (rc != 0) suggest_flags(app, e);
+    if (rc != 0) suggest_flags(app, argc, argv);
     return rc == 0 ? kOk : kUsageError;
   }
   run_flags.argv.assign(argv + 1, argv + argc);

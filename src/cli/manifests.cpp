@@ -111,7 +111,9 @@ void print_error(const std::exception& e, const std::string& context) {
 void print_diagnostics(const DiagnosticList& d, bool errors_only) {
   std::size_t hidden = 0;
   for (const auto& item : d.items) {
-    if (errors_only && item.severity == Diagnostic::Severity::Warning) {
+    // A warning about the command line itself (an -m mark nothing has) is about what the user just typed: always
+    // shown. Warnings about the manifests are counted and left to `opcheck validate`.
+    if (errors_only && item.severity == Diagnostic::Severity::Warning && !item.loc.file.empty()) {
       ++hidden;
       continue;
     }

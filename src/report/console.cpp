@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <set>
+#include <vector>
 
 #include "report/stats.h"
 #include "report/text_escape.h"
@@ -77,26 +79,216 @@ std::string rule_line(const std::string& title, int width, char sep = '=') {
 }
 }  // namespace
 
-std::string failures_section(const RunReport& report) {
-  std::string out;
+bool parse_traceback_style(const std::string& text, TracebackStyle& out) {
+  if (text == "short") out = TracebackStyle::Short;
+  else if (text == "long") out = TracebackStyle::Long;
+  else if (text == "no") out = TracebackStyle::No;
+  else return false;
+  return true;
+}
+
+bool parse_report_chars(const std::string& chars, std::string& out, std::string& error) {
+  // pytest's getreportopt: 'a' and 'A' replace what came before, 'N' clears it, F and S are old spellings.
+  std::string opts;
+  for (char ch : chars) {
+    if (ch == 'F' || ch == 'S') ch = static_cast<char>(ch - 'A' + 'a');
+    if (ch == 'a') opts = "sxXEf";
+    else if (ch == 'A') opts = "PpsxXEf";
+    else if (ch == 'N') opts.clear();
+    else if (std::string("fEsxXpPw").find(ch) == std::string::npos) {
+      error = "-r: unknown report char '" + std::string(1, ch) +
+              "'. Fix: combine f (failed), E (error), s (skipped), x (xfailed), X (xpassed), p (passed), "
+              "a (all but passed), A (all), N (none), e.g. -rfE or -rA";
+      return false;
+    } else if (opts.find(ch) == std::string::npos) {
+      opts += ch;
+    }
+  }
+  out = opts;
+  return true;
+}
+
+namespace {
+
+std::vector<std::string> message_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    auto nl = text.find('\n', pos);
+    if (nl == std::string::npos) nl = text.size();
+    lines.push_back(text.substr(pos, nl - pos));
+    pos = nl + 1;
+  }
+  while (!lines.empty() && lines.back().find_first_not_of(" \t\r") == std::string::npos) lines.pop_back();
+  return lines;
+}
+
+// The message in one line for the short summary. A first line that ends in ':' announces what follows (the reasons
+// no overload binds, say): those lines come along, joined, up to a length a summary line can carry.
+// A first line longer than a summary line should be (a dispatcher's list of backends) is cut, on a character
+// boundary; the failures section has all of it.
+constexpr std::size_t kMax = 400;
+
+std::string cut_to(std::string text, std::size_t max) {
+  if (text.size() <= max) return text;
+  std::size_t cut = max - 4;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return text.substr(0, cut) + " ...";
+}
+
+std::string summary_detail(const std::string& message) {
+  const auto lines = message_lines(message);
+  if (lines.empty()) return {};
+  std::string out = lines[0];
+  const auto last = out.find_last_not_of(" \t\r");
+  if (last == std::string::npos || out[last] != ':') return cut_to(out, kMax);
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    const auto b = lines[i].find_first_not_of(" \t\r");
+    if (b == std::string::npos) continue;
+    const std::string piece = lines[i].substr(b, lines[i].find_last_not_of(" \t\r") - b + 1);
+    if (out.size() + piece.size() + 1 > kMax) {
+      out += " ...";
+      break;
+    }
+    out += (out.back() == ':' ? " " : "; ") + piece;
+  }
+  return out;
+}
+
+std::string xfail_reason(const CaseRecord& rec) {
+  return rec.status_reason.empty() ? summary_detail(rec.result.message) : rec.status_reason;
+}
+
+std::string ms_text(double ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f ms", ms);
+  return buf;
+}
+
+std::string number_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+// One entry of the failures section.
+std::string failure_entry(const CaseRecord& rec, const FailureReportOptions& o, const std::set<std::string>& shown) {
+  const bool long_style = o.style == TracebackStyle::Long;
+  std::string out = rule_line(rec.id, o.width, '_') + "\n";
+  std::string where = rec.file.empty() ? std::string("(no file)") : rec.file;
+  if (rec.line > 0) where += ":" + std::to_string(rec.line);
+  out += where + ":" + (rec.op.empty() ? std::string() : " " + rec.op);
+  if (!rec.result.resolved_op.empty() && rec.result.resolved_op != rec.op)
+    out += " -> " + rec.result.resolved_op + (rec.result.decomposed ? " (decomposed)" : "");
+  out += std::string(" [") + stage_name(rec.result.stage) + "]";
+  if (!rec.dtype.empty()) out += " " + rec.dtype;
+  out += "\n";
+  if (rec.outcome == Outcome::XPassed)
+    out += "[XPASS(strict)] expected to fail" + (rec.status_reason.empty() ? "" : " (" + rec.status_reason + ")") +
+           ", but passed\n";
+  if (!rec.deduplicated_from.empty() && shown.count(rec.deduplicated_from)) {
+    out += "the same call as " + rec.deduplicated_from + ": its failure is shown above\n";
+  } else {
+    if (!rec.deduplicated_from.empty()) out += "the same call as " + rec.deduplicated_from + "\n";
+    const auto lines = message_lines(rec.result.message);
+    const std::size_t limit = long_style ? lines.size() : std::min<std::size_t>(lines.size(), kShortMessageLines);
+    for (std::size_t i = 0; i < limit; ++i) out += lines[i] + "\n";
+    if (limit < lines.size())
+      out += "... " + std::to_string(lines.size() - limit) + " more line" + (lines.size() - limit == 1 ? "" : "s") +
+             " (--tb=long shows them)\n";
+    if (long_style) {
+      const CompareFigures& fig = rec.result.figures;
+      std::string figures;
+      if (fig.total > 0) figures += "mismatched " + std::to_string(fig.mismatched) + " / " + std::to_string(fig.total);
+      if (fig.max_abs_diff) figures += (figures.empty() ? "" : ", ") + ("max abs diff " + number_text(*fig.max_abs_diff));
+      if (fig.max_rel_diff) figures += (figures.empty() ? "" : ", ") + ("max rel diff " + number_text(*fig.max_rel_diff));
+      if (fig.pcc) figures += (figures.empty() ? "" : ", ") + ("pcc " + number_text(*fig.pcc));
+      if (!figures.empty()) out += "figures: " + figures + "\n";
+      if (!rec.result.values_compared) out += "values not compared (the op returns uninitialised memory)\n";
+      if (rec.result.reference_upcast) out += "reference computed in float32 (the CPU lacks a kernel for the dtype)\n";
+      out += "times: materialize " + ms_text(rec.result.materialize_ms) + ", reference " +
+             ms_text(rec.result.reference_ms) + ", device " + ms_text(rec.result.device_ms) + ", compare " +
+             ms_text(rec.result.compare_ms) +
+             (rec.result.compile_ms > 0 ? ", compile " + ms_text(rec.result.compile_ms) : std::string()) + "\n";
+      if (!rec.status.empty())
+        out += "status: " + rec.status + (rec.status_reason.empty() ? "" : " (" + rec.status_reason + ")") + "\n";
+      if (!rec.key.empty()) out += "dedupe key: " + rec.key + "\n";
+      if (!rec.result.captured_stderr.empty()) {
+        out += rule_line("captured stderr", o.width, '-') + "\n" + rec.result.captured_stderr;
+        if (rec.result.captured_stderr.back() != '\n') out += "\n";
+      }
+    }
+  }
+  if (o.repro_command) {
+    const std::string cmd = o.repro_command(rec);
+    if (!cmd.empty()) out += "rerun: " + cmd + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string failure_details(const RunReport& report, const FailureReportOptions& options) {
+  if (options.style == TracebackStyle::No) return {};
+  std::string errors, failures;
+  std::set<std::string> shown;
   for (const auto& rec : report.cases) {
     if (!fails_run(rec, report.info)) continue;
-    const char* word = nullptr;
-    std::string detail;
-    switch (rec.outcome) {
-      case Outcome::Failed: word = "FAILED"; detail = first_line(rec.result.message); break;
-      case Outcome::Error: word = "ERROR"; detail = first_line(rec.result.message); break;
-      case Outcome::XPassed:
-        word = "XPASS";
-        detail = "[XPASS(strict)] " + (rec.status_reason.empty() ? first_line(rec.result.message) : rec.status_reason);
-        break;
-      default: continue;
-    }
-    out += std::string(word) + " " + rec.id + " [" + stage_name(rec.result.stage) + "]";
-    if (!detail.empty()) out += " - " + detail;
-    out += "\n";
+    (rec.outcome == Outcome::Error ? errors : failures) += failure_entry(rec, options, shown);
+    if (rec.deduplicated_from.empty()) shown.insert(rec.id);
   }
+  std::string out;
+  if (!errors.empty()) out += rule_line("ERRORS", options.width) + "\n" + errors;
+  if (!failures.empty()) out += rule_line("FAILURES", options.width) + "\n" + failures;
   return xml_visible(out);  // control characters in ids and messages are shown, never run by the terminal
+}
+
+std::string short_summary(const RunReport& report, const std::string& chars, int width) {
+  std::string out;
+  for (char ch : chars) {
+    for (const auto& rec : report.cases) {
+      const bool fails = fails_run(rec, report.info);
+      std::string line;
+      switch (ch) {
+        case 'f':
+          if (rec.outcome == Outcome::Failed)
+            line = "FAILED " + rec.id + " [" + stage_name(rec.result.stage) + "]" +
+                   (rec.result.message.empty() ? "" : " - " + summary_detail(rec.result.message));
+          else if (rec.outcome == Outcome::XPassed && fails)
+            line = "XPASS " + rec.id + " [" + stage_name(rec.result.stage) + "] - [XPASS(strict)] " + xfail_reason(rec);
+          break;
+        case 'E':
+          if (rec.outcome == Outcome::Error)
+            line = "ERROR " + rec.id + " [" + stage_name(rec.result.stage) + "]" +
+                   (rec.result.message.empty() ? "" : " - " + summary_detail(rec.result.message));
+          break;
+        case 's':
+          if (rec.outcome == Outcome::Skipped) {
+            const std::string reason =
+                rec.result.message.empty() ? rec.status_reason : summary_detail(rec.result.message);
+            line = "SKIPPED " + rec.id + (reason.empty() ? "" : " - " + reason);
+          }
+          break;
+        case 'x':
+          if (rec.outcome == Outcome::XFailed) line = "XFAIL " + rec.id + " - " + xfail_reason(rec);
+          break;
+        case 'X':
+          if (rec.outcome == Outcome::XPassed && !fails) line = "XPASS " + rec.id + " - " + xfail_reason(rec);
+          break;
+        case 'p':
+        case 'P':
+          if (rec.outcome == Outcome::Passed && (ch == 'p' || chars.find('p') == std::string::npos))
+            line = "PASSED " + rec.id;
+          break;
+        default: break;
+      }
+      if (line.empty()) continue;
+      if (!rec.deduplicated_from.empty()) line += " (same as " + rec.deduplicated_from + ")";
+      out += line + "\n";
+    }
+  }
+  if (out.empty()) return {};
+  return xml_visible(rule_line("short test summary info", width) + "\n" + out);
 }
 
 std::string durations_section(const RunReport& report, int n) {

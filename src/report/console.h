@@ -1,6 +1,7 @@
 // The console's closing lines, worded (and coloured) exactly as pytest words them.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "opcheck/report.h"
@@ -17,9 +18,45 @@ std::string summary_line(const RunReport& report, bool color = false);
 /// pytest's duration text: "0.02s", and past a minute "75.12s (0:01:15)".
 std::string format_session_duration(double seconds);
 
-/// One line per failed, errored or xpassed occurrence, in report order, like pytest's short test summary:
-/// "FAILED model::name [INCORRECT_RESULT] - first line of the message". Empty when there is none.
-std::string failures_section(const RunReport& report);
+/// How much of each failure the failures section shows (pytest's --tb).
+enum class TracebackStyle {
+  Short,  // the header, the location, the op, the message up to kShortMessageLines lines, the repro command
+  Long,   // everything the record carries: the whole message, figures, timings, the case's captured stderr
+  No,     // no failures section
+};
+
+/// Lines of a message --tb=short shows before it says how many more --tb=long would show.
+constexpr int kShortMessageLines = 15;
+
+/// "short", "long", "no" -> the style; false for anything else.
+bool parse_traceback_style(const std::string& text, TracebackStyle& out);
+
+/// pytest's -r chars, expanded as pytest expands them: f failed, E error, s skipped, x xfailed, X xpassed, p and P
+/// passed, a all but passed ("sxXEf"), A all ("PpsxXEf"), N none; w (warnings) is accepted and shows nothing here.
+/// Returns the chars to report, in order, each once; false with `error` set for a char pytest does not know.
+bool parse_report_chars(const std::string& chars, std::string& out, std::string& error);
+
+/// What the failures section is drawn with.
+struct FailureReportOptions {
+  TracebackStyle style = TracebackStyle::Short;
+  /// The command that reruns one case (`opcheck repro ID ...`), quoted for a shell; none when unset or empty.
+  std::function<std::string(const CaseRecord&)> repro_command;
+  int width = 80;  // of the rule lines
+};
+
+/// pytest's FAILURES and ERRORS sections: for each occurrence that fails the run (errors first, as pytest lists
+/// them), a rule line titled with its id, then its file:line, its op and the overload it resolved to, its stage,
+/// the message with its figures (mismatched elements, greatest differences and what was allowed, the mutated
+/// argument), and the command that reruns it. Occurrences deduplicated from one already shown name it instead of
+/// repeating it. Empty with TracebackStyle::No or when nothing failed.
+std::string failure_details(const RunReport& report, const FailureReportOptions& options);
+
+/// pytest's "short test summary info": a rule line, then one line per occurrence whose outcome `chars` (from
+/// parse_report_chars) asks for, grouped by char in its order: "FAILED model::name [STAGE] - message",
+/// "ERROR ...", "SKIPPED ... - reason", "XFAIL ... - reason", "XPASS ...", "PASSED model::name". A strict XPASS
+/// fails the run and is listed under f; a message whose first line ends in ':' continues with the lines it
+/// introduces, so "do not bind to any overload of aten::softmax:" keeps its reasons. Empty when no line is asked for.
+std::string short_summary(const RunReport& report, const std::string& chars, int width = 80);
 
 /// pytest's --durations=N: a rule line, then the `n` slowest occurrences that ran (0: all), slowest first, as
 /// "1.23s model::name"; deduplicated occurrences took no time of their own and are left out.

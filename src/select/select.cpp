@@ -257,18 +257,33 @@ Selected select_cases(const ManifestSet& set, const Selection& sel) {
       if (known.count(ident) || !reported.insert(ident).second) continue;
       std::vector<std::string> pool(known.begin(), known.end());
       std::vector<std::string> near = suggest_models(ident, pool, 2);
+      std::vector<std::string> listed(pool.begin(), pool.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(pool.size(), 12)));
+      std::string fix = "check the spelling; the marks cases have or markers.yaml declares: " +
+                        (listed.empty() ? std::string("none") : join(listed, ", ")) +
+                        (pool.size() > listed.size() ? ", ... (" + std::to_string(pool.size()) + " in all)" : "") +
+                        "; `opcheck validate -m EXPR` checks an expression the same way";
       out.diagnostics.warning(cli_loc(),
                               "-m names mark '" + ident + "', which no case has and no registry declares" +
-                                  (near.empty() ? std::string() : " (did you mean " + join(near, " or ") + "?)"));
+                                  (near.empty() ? std::string() : " (did you mean " + join(near, " or ") + "?)"),
+                              {}, fix);
     }
   }
 
   if (out.usage_error) return out;
 
   const std::set<std::string> registered(sel.registered_markers.begin(), sel.registered_markers.end());
+  // Without --strict-markers an unregistered mark is pytest's PytestUnknownMarkWarning: said once per mark, at the
+  // first case that uses it, with how many do.
+  std::map<std::string, std::pair<const Case*, std::size_t>> unregistered;
   for (std::size_t i = 0; i < set.manifests.size(); ++i) {
     if (!chosen[i]) continue;
     for (const Case& c : set.manifests[i].cases) {
+      if (!sel.strict_markers && !registered.empty())
+        for (const auto& mark : c.marks)
+          if (!registered.count(mark)) {
+            auto& seen = unregistered.emplace(mark, std::make_pair(&c, std::size_t{0})).first->second;
+            ++seen.second;
+          }
       if (sel.strict_markers) {
         for (const auto& mark : c.marks) {
           if (registered.count(mark)) continue;
@@ -302,6 +317,17 @@ Selected select_cases(const ManifestSet& set, const Selection& sel) {
       }
       out.cases.push_back(&c);
     }
+  }
+  for (const auto& [mark, first] : unregistered) {
+    std::vector<std::string> near = suggest_models(mark, sel.registered_markers, 2);
+    const std::size_t n = first.second;
+    out.diagnostics.warning(first.first->loc,
+                            "mark '" + mark + "' is not registered in markers.yaml" +
+                                (near.empty() ? std::string() : " (did you mean " + join(near, " or ") + "?)") + "; " +
+                                std::to_string(n) + (n == 1 ? " case uses" : " cases use") + " it, the first here",
+                            first.first->id,
+                            "register it in manifests/markers.yaml (`" + mark +
+                                ": one-line description`) or fix the spelling; --strict-markers makes this an error");
   }
   return out;
 }

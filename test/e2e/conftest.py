@@ -38,6 +38,15 @@ def opcheck(*args, env=None, timeout=900, cwd=None):
     return Run(proc)
 
 
+def write_manifest(path, model, cases):
+    """A v1 manifest of `model` with fp32 cases, each case a list of its YAML lines."""
+    lines = [f"model: {model}", "defaults: {dtype: fp32}", "cases:"]
+    for c in cases:
+        lines += c
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
 @pytest.fixture
 def run_opcheck():
     return opcheck

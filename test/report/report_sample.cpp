@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
       } else if (a == "--metrics-json" && i + 1 < argc) {
         opcheck::write_metrics_json(rep, argv[++i]);
       } else if (a == "--summary") {
-        std::cout << opcheck::failures_section(rep) << opcheck::summary_line(rep) << "\n";
+        std::cout << opcheck::short_summary(rep, "fE") << opcheck::summary_line(rep) << "\n";
       } else {
         std::cerr << "report_sample: unknown argument " << a << "\n";
         return 4;

@@ -310,7 +310,7 @@ TEST(JUnit, NonStrictXpassIsABareTestcaseFirstAndCountedForTheIngest) {
   EXPECT_NE(std::string(strict.attribute("type").value()).find("xfail"), std::string::npos);
   EXPECT_EQ(property(case_named(suite, "neg"), "xfail_strict"), "true");
   // The console lists the strict XPASS among the failures, not the non-strict ones.
-  const std::string failures = failures_section(rep);
+  const std::string failures = short_summary(rep, "fE");
   EXPECT_NE(failures.find("XPASS llama::neg"), std::string::npos) << failures;
   EXPECT_EQ(failures.find("llama::add_f16 "), std::string::npos) << failures;
   EXPECT_EQ(failures.find("granite::linear"), std::string::npos) << failures;
@@ -873,14 +873,113 @@ TEST(Summary, DurationsHeaderIsPytestsRule) {
             "============================== slowest durations ===============================");
 }
 
-TEST(Summary, FailuresSectionListsFailuresErrorsAndXpasses) {
-  const std::string s = failures_section(sample_report());
+TEST(Summary, ShortSummaryListsFailuresErrorsAndXpasses) {
+  const std::string s = short_summary(sample_report(), "fE");
   EXPECT_EQ(s,
+            "=========================== short test summary info ============================\n"
             "FAILED llama::mul [INCORRECT_RESULT] - Tensor-likes are not close!\n"
-            "ERROR llama::softmax [FAILED_INPUT] - input 0: cannot build tensor: shape [2, -1] has a negative size\n"
             "XPASS llama::neg [PASSED] - [XPASS(strict)] flaky neg\n"
-            "FAILED granite::cat [CRASHED] - worker crashed (signal 11: Segmentation fault)\n");
-  EXPECT_EQ(failures_section(run_with({{Outcome::Passed, 2}}, 1)), "");
+            "FAILED granite::cat [CRASHED] - worker crashed (signal 11: Segmentation fault)\n"
+            "ERROR llama::softmax [FAILED_INPUT] - input 0: cannot build tensor: shape [2, -1] has a negative size\n");
+  EXPECT_EQ(short_summary(run_with({{Outcome::Passed, 2}}, 1), "fE"), "");
+}
+
+TEST(Summary, ReportCharsExpandAsPytestExpandsThem) {
+  std::string out, error;
+  ASSERT_TRUE(parse_report_chars("fE", out, error));
+  EXPECT_EQ(out, "fE");
+  ASSERT_TRUE(parse_report_chars("A", out, error));
+  EXPECT_EQ(out, "PpsxXEf");
+  ASSERT_TRUE(parse_report_chars("a", out, error));
+  EXPECT_EQ(out, "sxXEf");
+  ASSERT_TRUE(parse_report_chars("fEN", out, error));
+  EXPECT_EQ(out, "");
+  ASSERT_TRUE(parse_report_chars("Ffs", out, error));  // F and S are pytest's old spellings of f and s
+  EXPECT_EQ(out, "fs");
+  EXPECT_FALSE(parse_report_chars("fZ", out, error));
+  EXPECT_NE(error.find("unknown report char 'Z'"), std::string::npos) << error;
+  EXPECT_NE(error.find("Fix:"), std::string::npos) << error;
+}
+
+TEST(Summary, ShortSummaryForEveryChar) {
+  const std::string s = short_summary(sample_report(), "sxXp");
+  EXPECT_EQ(s,
+            "=========================== short test summary info ============================\n"
+            "SKIPPED llama::sdpa - not supported on this device\n"
+            "XFAIL llama::silu - known silu rounding bug\n"
+            "PASSED llama::add_f16\n"
+            "PASSED llama::add_f16_again (same as llama::add_f16)\n"
+            "PASSED granite::add (same as llama::add_f16)\n"
+            "PASSED granite::linear\n");
+}
+
+TEST(Summary, ShortSummaryKeepsTheLinesAColonIntroduces) {
+  RunReport rep = sample_report();
+  rep.cases[2].result.message =
+      "arguments (Tensor, dimm=int) do not bind to any overload of aten::softmax:\n"
+      "  aten::softmax.int: got an unexpected keyword argument 'dimm'\n"
+      "  aten::softmax.int_out: got an unexpected keyword argument 'dimm'\n";
+  const std::string s = short_summary(rep, "f");
+  EXPECT_NE(s.find("FAILED llama::mul [INCORRECT_RESULT] - arguments (Tensor, dimm=int) do not bind to any overload of "
+                   "aten::softmax: aten::softmax.int: got an unexpected keyword argument 'dimm'; "
+                   "aten::softmax.int_out: got an unexpected keyword argument 'dimm'\n"),
+            std::string::npos)
+      << s;
+}
+
+TEST(Summary, FailureDetailsShortLongAndNo) {
+  RunReport rep = sample_report();
+  rep.cases.push_back(rep.cases[2]);  // a second occurrence of the failing mul, served by the first
+  rep.cases.back().id = "granite::mul";
+  rep.cases.back().deduplicated_from = "llama::mul";
+  FailureReportOptions o;
+  o.repro_command = [](const CaseRecord& r) { return "opcheck repro " + r.id; };
+  const std::string short_text = failure_details(rep, o);
+  // Errors first, then failures, each titled with its id.
+  const auto errors = short_text.find("==================================== ERRORS ====================================\n");
+  const auto failures = short_text.find("=================================== FAILURES ===================================\n");
+  ASSERT_NE(errors, std::string::npos) << short_text;
+  ASSERT_NE(failures, std::string::npos) << short_text;
+  EXPECT_LT(errors, failures);
+  EXPECT_NE(short_text.find("__________________________________ llama::mul __________________________________\n"
+                            "manifests/llama.yaml:24: torch.mul -> aten::mul.Tensor [INCORRECT_RESULT] fp32\n"
+                            "Tensor-likes are not close!\n"
+                            "Mismatched elements: 3 / 6 (50.0%)\n"
+                            "Greatest absolute difference: 0.5\n"
+                            "rerun: opcheck repro llama::mul\n"),
+            std::string::npos)
+      << short_text;
+  EXPECT_NE(short_text.find("[XPASS(strict)] expected to fail (flaky neg), but passed\n"), std::string::npos);
+  EXPECT_NE(short_text.find("the same call as llama::mul: its failure is shown above\n"), std::string::npos);
+  EXPECT_EQ(short_text.find("captured stderr"), std::string::npos);
+  EXPECT_EQ(short_text.find("llama::silu"), std::string::npos);  // an expected failure does not fail the run
+
+  o.style = TracebackStyle::Long;
+  const std::string long_text = failure_details(rep, o);
+  EXPECT_NE(long_text.find("figures: mismatched 3 / 6, max abs diff 0.5, max rel diff inf, pcc nan\n"), std::string::npos)
+      << long_text;
+  EXPECT_NE(long_text.find("times: materialize 1.00 ms, reference 2.00 ms, device 8.00 ms, compare 1.00 ms\n"),
+            std::string::npos);
+  // Captured stderr is shown with its control characters made visible.
+  EXPECT_NE(long_text.find("captured stderr"), std::string::npos);
+  EXPECT_NE(long_text.find("\\x1b[31mred"), std::string::npos) << long_text;
+  EXPECT_EQ(long_text.find('\x1b'), std::string::npos);
+
+  o.style = TracebackStyle::No;
+  EXPECT_EQ(failure_details(rep, o), "");
+}
+
+TEST(Summary, ShortStyleCutsLongMessagesAndSaysHowMuch) {
+  RunReport rep = sample_report();
+  std::string message = "first";
+  for (int i = 0; i < 40; ++i) message += "\nline " + std::to_string(i);
+  rep.cases[2].result.message = message;
+  FailureReportOptions o;
+  const std::string text = failure_details(rep, o);
+  EXPECT_NE(text.find("line 13\n... 26 more lines (--tb=long shows them)\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("line 14\n"), std::string::npos) << text;
+  o.style = TracebackStyle::Long;
+  EXPECT_NE(failure_details(rep, o).find("line 39\n"), std::string::npos);
 }
 
 // ---------------------------------------------------------------- journal

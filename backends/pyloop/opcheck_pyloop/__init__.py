@@ -8,7 +8,9 @@ torch.compile(backend="aot_eager") as torch-spyre wraps its eager kernels in its
 `pyloop` (torch.utils.rename_privateuse1_backend).
 
 OPCHECK_PYLOOP_FAULTS="aten::add.Tensor=bias:1e-2;aten::mul.Tensor=raise;aten::mm=segv;aten::exp=hang" injects
-faults into the named ops' Python kernels (an op without a pyloop kernel gets one that runs it on the CPU):
+faults into the named ops' Python kernels (an op without a pyloop kernel gets one that runs it on the CPU). OP is
+an aten overload as the reports' resolved op names it (aten::softmax.int), or a bare name for all its overloads;
+an unknown operator or overload raises ValueError, so the import fails and the run stops:
   bias:X   adds X to every floating output element (a wrong value)
   raise    raises ValueError from the kernel (a Python exception)
   segv     dereferences a null pointer (the worker dies with SIGSEGV)
@@ -16,6 +18,7 @@ faults into the named ops' Python kernels (an op without a pyloop kernel gets on
 OPCHECK_PYLOOP_EAGER=1 runs the compile-wrapped kernels eagerly.
 """
 import ctypes
+import difflib
 import os
 import time
 import types
@@ -62,15 +65,50 @@ def to_device(result, like):
     return out
 
 
+def _fault_ops(op):
+    """The overloads a fault's operator means, as "aten::name.overload": the one named, or every overload of a bare
+    name (as the C++ loopback reads it) except views, which must alias their input and get no CPU kernel."""
+    ns, sep, rest = op.partition("::")
+    name, _, overload = rest.partition(".")
+    if not sep or ns != "aten" or not name:
+        raise ValueError(f"OPCHECK_PYLOOP_FAULTS: operator '{op}' is not an aten operator. "
+                         "Fix: write it as the reports' resolved op names it, e.g. aten::softmax.int or aten::mm")
+    packet = getattr(torch.ops.aten, name, None)
+    if packet is None:
+        known = sorted({n.split("::", 1)[1].split(".")[0] for n in torch._C._dispatch_get_all_op_names()
+                        if n.startswith("aten::")})
+        near = difflib.get_close_matches(name, known, n=3)
+        hint = f" (did you mean {' or '.join('aten::' + n for n in near)}?)" if near else ""
+        raise ValueError(f"OPCHECK_PYLOOP_FAULTS: unknown operator '{op}'{hint}. "
+                         "Fix: write it as the reports' resolved op names it, e.g. aten::softmax.int")
+    overloads = packet.overloads()
+    if overload:
+        if overload not in overloads:
+            raise ValueError(f"OPCHECK_PYLOOP_FAULTS: aten::{name} has no overload '{overload}' (it has "
+                             f"{', '.join(sorted(overloads))}). Fix: name one of them, or none for all")
+        return [f"aten::{name}.{overload}"]
+
+    def is_view(ov):
+        return any(r.alias_info is not None and not r.alias_info.is_write
+                   for r in getattr(packet, ov)._schema.returns)
+
+    chosen = [f"aten::{name}.{ov}" for ov in overloads if not is_view(ov)]
+    if not chosen:
+        raise ValueError(f"OPCHECK_PYLOOP_FAULTS: every overload of aten::{name} is a view op. "
+                         "Fix: put the fault on an op that computes values")
+    return chosen
+
+
 def _parse_faults(spec):
     faults = {}
     for item in filter(None, (s.strip() for s in spec.split(";"))):
         op, _, what = item.partition("=")
         kind, _, arg = what.partition(":")
         if kind not in ("bias", "raise", "segv", "hang") or (kind == "bias") != bool(arg):
-            raise ValueError(f"OPCHECK_PYLOOP_FAULTS: '{item}' is not op=bias:X|raise|segv|hang")
-        op = op.strip()
-        faults[op if "." in op.split("::")[-1] else op + ".default"] = (kind, float(arg) if arg else 0.0)
+            raise ValueError(f"OPCHECK_PYLOOP_FAULTS: '{item}' is not OP=bias:X|raise|segv|hang. "
+                             "Fix: e.g. aten::add.Tensor=bias:1e-2")
+        for full in _fault_ops(op.strip()):
+            faults[full] = (kind, float(arg) if arg else 0.0)
     return faults
 
 
