@@ -106,7 +106,7 @@ def test_repro_prints_a_command_that_runs_the_case_by_its_id(tmp_path):
     assert " -k " not in command and "# note" not in r.out, r
     words = shlex.split(command)
     assert "gpt_oss::torch.mul.1" in words, command
-    run = opcheck(*words[2:], "--metrics-json", tmp_path / "r.json", "--artifact-dir", tmp_path / "a")
+    run = opcheck(*words[1:], "--metrics-json", tmp_path / "r.json", "--artifact-dir", tmp_path / "a")
     assert run.rc == 0, run
     assert [c["id"] for c in json.loads((tmp_path / "r.json").read_text())["cases"]] == ["gpt_oss::torch.mul.1"]
 
@@ -115,10 +115,10 @@ def test_repro_of_a_name_with_glob_characters_selects_that_case_alone(tmp_path):
     d = tmp_path / "m"
     d.mkdir()
     write_manifest(d / "g.yaml", "g", [case("add[1]", "torch.add", [[2], [2]]), case("add1", "torch.add", [[3], [3]])])
-    r = opcheck("repro", "--manifests", d, "g::add[1]")
+    r = opcheck("repro", "--manifests", d, "g::add[1]", "--device", "cpu")
     assert r.rc == 0 and "# note" not in r.out, r
     words = shlex.split(r.last_line)
-    run = opcheck(*words[2:], "--device", "cpu", "--metrics-json", tmp_path / "r.json", "--artifact-dir", tmp_path / "a")
+    run = opcheck(*words[1:], "--metrics-json", tmp_path / "r.json", "--artifact-dir", tmp_path / "a")
     assert run.rc == 0, run
     assert [c["id"] for c in json.loads((tmp_path / "r.json").read_text())["cases"]] == ["g::add[1]"]
 
@@ -152,7 +152,8 @@ def test_validate_ops_finds_wrong_op_names_and_arguments(tmp_path):
     r = opcheck("validate", "--ops", m)
     assert r.rc == 2, r
     assert r.last_line == "1 manifest, 4 cases (ops resolved and bound): 3 errors, 0 warnings", r
-    errors = [l for l in r.err.splitlines() if ": error: " in l]
+    # One block per error: its first line is located, the case id ends its message, a Fix: line follows.
+    errors = re.split(r"\n(?=\S+: error: )", r.err.strip())
     assert len(errors) == 3, r
     expect = {
         "layernorm.1": "layer_norm",  # did-you-mean
@@ -160,19 +161,23 @@ def test_validate_ops_finds_wrong_op_names_and_arguments(tmp_path):
         "matmul.1": "matmul",
     }
     for name, word in expect.items():
-        [line] = [l for l in errors if f"[typos::{name}]" in l]
-        assert line.startswith(f"{m}:{line_of(m, 'name: ' + name)}:"), line
-        assert word in line, line
+        [block] = [b for b in errors if f"[case typos::{name}]" in b]
+        assert block.startswith(f"{m}:{line_of(m, 'name: ' + name)}:"), block
+        assert word in block and "\n  Fix: " in block, block
     assert "did you mean torch.nn.functional.layer_norm" in r.err, r
-    assert r.err.count("Fix:") >= 3, r
+    assert "unexpected keyword argument 'dimm' (did you mean dim?)" in r.err, r
+    assert "takes 2 positional arguments but 3 were given" in r.err, r
 
 
-def test_validate_ops_passes_a_good_manifest_and_run_locates_invalid_cases(tmp_path):
+def test_validate_ops_passes_a_good_manifest(tmp_path):
     good = write_manifest(tmp_path / "good.yaml", "good", [case("add.1", "torch.add", [[4], [4]]),
                                                              case("silu.1", "torch.nn.functional.silu", [[3]])])
     r = opcheck("validate", "--ops", good)
     assert r.rc == 0 and r.last_line.endswith(": 0 errors, 0 warnings"), r
-    # What validate --ops finds, a run reports as INVALID_CASE errors that point at the case.
+
+
+def test_run_locates_its_invalid_cases(tmp_path):
+    """What validate --ops finds, a run reports as INVALID_CASE errors whose message points at the case."""
     m = bad_ops(tmp_path / "typos.yaml")
     run = opcheck("run", "--manifests", m, "--device", "cpu", "--metrics-json", tmp_path / "r.json",
                   "--artifact-dir", tmp_path / "a")
