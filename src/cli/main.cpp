@@ -65,7 +65,8 @@ int main(int argc, char** argv) {
   ManifestFlags list_cases_flags;
   bool list_json = false;
   auto* list_cases = app.add_subcommand("list-cases", "One line per selected case: model::case  op  (path:line)");
-  list_cases->footer("Example: opcheck list-cases --model gpt-oss-20b -m \"not bf16operation\" -k linear");
+  list_cases->footer("Example: opcheck list-cases --model gpt-oss-20b -m \"not bf16operation\" -k linear\n"
+                     "         opcheck list-cases 'gpt_oss::torch.add.*' --deselect gpt_oss::torch.add.3");
   add_manifest_flags(*list_cases, list_cases_flags, true);
   add_case_id_args(*list_cases, list_cases_flags);
   list_cases->add_flag("--json", list_json, "Print a JSON array instead");
@@ -92,7 +93,8 @@ int main(int argc, char** argv) {
   RunFlags run_flags;
   auto* run = app.add_subcommand("run", "Run the selected cases on the device under test and the CPU reference");
   run->footer(
-      "Example: opcheck run --model gpt_oss --device loopback -m \"not bf16operation\"\n\n"
+      "Example: opcheck run --model gpt_oss --device loopback -m \"not bf16operation\"\n"
+      "         opcheck run gpt_oss::torch.add.2 '*::torch.mul.1' --device cpu   # by case id, globs allowed\n\n"
       "Fault injection on --device loopback, to prove a failure mode is caught:\n"
       "  OPCHECK_LOOPBACK_FAULTS='OP=KIND[;OP=KIND...]', OP an ATen name with or without its overload\n"
       "  (aten::exp, aten::add.Tensor). KIND:\n"
