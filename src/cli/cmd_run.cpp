@@ -271,7 +271,8 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
                  "Python module whose import registers the device under test (repeatable; also "
                  "OPCHECK_DEVICE_IMPORT, comma-separated): each worker hosts a Python interpreter, e.g. "
                  "--device-import torch_spyre --device spyre")
-      ->type_name("MODULE");
+      ->type_name("MODULE")
+      ->allow_extra_args(false);
   app.add_option("--compile-backend", f.compile_backend,
                  "Run the device side of every case as torch.compile(backend=NAME) of the op's Python callable: "
                  "inductor, aot_eager, eager, any registered backend, or none (eager, the default; also "
@@ -328,7 +329,8 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
       ->check(positive_finite("--timeout"));
   app.add_flag("--no-isolation", f.no_isolation, "Run cases in this process (debugging; a crash ends the run)");
   app.add_option("--devices", f.devices, "Device indices of one backend, one worker per index, e.g. 0,1")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->allow_extra_args(false);
   app.add_option("--config", f.config,
                  "Status config (known failures, skips, tolerances per device); default: opcheck.yaml in a "
                  "manifest folder")

@@ -87,7 +87,8 @@ int main(int argc, char** argv) {
                      "(loads libtorch; nothing runs)");
   validate->add_option("--device-import", validate_more.device_imports,
                        "With --ops: Python module to import first, so the ops it registers resolve (repeatable)")
-      ->type_name("MODULE");
+      ->type_name("MODULE")
+      ->allow_extra_args(false);
   validate->add_option("paths", validate_more.paths, "Manifest files or folders (default: as --manifests)");
 
   RunFlags run_flags;
