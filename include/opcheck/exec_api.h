@@ -79,6 +79,17 @@ class Executor {
     if (error != nullptr) *error = "this executor cannot select device index " + std::to_string(device_index);
     return false;
   }
+  /// Resolves the case's op and binds its arguments against the schemas, running nothing (`validate --ops`): PASSED
+  /// with resolved_op set, INVALID_CASE with the message a run would give, or SKIPPED for a call that is not a
+  /// tensor op. An executor that cannot check calls says so as INVALID_CASE.
+  virtual Result check_call(const Case& c) {
+    Result r;
+    r.case_id = c.id;
+    r.stage = Stage::INVALID_CASE;
+    r.outcome = Outcome::Error;
+    r.message = "this executor cannot check op calls without running them";
+    return r;
+  }
   /// Where to publish opcheck's own time while a case runs (see CaseClock); an executor that never does charges
   /// everything to the timeout.
   virtual void set_case_clock(CaseClock* clock) { (void)clock; }

@@ -22,6 +22,9 @@ struct RunInfo {
   std::string torch_path;                   // folder of the libtorch the exec layer was built against
   std::vector<std::string> python_modules;  // --device-import: the interpreter's torch, each module and its version
   std::string compile_backend;              // --compile-backend; "" = eager
+  std::vector<std::string> device_environment;  // "NAME=value" of each device setting set (fault injection)
+  std::string status_config_sha256;         // content hash of the status config used; "" = none
+  std::string dedupe_key_version;           // version of the dedupe keys the results are filed under
   std::string host;
   std::string started_at;     // ISO-8601 UTC
   double duration_s = 0;

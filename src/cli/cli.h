@@ -26,9 +26,13 @@ struct ManifestFlags {
   std::string mark_expr;               // -m
   std::string keyword_expr;            // -k
   bool strict_markers = false;         // --strict-markers
+  std::vector<std::string> ids;        // positional case ids (MODEL::CASE, globs allowed)
+  std::vector<std::string> deselect;   // --deselect (repeatable)
 };
 
 void add_manifest_flags(CLI::App& app, ManifestFlags& f, bool with_selection);
+/// Positional case ids and --deselect (run and list-cases).
+void add_case_id_args(CLI::App& app, ManifestFlags& f);
 
 /// The folder of the running executable.
 std::string exe_dir();
@@ -71,6 +75,14 @@ std::string opcheck_binary();
 
 int cmd_list_models(const ManifestFlags& f);
 int cmd_list_cases(const ManifestFlags& f, bool json);
-int cmd_validate(ManifestFlags f, const std::vector<std::string>& paths, const std::string& config);
+/// What `validate` checks beyond the manifests themselves.
+struct ValidateFlags {
+  std::vector<std::string> paths;           // manifest files or folders
+  std::string config;                       // --config
+  bool ops = false;                         // --ops: resolve every op and bind its arguments (loads the exec layer)
+  std::vector<std::string> device_imports;  // --device-import, with --ops
+};
+
+int cmd_validate(ManifestFlags f, const ValidateFlags& v);
 
 }  // namespace opcheck::cli

@@ -979,36 +979,6 @@ bool script_device(const std::vector<std::string>& args, ScriptDevice& out, std:
   return true;
 }
 
-/// A -k expression that selects `c` alone among the cases of its file, when one exists.
-std::optional<std::string> isolating_keyword(const Case& c, const Manifest& file) {
-  auto ident_ok = [](const std::string& s) {
-    if (s.empty() || s == "and" || s == "or" || s == "not") return false;
-    for (unsigned char ch : s)
-      if (!(std::isalnum(ch) || ch == '_' || ch >= 0x80 || std::string(":+-.[]\\/").find(static_cast<char>(ch)) !=
-                                                               std::string::npos))
-        return false;
-    return true;
-  };
-  if (!ident_ok(c.name)) return std::nullopt;
-  auto fields = [](const Case& x) {
-    std::vector<std::string> v{lower(x.model), lower(x.name), lower(x.op)};
-    for (const auto& m : x.marks) v.push_back(lower(m));
-    return v;
-  };
-  auto matches = [&](const Case& x, const std::string& needle) {
-    for (const auto& field : fields(x))
-      if (field.find(lower(needle)) != std::string::npos) return true;
-    return false;
-  };
-  std::string expr = c.name;
-  for (const auto& other : file.cases) {
-    if (&other == &c || !matches(other, c.name)) continue;
-    if (!ident_ok(other.name) || matches(c, other.name)) return std::nullopt;
-    expr += " and not " + other.name;
-  }
-  return expr;
-}
-
 }  // namespace
 
 int cmd_repro(const ReproFlags& f) {
@@ -1063,25 +1033,20 @@ int cmd_repro(const ReproFlags& f) {
     for (const auto& m : found.set.manifests)
       for (const auto& x : m.cases)
         if (&x == found.c) file = &m;
-    words.insert(words.end(), {"--manifests", absolute(file->path), "--model", c.model});
+    words.insert(words.end(), {"--manifests", absolute(file->path)});
     if (!c.variant.empty()) words.insert(words.end(), {"--variant", c.variant});
-    if (auto k = isolating_keyword(*found.c, *file)) {
-      words.insert(words.end(), {"-k", *k});
-    } else {
-      note = "no -k expression selects this case alone in its file: the command runs the whole file";
-    }
+    words.push_back(exact_case_id(c.model, c.name));
     if (!f.config.empty()) words.insert(words.end(), {"--config", absolute(f.config)});
   }
   words.insert(words.end(), args.begin(), args.end());
   words.push_back("-v");
 
   // Check that the command selects exactly this case, as `run` will load and select it.
-  if (found.bundle.empty() && note.empty()) {
+  if (found.bundle.empty()) {
     ManifestFlags check;
     check.manifests = {words[3]};
-    check.models = {c.model};
     check.variant = c.variant;
-    check.keyword_expr = words[std::find(words.begin(), words.end(), "-k") - words.begin() + 1];
+    check.ids = {exact_case_id(c.model, c.name)};
     Loaded l = load_and_select(check);
     const bool alone = l.selected.cases.size() == 1 && l.selected.cases[0]->name == c.name &&
                        l.selected.cases[0]->loc.line == c.loc.line;

@@ -32,7 +32,10 @@
 #include "report/merge.h"
 #include "report/metrics.h"
 #include "report/text_escape.h"
+#include "common/sha256.h"
 #include "runner/artifact_lock.h"
+#include "runner/earlier_results.h"
+#include "runner/run_identity.h"
 #include "runner/session.h"
 #include "runner/worker_pool.h"
 
@@ -282,6 +285,7 @@ static bool python_device_flags(RunFlags& f) {
 
 void add_run_flags(CLI::App& app, RunFlags& f) {
   add_manifest_flags(app, f.manifest, true);
+  add_case_id_args(app, f.manifest);
   app.add_option("--device", f.exec.device,
                  "Device under test: auto (a configured device library, else loopback), cpu (self-check), loopback, "
                  "privateuseone, a backend's registered name, cuda, xpu, mps")
@@ -293,7 +297,8 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
                  "Python module whose import registers the device under test (repeatable; also "
                  "OPCHECK_DEVICE_IMPORT, comma-separated): each worker hosts a Python interpreter, e.g. "
                  "--device-import torch_spyre --device spyre")
-      ->type_name("MODULE");
+      ->type_name("MODULE")
+      ->allow_extra_args(false);
   app.add_option("--compile-backend", f.compile_backend,
                  "Run the device side of every case as torch.compile(backend=NAME) of the op's Python callable: "
                  "inductor, aot_eager, eager, any registered backend, or none (eager, the default; also "
@@ -351,7 +356,8 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
       ->check(positive_finite("--timeout"));
   app.add_flag("--no-isolation", f.no_isolation, "Run cases in this process (debugging; a crash ends the run)");
   app.add_option("--devices", f.devices, "Device indices of one backend, one worker per index, e.g. 0,1")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->allow_extra_args(false);
   app.add_option("--config", f.config,
                  "Status config (known failures, skips, tolerances per device); default: opcheck.yaml in a "
                  "manifest folder")
@@ -566,6 +572,9 @@ int cmd_run(RunFlags& f) {
   report.info.torch_path = info.torch_path;
   report.info.python_modules = info.python_modules;
   report.info.compile_backend = info.compile_backend;
+  report.info.device_environment = device_environment_now();
+  if (!config.path.empty()) report.info.status_config_sha256 = sha256_file(config.path);
+  report.info.dedupe_key_version = kDedupeKeyVersion;
   report.info.enabled_ops = info.enabled_ops;
   report.info.host = host_name();
   report.info.started_at = iso_now();
@@ -608,68 +617,21 @@ int cmd_run(RunFlags& f) {
     return false;
   };
 
-  // --resume serves results of the same run only: what computed them must be what would compute them now.
-  if (f.resume && !previous.empty()) {
-    std::vector<std::string> differs;
-    if (!previous_info) {
-      differs.push_back("the journal has no header saying what wrote it");
-    } else {
-      auto check = [&](const char* what, const std::string& was, const std::string& now) {
-        if (was != now) differs.push_back(std::string(what) + ": '" + was + "' then, '" + now + "' now");
-      };
-      const RunInfo& p = *previous_info;
-      check("opcheck", p.opcheck_version, OPCHECK_VERSION);
-      check("libtorch", p.torch_version, info.torch_version);
-      check("libtorch folder", p.torch_path, info.torch_path);
-      check("device", p.device, info.device);
-      check("device name", p.device_name, info.device_name);
-      check("device library digest", p.device_lib_sha256, info.device_lib_sha256);
-      auto listed = [](const std::vector<std::string>& v) {
-        std::string out;
-        for (const auto& x : v) out += (out.empty() ? "" : ", ") + x;
-        return out;
-      };
-      check("Python modules", listed(p.python_modules), listed(info.python_modules));
-      check("compile backend", p.compile_backend, info.compile_backend);
-    }
-    if (!differs.empty()) {
-      std::cerr << "opcheck: error: --resume: the journal in " << f.artifact_dir
-                << " was written by a different run; its results are not reused:\n";
-      for (const auto& d : differs) std::cerr << "  " << d << "\n";
-      std::cerr << "  Fix: rerun without --resume, or resume with the settings of the run that wrote it\n";
-      return kUsageError;
-    }
+  // Earlier results are served only under this run's identity: what computed them must be what would compute them
+  // now.
+  EarlierResults earlier;
+  if (f.resume && !earlier.adopt_journal(std::move(previous), previous_info, report.info, journal_path, error)) {
+    std::cerr << "opcheck: error: " << error << "\n";
+    return kUsageError;
   }
-
-  // Results of a killed run that are still valid: same case, same dedupe key.
-  std::map<std::string, CaseRecord> reusable;
-  for (auto& r : previous) reusable[r.id + "\n" + r.key] = std::move(r);
-
-  // --results-cache: verdicts by dedupe key. A key says what is computed and how it is judged; the cache's header
-  // says by what (opcheck, libtorch, device and its library), and a cache written by anything else is not used.
-  auto same_identity = [&](const RunInfo& a) {
-    return a.opcheck_version == OPCHECK_VERSION && a.torch_version == info.torch_version &&
-           a.device == info.device && a.device_name == info.device_name &&
-           a.device_lib_sha256 == info.device_lib_sha256 && a.torch_path == info.torch_path && a.python_modules == info.python_modules &&
-           a.compile_backend == info.compile_backend;
-  };
-  std::map<std::string, CaseRecord> cache;
   if (!f.results_cache.empty()) {
-    std::error_code ec;
-    if (fs::exists(f.results_cache, ec)) {
-      try {
-        Journal j = read_journal(f.results_cache);
-        if (j.info && same_identity(*j.info)) {
-          for (auto& r : j.records) cache[r.key] = std::move(r);
-        } else if (!f.quiet) {
-          std::cerr << "opcheck: " << f.results_cache
-                    << " holds results of another opcheck, libtorch or device; they are not reused and the cache "
-                       "is rewritten\n";
-        }
-      } catch (const std::exception& e) {
-        print_error(e, "cannot read the results cache: ");
-        return kUsageError;
-      }
+    try {
+      std::string note;
+      earlier.adopt_cache(f.results_cache, report.info, f.reuse_results, note);
+      if (!note.empty() && !f.quiet) std::cerr << "opcheck: " << note;
+    } catch (const std::exception& e) {
+      print_error(e, "cannot read the results cache: ");
+      return kUsageError;
     }
   }
 
@@ -678,22 +640,14 @@ int cmd_run(RunFlags& f) {
     std::vector<const Case*> todo;
     std::vector<std::size_t> todo_index;
     std::size_t resumed = 0, cached = 0;
-    const bool lookups = !reusable.empty() || (f.reuse_results && !cache.empty());
     for (std::size_t i = 0; i < batch.size(); ++i) {
       // Only a resumed run or a reused cache has results to serve; otherwise hashing every case again would cost a
       // SHA-256 per case for nothing.
-      if (lookups) {
-        const std::string key = dedupe_key(*batch[i]);
-        auto it = reusable.find(batch[i]->id + "\n" + key);
-        if (it != reusable.end()) {
-          done(i, it->second.result);
-          ++resumed;
-          continue;
-        }
-        auto hit = f.reuse_results ? cache.find(key) : cache.end();
-        if (hit != cache.end()) {
-          done(i, hit->second.result);
-          ++cached;
+      if (earlier.can_serve()) {
+        EarlierResults::Source from{};
+        if (const Result* r = earlier.find(batch[i]->id, dedupe_key(*batch[i]), from)) {
+          done(i, *r);
+          ++(from == EarlierResults::Source::Journal ? resumed : cached);
           continue;
         }
       }
@@ -743,7 +697,8 @@ int cmd_run(RunFlags& f) {
   RecordSink sink = [&](const CaseRecord& r) {
     ++finished;
     if (fails_run(r, report.info)) ++bad;
-    journal->append(r);
+    // A resumed run appends only new results: what the journal holds already stays as it is.
+    if (!earlier.journaled(r)) journal->append(r);
     // Failures are listed together at the end; -v shows every case as it finishes.
     if (f.verbose) std::cout << case_line(r, tty) << std::flush;
     if (f.verbose || f.quiet) return;
@@ -772,18 +727,8 @@ int cmd_run(RunFlags& f) {
   journal->close();
 
   if (!f.results_cache.empty()) {
-    // Condition skips are decided per occurrence, not by the key: they are never cached.
-    for (const auto& r : report.cases)
-      if (r.deduplicated_from.empty() && r.result.stage != Stage::SKIPPED) cache[r.key] = r;
     try {
-      const std::string tmp = f.results_cache + ".tmp";
-      fs::remove(tmp);
-      {
-        JournalWriter w(tmp, &report.info);
-        for (const auto& [key, rec] : cache) w.append(rec);
-        w.close();
-      }
-      fs::rename(tmp, f.results_cache);
+      earlier.write_cache(f.results_cache, report.info, report.cases);
     } catch (const std::exception& e) {
       print_error(e, "cannot write the results cache: ");
     }

@@ -73,31 +73,41 @@ int main(int argc, char** argv) {
   ManifestFlags list_cases_flags;
   bool list_json = false;
   auto* list_cases = app.add_subcommand("list-cases", "One line per selected case: model::case  op  (path:line)");
-  list_cases->footer("Example: opcheck list-cases --model gpt-oss-20b -m \"not bf16operation\" -k linear");
+  list_cases->footer("Example: opcheck list-cases --model gpt-oss-20b -m \"not bf16operation\" -k linear\n"
+                     "         opcheck list-cases 'gpt_oss::torch.add.*' --deselect gpt_oss::torch.add.3");
   add_manifest_flags(*list_cases, list_cases_flags, true);
+  add_case_id_args(*list_cases, list_cases_flags);
   list_cases->add_flag("--json", list_json, "Print a JSON array instead");
 
   ManifestFlags validate_flags;
-  std::vector<std::string> validate_paths;
+  ValidateFlags validate_more;
   auto* validate = app.add_subcommand("validate", "Check manifests and report every problem with file:line (exit 2 on errors)");
-  validate->footer("Example: opcheck validate manifests/ my_model.yaml");
+  validate->footer("Example: opcheck validate manifests/ my_model.yaml\n"
+                   "         opcheck validate --ops manifests/   # also resolve every op and bind its arguments");
   add_manifest_flags(*validate, validate_flags, false);
   validate->add_flag("--strict-markers", validate_flags.strict_markers, "A mark not registered in markers.yaml is an error");
   validate->add_option("-m", validate_flags.mark_expr,
                        "Check a marker expression (as run -m takes it) against the marks the manifests use and "
                        "markers.yaml declares")
       ->type_name("EXPR");
-  std::string validate_config;
-  validate->add_option("--config", validate_config,
+  validate->add_option("--config", validate_more.config,
                        "Status config to check against the manifests (stale and ambiguous entries); default: "
                        "opcheck.yaml in a manifest folder")
       ->type_name("FILE");
-  validate->add_option("paths", validate_paths, "Manifest files or folders (default: as --manifests)");
+  validate->add_flag("--ops", validate_more.ops,
+                     "Also resolve every case's op and bind its arguments against the op schemas, as a run would "
+                     "(loads libtorch; nothing runs)");
+  validate->add_option("--device-import", validate_more.device_imports,
+                       "With --ops: Python module to import first, so the ops it registers resolve (repeatable)")
+      ->type_name("MODULE")
+      ->allow_extra_args(false);
+  validate->add_option("paths", validate_more.paths, "Manifest files or folders (default: as --manifests)");
 
   RunFlags run_flags;
   auto* run = app.add_subcommand("run", "Run the selected cases on the device under test and the CPU reference");
   run->footer(
-      "Example: opcheck run --model gpt_oss --device loopback -m \"not bf16operation\"\n\n"
+      "Example: opcheck run --model gpt_oss --device loopback -m \"not bf16operation\"\n"
+      "         opcheck run gpt_oss::torch.add.2 '*::torch.mul.1' --device cpu   # by case id, globs allowed\n\n"
       "Fault injection on --device loopback, to prove a failure mode is caught:\n"
       "  OPCHECK_LOOPBACK_FAULTS='OP=KIND[;OP=KIND...]', OP an ATen name with or without its overload\n"
       "  (aten::exp, aten::add.Tensor), as the reports' resolved op names it (aten::softmax.int for torch.softmax);\n"
@@ -160,7 +170,7 @@ int main(int argc, char** argv) {
   try {
     if (*list_models) return cmd_list_models(list_models_flags);
     if (*list_cases) return cmd_list_cases(list_cases_flags, list_json);
-    if (*validate) return cmd_validate(validate_flags, validate_paths, validate_config);
+    if (*validate) return cmd_validate(validate_flags, validate_more);
     if (*import_traces) return cmd_import_traces(import_flags);
     if (*run && !run_traces.empty())
       if (int rc = prepare_trace_run(run_traces, run_flags); rc >= 0) return rc;

@@ -14,11 +14,13 @@ void add_manifest_flags(CLI::App& app, ManifestFlags& f, bool with_selection) {
   app.add_option("--manifests", f.manifests,
                  "Manifest file or folder (searched recursively for *.yaml/*.yml); repeatable. "
                  "Default: the manifests shipped with opcheck plus OPCHECK_MANIFESTS")
-      ->type_name("PATH");
+      ->type_name("PATH")
+      ->allow_extra_args(false);
   if (!with_selection) return;
   app.add_option("--model", f.models,
                  "Model to select (case-insensitive, '-' and '_' alike, or a glob); repeatable. Default: all")
-      ->type_name("NAME");
+      ->type_name("NAME")
+      ->allow_extra_args(false);
   app.add_option("--variant", f.variant,
                  "Backend variant: 'spyre' uses <model>_spyre.yaml instead of the base file where one exists; "
                  "'all' selects base and variant files")
@@ -29,6 +31,27 @@ void add_manifest_flags(CLI::App& app, ManifestFlags& f, bool with_selection) {
                  "Select by pytest's keyword expression over model, case name, op and marks, e.g. \"torch.add\"")
       ->type_name("EXPR");
   app.add_flag("--strict-markers", f.strict_markers, "A mark not registered in markers.yaml is an error");
+}
+
+void add_case_id_args(CLI::App& app, ManifestFlags& f) {
+  app.add_option("--deselect", f.deselect,
+                 "Leave out the cases of this id (MODEL::CASE, globs allowed, as the positional ids); repeatable")
+      ->type_name("ID")
+      ->allow_extra_args(false);
+  // Positional arguments are pytest's: a case id (it holds "::"), or a manifest file or folder to read.
+  app.add_option_function<std::vector<std::string>>(
+         "ids",
+         [&f](const std::vector<std::string>& args) {
+           for (const auto& a : args) {
+             std::error_code ec;
+             if (a.find("::") == std::string::npos && fs::exists(a, ec)) f.manifests.push_back(a);
+             else f.ids.push_back(a);
+           }
+         },
+         "Case ids as list-cases prints them, like pytest's node ids: gpt_oss::torch.add.2; globs allowed "
+         "('gpt_oss::torch.add.*', '*::torch.mul.1'); the model part is spelled as --model takes it. A manifest "
+         "file or folder given here is read as with --manifests")
+      ->type_name("ID|PATH");
 }
 
 std::string exe_dir() {
@@ -85,6 +108,8 @@ Loaded load_and_select(const ManifestFlags& f) {
   sel.mark_expr = f.mark_expr;
   sel.keyword_expr = f.keyword_expr;
   sel.strict_markers = f.strict_markers;
+  sel.ids = f.ids;
+  sel.deselect = f.deselect;
   sel.registered_markers = marker_names(registry);
   out.selected = select_cases(out.set, sel);
   out.diagnostics.append(out.selected.diagnostics);

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "exec/inputs.h"
+#include "manifest/spelling.h"
 
 namespace opcheck::exec {
 namespace {
@@ -388,6 +389,9 @@ std::optional<Binding> bind_to_schema(const c10::FunctionSchema& schema, const C
     const int i = find_argument(schema, name);
     if (i < 0) {
       why = "got an unexpected keyword argument '" + name + "'";
+      std::vector<std::string> names;
+      for (const auto& arg : args) names.push_back(arg.name());
+      if (const std::string near = closest_spelling(name, names); !near.empty()) why += " (did you mean " + near + "?)";
       return std::nullopt;
     }
     if (given[static_cast<std::size_t>(i)]) {

@@ -1,4 +1,5 @@
 #include "exec/bundle.h"
+#include "opcheck/device_environment.h"
 
 #include <unistd.h>
 
@@ -21,10 +22,6 @@ namespace fs = std::filesystem;
 
 namespace opcheck::exec {
 namespace {
-
-// Environment variables that change what a device computes; a bundle records the ones set so the rerun sets them too.
-constexpr const char* kDeviceEnvironment[] = {"OPCHECK_LOOPBACK_FAULTS", "OPCHECK_PYLOOP_FAULTS",
-                                              "OPCHECK_PYLOOP_EAGER"};
 
 // ---- YAML text -----------------------------------------------------------------------------------------------
 

@@ -629,6 +629,30 @@ void Engine::run_case(const Case& c, Result& r, CaseEvidence* ev) {
   r.stage = Stage::PASSED;
 }
 
+Result Engine::check_call(const Case& c) {
+  Result r;
+  r.case_id = c.id;
+  try {
+    // The same resolution run_case starts with, so validate says what a run would.
+    Resolution res = resolver_.resolve(c);
+    if (!res.skip_reason.empty()) {
+      r.stage = Stage::SKIPPED;
+      r.message = res.skip_reason;
+    } else if (!res.invocation) {
+      r.stage = Stage::INVALID_CASE;
+      r.message = res.error;
+    } else {
+      r.stage = Stage::PASSED;
+      r.resolved_op = res.invocation->resolved_op;
+    }
+  } catch (...) {
+    r.stage = Stage::INVALID_CASE;
+    r.message = "opcheck internal error: " + op_error_of(std::current_exception()).text();
+  }
+  r.outcome = stage_outcome(r.stage);
+  return r;
+}
+
 }  // namespace opcheck::exec
 
 extern "C" opcheck::Executor* opcheck_create_executor(const opcheck::ExecOptions* opts, std::string* error) {

@@ -39,6 +39,7 @@ class Engine final : public Executor {
 
   const ExecInfo& info() const override { return info_; }
   Result run(const Case& c) override;
+  Result check_call(const Case& c) override;
   /// Starts intra-op threads (ExecOptions::intra_op_threads) and, for device_index >= 0, makes this process drive
   /// that index of the configured backend.
   bool prepare_worker(int device_index, std::string* error) override;

@@ -238,6 +238,9 @@ void write_run_info(JsonWriter& w, const RunInfo& info) {
   w.field("torch_path", info.torch_path);
   w.key("python_modules").strings(info.python_modules, /*compact=*/true);
   w.field("compile_backend", info.compile_backend);
+  w.key("device_environment").strings(info.device_environment, /*compact=*/true);
+  w.field("status_config_sha256", info.status_config_sha256);
+  w.field("dedupe_key_version", info.dedupe_key_version);
   w.field("host", info.host);
   w.field("started_at", info.started_at);
   w.field("duration_s", info.duration_s);
@@ -280,6 +283,10 @@ RunInfo run_info_from_json(const json& j, const JsonWhere& w) {
   if (j.contains("torch_path")) info.torch_path = get_string(j, w, "torch_path");
   if (j.contains("python_modules")) info.python_modules = get_strings(j, w, "python_modules");
   if (j.contains("compile_backend")) info.compile_backend = get_string(j, w, "compile_backend");
+  // Part of a run's identity since resume checks them; files of earlier runs lack them.
+  if (j.contains("device_environment")) info.device_environment = get_strings(j, w, "device_environment");
+  if (j.contains("status_config_sha256")) info.status_config_sha256 = get_string(j, w, "status_config_sha256");
+  if (j.contains("dedupe_key_version")) info.dedupe_key_version = get_string(j, w, "dedupe_key_version");
   info.host = get_string(j, w, "host");
   info.started_at = get_string(j, w, "started_at");
   info.duration_s = get_number(j, w, "duration_s");

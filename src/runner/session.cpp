@@ -121,6 +121,12 @@ void run_session(const Plan& plan, const SessionOptions& opts, const BatchRunner
                                                              : "; Fix: remove or narrow the xfail_if condition");
       result.message = result.message.empty() ? why : why + "\n" + result.message;
     }
+    // A case the exec layer rejects (an op that does not resolve, arguments that do not bind) is a manifest problem:
+    // its message points at the case as a load error does.
+    if (result.stage == Stage::INVALID_CASE && !rec.file.empty()) {
+      const std::string where = rec.file + ":" + std::to_string(rec.line) + ": ";
+      if (result.message.compare(0, where.size(), where) != 0) result.message = where + result.message;
+    }
     result.case_id = rec.id;
     rec.result = std::move(result);
     if (fails_run(rec.outcome, rec.xfail_strictness, opts.policy)) ++failures;

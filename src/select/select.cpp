@@ -33,7 +33,8 @@ std::string lower(const std::string& s) {
 
 // Matches one `[...]` class at pat[p] against `ch`. Returns the position after the class, or nullopt when the
 // bracket is not closed (then `[` is an ordinary character, as in Python's fnmatch).
-std::optional<std::size_t> match_class(const std::string& pat, std::size_t p, char ch, bool& matched) {
+std::optional<std::size_t> match_class(const std::string& pat, std::size_t p, char ch, bool& matched,
+                                       char (*fold_char)(char)) {
   std::size_t i = p + 1;
   bool negate = false;
   if (i < pat.size() && (pat[i] == '!' || pat[i] == '^')) {
@@ -42,23 +43,26 @@ std::optional<std::size_t> match_class(const std::string& pat, std::size_t p, ch
   }
   const std::size_t first = i;
   bool hit = false;
-  const char c = fold(ch);
+  const char c = fold_char(ch);
   for (; i < pat.size(); ++i) {
     if (pat[i] == ']' && i > first) {
       matched = hit != negate;
       return i + 1;
     }
     if (i + 2 < pat.size() && pat[i + 1] == '-' && pat[i + 2] != ']') {
-      if (fold(pat[i]) <= c && c <= fold(pat[i + 2])) hit = true;
+      if (fold_char(pat[i]) <= c && c <= fold_char(pat[i + 2])) hit = true;
       i += 2;
-    } else if (fold(pat[i]) == c) {
+    } else if (fold_char(pat[i]) == c) {
       hit = true;
     }
   }
   return std::nullopt;
 }
 
-bool glob_match(const std::string& pat, const std::string& str) {
+char same(char c) { return c; }
+
+// fnmatch-style glob; `fold` says which characters compare alike (model names fold, case names do not).
+bool glob_match(const std::string& pat, const std::string& str, char (*fold_char)(char) = fold) {
   std::size_t p = 0, s = 0;
   std::size_t star_p = std::string::npos, star_s = 0;
   while (s < str.size()) {
@@ -75,14 +79,14 @@ bool glob_match(const std::string& pat, const std::string& str) {
         continue;
       }
       bool matched = false;
-      std::optional<std::size_t> after = c == '[' ? match_class(pat, p, str[s], matched) : std::nullopt;
+      std::optional<std::size_t> after = c == '[' ? match_class(pat, p, str[s], matched, fold_char) : std::nullopt;
       if (after) {
         if (matched) {
           p = *after;
           ++s;
           continue;
         }
-      } else if (fold(c) == fold(str[s])) {
+      } else if (fold_char(c) == fold_char(str[s])) {
         ++p;
         ++s;
         continue;
@@ -127,6 +131,44 @@ bool is_model_glob(const std::string& name) { return name.find_first_of("*?[") !
 bool model_matches(const std::string& pattern, const std::string& model) {
   if (is_model_glob(pattern)) return glob_match(pattern, model);
   return folded(pattern) == folded(model);
+}
+
+namespace {
+
+// "model::case" split at the first "::"; false when either part is missing.
+bool split_case_id(const std::string& id, std::string& model, std::string& name) {
+  const auto sep = id.find("::");
+  if (sep == std::string::npos || sep == 0 || sep + 2 >= id.size()) return false;
+  model = id.substr(0, sep);
+  name = id.substr(sep + 2);
+  return true;
+}
+
+bool id_reaches_model(const std::string& pattern, const Manifest& m) {
+  std::string model, name;
+  if (!split_case_id(pattern, model, name)) return false;
+  // A template is reached only by its exact name, as with --model.
+  if (m.is_template && is_model_glob(model)) return false;
+  return model == m.model || model_matches(model, m.model);
+}
+
+}  // namespace
+
+bool case_id_matches(const std::string& pattern, const Case& c) {
+  if (pattern == c.id) return true;
+  std::string model, name;
+  if (!split_case_id(pattern, model, name)) return false;
+  if (model != c.model && !model_matches(model, c.model)) return false;
+  return name == c.name || (is_model_glob(name) && glob_match(name, c.name, same));
+}
+
+std::string exact_case_id(const std::string& model, const std::string& name) {
+  std::string out = model + "::";
+  for (char ch : name) {
+    if (ch == '*' || ch == '?' || ch == '[') out += std::string("[") + ch + "]";
+    else out += ch;
+  }
+  return out;
 }
 
 std::vector<std::string> suggest_models(const std::string& wanted, const std::vector<std::string>& known,
@@ -174,10 +216,38 @@ Selected select_cases(const ManifestSet& set, const Selection& sel) {
   if (!sel.mark_expr.empty()) mark_expr = parse_option("-m", sel.mark_expr, out);
   if (!sel.keyword_expr.empty()) keyword_expr = parse_option("-k", sel.keyword_expr, out);
 
-  // Model choice: which manifests the --model arguments reach, and which arguments reach nothing.
+  // Case ids must name a model and a case; ill-formed ones are usage errors before anything is chosen.
+  for (const auto* list : {&sel.ids, &sel.deselect}) {
+    for (const auto& id : *list) {
+      std::string model, name;
+      if (split_case_id(id, model, name)) continue;
+      out.usage_error = true;
+      std::vector<std::string> near;
+      for (const auto& m : set.manifests)
+        for (const auto& c : m.cases)
+          if (c.name == id) near.push_back(c.id);
+      out.diagnostics.error(cli_loc(),
+                            std::string(list == &sel.ids ? "case id '" : "--deselect '") + id +
+                                "' is not MODEL::CASE" +
+                                (near.empty() ? std::string() : " (did you mean " + join(near, " or ") + "?)"),
+                            {},
+                            "write ids as `opcheck list-cases` prints them, e.g. gpt_oss::torch.add.2; globs are "
+                            "allowed in either part ('gpt_oss::torch.add.*', '*::torch.mul.1')");
+    }
+  }
+
+  // Model choice: which manifests the --model arguments reach, and which arguments reach nothing. Without --model,
+  // positional ids choose the files their model parts name.
   std::vector<bool> chosen(set.manifests.size(), false);
   if (sel.models.empty()) {
-    for (std::size_t i = 0; i < set.manifests.size(); ++i) chosen[i] = !set.manifests[i].is_template;
+    for (std::size_t i = 0; i < set.manifests.size(); ++i) {
+      const Manifest& m = set.manifests[i];
+      if (sel.ids.empty()) {
+        chosen[i] = !m.is_template;
+        continue;
+      }
+      for (const auto& id : sel.ids) chosen[i] = chosen[i] || id_reaches_model(id, m);
+    }
   }
   for (const auto& pattern : sel.models) {
     const bool glob = is_model_glob(pattern);
@@ -275,9 +345,21 @@ Selected select_cases(const ManifestSet& set, const Selection& sel) {
   // Without --strict-markers an unregistered mark is pytest's PytestUnknownMarkWarning: said once per mark, at the
   // first case that uses it, with how many do.
   std::map<std::string, std::pair<const Case*, std::size_t>> unregistered;
+  std::vector<bool> id_hit(sel.ids.size(), false), deselect_hit(sel.deselect.size(), false);
+  auto matches_any = [](const std::vector<std::string>& ids, std::vector<bool>& hit, const Case& c) {
+    bool any = false;
+    for (std::size_t k = 0; k < ids.size(); ++k)
+      if (case_id_matches(ids[k], c)) any = hit[k] = true;
+    return any;
+  };
   for (std::size_t i = 0; i < set.manifests.size(); ++i) {
     if (!chosen[i]) continue;
     for (const Case& c : set.manifests[i].cases) {
+      if (!sel.ids.empty() && !matches_any(sel.ids, id_hit, c)) continue;
+      if (!sel.deselect.empty() && matches_any(sel.deselect, deselect_hit, c)) {
+        ++out.deselected;
+        continue;
+      }
       if (!sel.strict_markers && !registered.empty())
         for (const auto& mark : c.marks)
           if (!registered.count(mark)) {
@@ -328,6 +410,30 @@ Selected select_cases(const ManifestSet& set, const Selection& sel) {
                             first.first->id,
                             "register it in manifests/markers.yaml (`" + mark +
                                 ": one-line description`) or fix the spelling; --strict-markers makes this an error");
+  }
+
+  // An id that matches nothing is a typo or a stale id, never "nothing to do".
+  std::vector<std::string> all_ids;
+  for (const auto& m : set.manifests)
+    for (const auto& c : m.cases) all_ids.push_back(c.id);
+  auto report_unmatched = [&](const std::vector<std::string>& ids, const std::vector<bool>& hit, const char* what) {
+    for (std::size_t k = 0; k < ids.size(); ++k) {
+      if (hit[k]) continue;
+      out.usage_error = true;
+      const std::vector<std::string> near = suggest_models(ids[k], all_ids, 3);
+      out.diagnostics.error(cli_loc(),
+                            std::string(what) + " '" + ids[k] + "' matches no selected case" +
+                                (near.empty() ? std::string() : " (did you mean " + join(near, " or ") + "?)"),
+                            {},
+                            "ids are model::case as `opcheck list-cases` prints them; `opcheck list-cases --model "
+                            "MODEL` lists a model's cases");
+    }
+  };
+  report_unmatched(sel.ids, id_hit, "case id");
+  report_unmatched(sel.deselect, deselect_hit, "--deselect");
+  if (out.usage_error) {
+    out.cases.clear();
+    out.deselected = 0;
   }
   return out;
 }

@@ -21,6 +21,12 @@ struct Selection {
   std::string keyword_expr;  // -k, pytest's keyword expression; "" = no filter
   bool strict_markers = false;
   std::vector<std::string> registered_markers;  // from the marker registry
+  /// Positional case ids, like pytest's node ids: MODEL::CASE as list-cases prints them, either part a glob, the
+  /// model part spelled as --model takes it. A case is selected when one of them matches it; empty = no filter.
+  /// Without --model they also choose the files (a template only when named exactly).
+  std::vector<std::string> ids;
+  /// --deselect: ids of the same syntax whose cases are left out (counted as deselected).
+  std::vector<std::string> deselect;
 };
 
 /// The cases a run covers, in manifest load order then file order, and what went wrong choosing them.
@@ -39,6 +45,13 @@ bool is_model_glob(const std::string& name);
 
 /// Does a --model argument (plain or glob) match a manifest's model name?
 bool model_matches(const std::string& pattern, const std::string& model);
+
+/// Does a case id pattern (MODEL::CASE; either part plain or a glob) match case `c`? A part matches when it is the
+/// same text, or as a glob; the model part also as --model matches (case-insensitive, `-` and `_` alike).
+bool case_id_matches(const std::string& pattern, const Case& c);
+
+/// The id pattern that matches exactly the case `model::name`: glob characters of the name are bracketed.
+std::string exact_case_id(const std::string& model, const std::string& name);
 
 /// Model names from `known` that look like `wanted` (typos, prefixes), best first; at most `limit`.
 std::vector<std::string> suggest_models(const std::string& wanted, const std::vector<std::string>& known,

@@ -172,7 +172,7 @@ def test_tb_long_shows_everything_and_tb_short_cuts_long_messages(tmp_path):
     long_entry = section(long.out, "ERRORS")
     short_entry = section(short.out, "ERRORS")
     assert any(l.startswith("times: materialize ") for l in long_entry), long.out
-    assert any(l.startswith("dedupe key: k2:") for l in long_entry), long.out
+    assert any(re.match(r"dedupe key: k[0-9]+:", l) for l in long_entry), long.out
     assert not any(l.startswith(("times: ", "dedupe key: ")) for l in short_entry), short.out
     assert any(l.startswith("AutogradPrivateUse1: ") for l in long_entry), long.out  # the end of the account
     more = [l for l in short_entry if l.startswith("... ")]

@@ -261,3 +261,12 @@ def test_resume_refuses_a_journal_of_another_device(tmp_path, kinds):
     r, _ = run_json(tmp_path, "--manifests", kinds, *PYLOOP, "--resume")
     assert r.rc == 4, r
     assert "written by a different run" in r.err and "device" in r.err and "Python modules" in r.err, r
+
+
+def test_validate_ops_sets_up_the_device_its_modules_register(kinds):
+    ok = opcheck("validate", "--ops", "--device-import", "opcheck_pyloop", kinds)
+    assert ok.rc == 0, ok
+    assert ok.last_line.endswith("(ops resolved and bound): 0 errors, 0 warnings"), ok
+    missing = opcheck("validate", "--ops", "--device-import", "opcheck_no_such_module", kinds)
+    assert missing.rc == 4, missing
+    assert "validate --ops: " in missing.err and "opcheck_no_such_module" in missing.err, missing
