@@ -435,7 +435,8 @@ std::vector<std::vector<BundleTensor>> recipe_tensors(const Case& c, const fs::p
       const TensorSpec& spec = list ? in.list[j] : in.tensor;
       BundleTensor b;
       if (spec.init == InitKind::File) {
-        b.file = tensor_file(i, j, list);
+        // The manifest's own file, in its own format (.pt, .npy or .safetensors).
+        b.file = fs::path(tensor_file(i, j, list)).replace_extension(fs::path(spec.file).extension()).string();
         place_copy(spec.file, folder / b.file);
       }
       out[i].push_back(b);
