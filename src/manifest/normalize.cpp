@@ -932,7 +932,7 @@ bool Normalizer::read_tensor(NodeRef t, const Case& c, TensorSpec& out) {
           error(init_args.value(i), "init_args " + q(k.text()) + " must be a number, got " + v.repr());
           continue;
         }
-        if (k.text() == "fill_value" && true) {
+        if (k.text() == "fill_value") {
           if (const std::string problem = fill_value_problem(v, out.dtype); !problem.empty()) {
             error(init_args.value(i), "init_args.fill_value " + v.repr() + " " + problem,
                   "give a value the dtype can hold");

@@ -434,7 +434,8 @@ std::string check_pt_file(const std::string& path, PtTensor& out, const std::str
 
   if (is_dict(*top)) {
     if (key.empty())
-      return "holds a dict of " + std::to_string(top->entries.size()) + " entries (" + dict_keys(*top) +
+      return "holds a dict of " + std::to_string(top->entries.size()) +
+             (top->entries.size() == 1 ? " entry (" : " entries (") + dict_keys(*top) +
              "), not a single tensor; name one with init_args.key";
     for (const auto& [k, v] : top->entries)
       if (k->kind == PVal::Str && k->s == key) {

@@ -8,6 +8,7 @@
 #include <map>
 #include <string_view>
 
+#include "opcheck/case.h"
 #include "opcheck/dtype.h"
 #include "report/atomic_file.h"
 #include "report/report_error.h"

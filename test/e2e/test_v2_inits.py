@@ -293,3 +293,47 @@ def test_unlisted_test_mode_other_than_skip_is_said_to_run_nothing(tmp_path):
         assert said == warned, r
         if warned:
             assert "Fix: " in r.out + r.err
+
+
+def test_v1_manifests_take_the_same_kinds(tmp_path):
+    """eye, full and .npy/.safetensors/dict files are v1 inputs too (a file relative to the manifest's folder)."""
+    torch.manual_seed(9)
+    npy = torch.randn(2, 3)
+    numpy.save(tmp_path / "a.npy", npy.numpy())
+    st = torch.randn(4, dtype=torch.float16)
+    write_safetensors(tmp_path / "t.safetensors", {"x": torch.zeros(1), "y": st})
+    pt = torch.randn(5)
+    torch.save({"p": pt}, tmp_path / "d.pt")
+    (tmp_path / "v1.yaml").write_text("""model: v1inits
+cases:
+  - name: eye
+    op: torch.clone
+    inputs:
+      - tensor: {shape: [4, 4], dtype: bf16, init: eye}
+  - name: full
+    op: torch.clone
+    inputs:
+      - tensor: {shape: [2, 5], dtype: int32, init: full, init_args: {fill_value: 7}}
+  - name: npy
+    op: torch.clone
+    inputs:
+      - tensor: {dtype: fp32, file: a.npy}
+  - name: safetensors
+    op: torch.clone
+    inputs:
+      - tensor: {shape: [4], dtype: fp16, init: file, init_args: {path: t.safetensors, key: y}}
+  - name: dict
+    op: torch.clone
+    inputs:
+      - tensor: {shape: [5], dtype: fp32, file: d.pt, init_args: {key: p}}
+""")
+    metrics = tmp_path / "m.json"
+    r = opcheck("run", "--manifests", tmp_path / "v1.yaml", "--model", "v1inits", "--device", "loopback",
+                "--metrics-json", metrics, "--artifact-dir", tmp_path / "art")
+    assert r.rc == 0, r
+    cases = {c["name"]: c for c in json.loads(metrics.read_text())["cases"]}
+    want = {"eye": torch.eye(4, dtype=torch.bfloat16), "full": torch.full([2, 5], 7, dtype=torch.int32), "npy": npy,
+            "safetensors": st, "dict": pt}
+    for name, t in want.items():
+        assert cases[name]["outcome"] == "passed", cases[name]
+        assert cases[name]["input_digests"] == [digest(t)], name
