@@ -176,9 +176,9 @@ std::string check_safetensors(std::ifstream& in, std::uint64_t file_size, const 
            " bytes, the file has " + std::to_string(file_size);
   std::string text(n, '\0');
   if (!in.read(text.data(), static_cast<std::streamsize>(n))) return "cannot be read";
-  nlohmann::json header;
+  nlohmann::ordered_json header;  // the file's order, for the names listed in messages
   try {
-    header = nlohmann::json::parse(text);
+    header = nlohmann::ordered_json::parse(text);
   } catch (const std::exception& e) {
     return "has a damaged .safetensors header (not JSON: " + std::string(e.what()).substr(0, 120) + ")";
   }
@@ -200,7 +200,7 @@ std::string check_safetensors(std::ifstream& in, std::uint64_t file_size, const 
   } else if (!header.contains(name) || name == "__metadata__") {
     return "has no tensor '" + key + "' (its tensors: " + listing() + ")";
   }
-  const nlohmann::json& t = header[name];
+  const nlohmann::ordered_json& t = header[name];
   if (!t.is_object() || !t.contains("dtype") || !t.contains("shape") || !t.contains("data_offsets") ||
       !t["dtype"].is_string() || !t["shape"].is_array() || !t["data_offsets"].is_array() ||
       t["data_offsets"].size() != 2)
