@@ -218,7 +218,7 @@ class Normalizer {
   bool read_input(NodeRef item, const Case& c, Input& out);
   bool read_tensor(NodeRef t, const Case& c, TensorSpec& out);
   bool read_data(NodeRef n, const std::vector<std::int64_t>& shape, std::size_t dim, PyValue& out);
-  bool resolve_file(NodeRef n, const std::string& key, TensorSpec& out);
+  bool resolve_file(NodeRef n, const std::string& key, bool dtype_given, TensorSpec& out);
   void use_v2_file_paths() { v2_paths_ = true; }
 
  private:
@@ -643,7 +643,7 @@ std::string escaped_controls(const std::string& s) {
   return out;
 }
 
-bool Normalizer::resolve_file(NodeRef n, const std::string& key, TensorSpec& out) {
+bool Normalizer::resolve_file(NodeRef n, const std::string& key, bool dtype_given, TensorSpec& out) {
   std::string raw;
   if (!read_string(n, "file", raw)) return false;
   std::string rel = raw;
@@ -716,6 +716,11 @@ bool Normalizer::resolve_file(NodeRef n, const std::string& key, TensorSpec& out
   // Shape and dtype must be the entry's: a mismatch is found here, not when the case runs.
   const std::string found = saved.dtype ? std::string(torch_dtype_name(*saved.dtype)) : saved.dtype_text;
   bool ok = true;
+  // A tensor that writes no dtype of its own (a bare `- file:` input) takes the file's, as it takes its shape.
+  if (!dtype_given && saved.dtype) {
+    out.dtype = *saved.dtype;
+    out.dtype_spelling = found;
+  }
   if (!saved.dtype || *saved.dtype != out.dtype) {
     error(n, "file " + q(rel) + " holds " + found + " data (" + saved.dtype_text + ") but the tensor's dtype is " +
                  torch_dtype_name(out.dtype),
@@ -982,7 +987,8 @@ bool Normalizer::read_tensor(NodeRef t, const Case& c, TensorSpec& out) {
 
   if (data && have_shape && out.init == InitKind::Data) read_data(data, out.shape, 0, out.data);
 
-  if ((file || path_node) && (have_shape || out.shape_from_file)) resolve_file(file ? file : path_node, file_key, out);
+  if ((file || path_node) && (have_shape || out.shape_from_file))
+    resolve_file(file ? file : path_node, file_key, /*dtype_given=*/static_cast<bool>(dtype), out);
 
   // Layout: explicit stride, a preset, column-major for contiguous: false, else row-major.
   bool contiguous_flag = true, have_contiguous = false;
@@ -1160,7 +1166,7 @@ bool Normalizer::read_input(NodeRef item, const Case& c, Input& out) {
   out.tensor.dtype_spelling = c.dtype_spelling;
   out.tensor.init = InitKind::File;
   out.tensor.shape_from_file = true;
-  return resolve_file(v, {}, out.tensor);
+  return resolve_file(v, {}, /*dtype_given=*/false, out.tensor);
 }
 
 bool Normalizer::read_case(NodeRef c, const Settings& defaults, const std::vector<std::string>& file_marks, Case& out) {
