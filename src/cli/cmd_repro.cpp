@@ -222,7 +222,8 @@ std::string values_expr(const TensorSpec& t, const std::vector<std::int64_t>& va
       uses_loader = true;
       return "load_tensor_file(" + py_str(t.file) + (key ? ", " + py_str(key->s) : std::string()) + ")";
     }
-    case InitKind::Eye: return "torch.eye(" + std::to_string(t.shape.empty() ? 0 : t.shape[0]) + ", dtype=" + dtype + ")";
+    case InitKind::Eye:
+      return "torch.eye(" + std::to_string(t.shape.empty() ? 0 : t.shape[0]) + ", dtype=" + dtype + ")";
     case InitKind::Full: {
       const PyValue* v = init_arg(t, "fill_value");
       return "torch.full(" + shape + ", " + (v ? py_literal(*v, LiteralUse::Data) : std::string("None")) +
