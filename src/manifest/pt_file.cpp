@@ -432,6 +432,9 @@ std::string check_pt_file(const std::string& path, PtTensor& out, const std::str
   P top;
   if (std::string problem = unpickle(bytes, top); !problem.empty()) return problem;
 
+  if (is_dict(*top) && top->kind == PVal::Reduced)  // libtorch's unpickler fails on a state_dict's OrderedDict
+    return "holds an OrderedDict (a state_dict), which libtorch cannot read; save it as a plain dict: "
+           "torch.save(dict(state_dict), path)";
   if (is_dict(*top)) {
     if (key.empty())
       return "holds a dict of " + std::to_string(top->entries.size()) +

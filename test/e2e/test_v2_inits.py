@@ -205,6 +205,8 @@ ERRORS = [
     ("st_garbage", tensor([2], "float32", "file", path="${TORCH_DEVICE_ROOT}/bad/junk.safetensors"), {},
      "its header claims"),
     ("pt_truncated", tensor([4, 6], "float32", "file", path="${TORCH_DEVICE_ROOT}/bad/cut.pt"), {}, "truncated"),
+    ("pt_state_dict", tensor([2, 3], "float32", "file", path="${TORCH_DEVICE_ROOT}/bad/sd.pt", key="weight"), {},
+     "holds an OrderedDict (a state_dict), which libtorch cannot read"),
 ]
 
 
@@ -223,6 +225,7 @@ def bad_files(files):
     pt = (root / "fixtures" / "w.pt").read_bytes()
     (root / "bad" / "cut.pt").write_bytes(pt[: len(pt) // 2])
     (root / "fixtures" / "w.txt").write_text("not a tensor")
+    torch.save(torch.nn.Linear(3, 2).state_dict(), root / "bad" / "sd.pt")
     return root
 
 
