@@ -115,7 +115,8 @@ std::string kwargs_flow(const KwArgs& kw) {
 std::string tensor_flow(const TensorSpec& t, const BundleTensor& b) {
   std::string out = "{";
   auto key = [&](const std::string& k, const std::string& v) { out += (out.size() > 1 ? ", " : "") + k + ": " + v; };
-  const bool file_shape = !b.saved && t.init == InitKind::File && t.shape_from_file;
+  // A file tensor written without a shape takes the file's, saved or not (its spec has no shape to write).
+  const bool file_shape = t.init == InitKind::File && t.shape_from_file;
   if (!file_shape) {
     key("shape", ints_flow(t.shape));
     key("stride", ints_flow(t.stride));
