@@ -201,7 +201,8 @@ at::Tensor raw_file_values(const TensorSpec& spec, const std::string& key) {
   TensorFileEntry e;
   std::string note;
   if (const std::string problem = check_tensor_file(spec.file, key, e, note); !problem.empty())
-    fail(spec, "file '" + spec.file + "' " + problem + ".", "save the tensor again (the file changed since it was checked?).");
+    fail(spec, "file '" + spec.file + "' " + problem + ".",
+         "save the tensor again (the file changed since it was checked?).");
   std::vector<std::int64_t> shape = e.shape;
   if (e.fortran_order) std::reverse(shape.begin(), shape.end());
   // Bool bytes are read as uint8 and compared with 0: a byte other than 0/1 never becomes an invalid bool.

@@ -139,7 +139,8 @@ std::string fill_value_problem(const PyValue& v, DType dtype) {
     default: return {};
   }
   const bool integral = dtype == DType::Int8 || dtype == DType::Int16 || dtype == DType::Int32 || dtype == DType::UInt8;
-  if (std::isnan(d) || std::isinf(d)) return integral ? std::string("is not finite, which an integer dtype cannot hold") : std::string();
+  if (std::isnan(d) || std::isinf(d))
+    return integral ? std::string("is not finite, which an integer dtype cannot hold") : std::string();
   if (d < lo || d > hi) return "overflows " + std::string(torch_dtype_name(dtype));
   return {};
 }
@@ -222,7 +223,7 @@ class Normalizer {
   void use_v2_file_paths() { v2_paths_ = true; }
 
  private:
-  bool v2_paths_ = false;    // v2 configs: ${TORCH_ROOT}/${TORCH_DEVICE_ROOT} expanded, paths outside the folder allowed
+  bool v2_paths_ = false;    // v2 configs: ${TORCH_ROOT}/${TORCH_DEVICE_ROOT} expanded, any folder allowed
   const std::string& path_;
   DiagnosticList& diags_;
   std::string model_;

@@ -131,7 +131,9 @@ std::string kind_name(const PVal& v) {
   return "value";
 }
 
-std::string unpickle(const std::vector<unsigned char>& b, P& result) {
+// `filled` collects the dicts SETITEM(S) filled: a crafted pickle can put a dict inside itself, and the caller
+// empties them when done so no cycle of shared pointers outlives the check.
+std::string unpickle(const std::vector<unsigned char>& b, P& result, std::vector<P>& filled) {
   std::vector<P> stack;
   std::vector<std::size_t> marks;
   std::map<std::uint64_t, P> memo;
@@ -266,6 +268,7 @@ std::string unpickle(const std::vector<unsigned char>& b, P& result) {
         P value = pop(), key = pop();
         if (!value || !key || stack.empty()) return bad("SETITEM");
         stack.back()->entries.emplace_back(key, value);
+        filled.push_back(stack.back());
         break;
       }
       case 'a': { if (!pop() || stack.empty()) return bad("APPEND"); break; }
@@ -275,7 +278,9 @@ std::string unpickle(const std::vector<unsigned char>& b, P& result) {
         if (!pop_mark(items) || stack.empty()) return bad(op == 'u' ? "SETITEMS" : "APPENDS");
         if (op == 'u') {
           if (items.size() % 2 != 0) return bad("SETITEMS of an odd count");
-          for (std::size_t k = 0; k + 1 < items.size(); k += 2) stack.back()->entries.emplace_back(items[k], items[k + 1]);
+          for (std::size_t k = 0; k + 1 < items.size(); k += 2)
+            stack.back()->entries.emplace_back(items[k], items[k + 1]);
+          filled.push_back(stack.back());
         }
         break;
       }
@@ -430,7 +435,14 @@ std::string check_pt_file(const std::string& path, PtTensor& out, const std::str
   if (!in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(bytes.size())))
     return "cannot be read";
   P top;
-  if (std::string problem = unpickle(bytes, top); !problem.empty()) return problem;
+  std::vector<P> filled;
+  struct EmptyDicts {
+    std::vector<P>& dicts;
+    ~EmptyDicts() {
+      for (auto& d : dicts) d->entries.clear();
+    }
+  } empty_dicts{filled};
+  if (std::string problem = unpickle(bytes, top, filled); !problem.empty()) return problem;
 
   if (is_dict(*top) && top->kind == PVal::Reduced)  // libtorch's unpickler fails on a state_dict's OrderedDict
     return "holds an OrderedDict (a state_dict), which libtorch cannot read; save it as a plain dict: "

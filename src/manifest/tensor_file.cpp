@@ -93,7 +93,8 @@ std::string check_npy(std::ifstream& in, std::uint64_t file_size, TensorFileEntr
   if (head[0] != 0x93 || std::string(reinterpret_cast<char*>(head + 1), 5) != "NUMPY")
     return "is not a NumPy .npy file (it does not start with \\x93NUMPY)";
   const int major = head[6];
-  if (major < 1 || major > 3) return "is a .npy file of format version " + std::to_string(major) + ", unknown to opcheck";
+  if (major < 1 || major > 3)
+    return "is a .npy file of format version " + std::to_string(major) + ", unknown to opcheck";
   std::uint64_t header_len = le(head + 8, 2), header_start = 10;
   if (major >= 2) {
     if (file_size < 12 || !in.read(reinterpret_cast<char*>(head + 10), 2)) return "is truncated (in its header)";
@@ -208,7 +209,8 @@ std::string check_safetensors(std::ifstream& in, std::uint64_t file_size, const 
   out.dtype_text = t["dtype"].get<std::string>();
   int item = 0;
   out.dtype = safetensors_dtype(out.dtype_text, item);
-  if (!out.dtype) return "holds tensor '" + name + "' of dtype " + out.dtype_text + ", which opcheck's tensors do not have";
+  if (!out.dtype)
+    return "holds tensor '" + name + "' of dtype " + out.dtype_text + ", which opcheck's tensors do not have";
   out.shape.clear();
   for (const auto& d : t["shape"]) {
     if (!d.is_number_integer() || d.get<std::int64_t>() < 0)
@@ -281,7 +283,8 @@ std::string expand_path_tokens(const std::string& raw, std::string& out) {
     if (name != "TORCH_ROOT" && name != "TORCH_DEVICE_ROOT")
       return "uses ${" + name + "}, which is not a path token (the tokens are ${TORCH_ROOT} and ${TORCH_DEVICE_ROOT})";
     const char* value = std::getenv(name.c_str());
-    if (value == nullptr || *value == '\0') return "uses ${" + name + "}, but the environment variable " + name + " is not set";
+    if (value == nullptr || *value == '\0')
+      return "uses ${" + name + "}, but the environment variable " + name + " is not set";
     out += value;
     i = close + 1;
   }

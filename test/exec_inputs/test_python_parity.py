@@ -123,7 +123,8 @@ def safetensors_read(path):
         if name == "__metadata__":
             continue
         begin, end = e["data_offsets"]
-        out[name] = torch.frombuffer(bytearray(body[begin:end]), dtype=ST_DTYPES[e["dtype"]]).reshape(e["shape"]).clone()
+        data = bytearray(body[begin:end])
+        out[name] = torch.frombuffer(data, dtype=ST_DTYPES[e["dtype"]]).reshape(e["shape"]).clone()
     return out
 
 
