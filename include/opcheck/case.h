@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "opcheck/cond_expr.h"
@@ -18,7 +19,7 @@ namespace opcheck {
 enum class Placement { DeviceUnderTest, Host };
 
 /// How a tensor's values are produced (see the input-building rules in README).
-enum class InitKind { Rand, Randn, Zeros, Ones, Arange, Randint, Uniform, Data, Xavier, File };
+enum class InitKind { Rand, Randn, Zeros, Ones, Arange, Randint, Uniform, Data, Xavier, File, Eye, Full };
 
 /// The manifest keyword of an init kind ("rand", "randint", ...).
 const char* init_kind_name(InitKind k);
@@ -33,9 +34,9 @@ struct TensorSpec {
   std::string dtype_spelling;        // as written (or inherited), e.g. "torch.float16"
   Placement placement = Placement::DeviceUnderTest;
   InitKind init = InitKind::Rand;
-  KwArgs init_args;                  // as written, sorted by key (low, high, gain, ...)
+  KwArgs init_args;                  // as written, sorted by key (low, high, gain, fill_value, file's key, ...)
   PyValue data;                      // init: data — nested lists of numbers/bools matching shape
-  std::string file;                  // init: file — absolute path of a .pt file inside the manifest root
+  std::string file;                  // init: file — absolute path of a .pt, .npy or .safetensors file
   bool shape_from_file = false;      // a file tensor written without `shape`: the saved tensor's shape is used
   std::string preset;                // "", "noncontig_slice", "transpose_view", "expand_view"
   KwArgs preset_args;
@@ -101,6 +102,13 @@ struct Case {
   bool nondeterministic_ok = false;  // `nondeterministic: true`: repeated device runs may differ
   std::string upstream_test;  // v2 configs: the test name torch-spyre's runner gives this entry (for dashboards)
 };
+
+/// The marks torch-spyre derives for every test, which `-m` selects on for every case (never listed as its marks,
+/// and registered by their prefix): op__<op, non-alphanumerics as _>, dtype__<torch dtype name>, platform__<arch>.
+std::string op_mark(std::string_view op);
+std::string platform_mark();  // platform__ and the machine's architecture as uname -m names it (x86_64, aarch64)
+std::vector<std::string> derived_marks(const Case& c);
+bool is_derived_mark(std::string_view mark);  // op__..., dtype__..., platform__...
 
 /// One manifest file after loading.
 struct Manifest {

@@ -19,6 +19,7 @@
 #include "common/device_choice.h"
 #include "config/status_config.h"
 #include "exec/bundle.h"  // the bundle layout only: no libtorch in this header
+#include "manifest/tensor_file.h"
 
 namespace fs = std::filesystem;
 
@@ -167,7 +168,8 @@ std::int64_t int_arg(const TensorSpec& t, const char* key, std::int64_t fallback
 }
 
 /// The Python of a tensor's logical values over `value_shape` (torch.manual_seed already called).
-std::string values_expr(const TensorSpec& t, const std::vector<std::int64_t>& value_shape, bool& uses_scaled) {
+std::string values_expr(const TensorSpec& t, const std::vector<std::int64_t>& value_shape, bool& uses_scaled,
+                        bool& uses_loader) {
   const std::string shape = py_shape(value_shape);
   const std::string dtype = py_dtype(t.dtype);
   const bool floating = dtype_is_floating(t.dtype), complex = dtype_is_complex(t.dtype);
@@ -215,7 +217,20 @@ std::string values_expr(const TensorSpec& t, const std::vector<std::int64_t>& va
              "), gain=" + py_literal(PyValue::real(gain), LiteralUse::Data) + ")";
     }
     case InitKind::Data: return "torch.tensor(" + py_literal(t.data, LiteralUse::Data) + ", dtype=" + dtype + ")";
-    case InitKind::File: return "torch.load(" + py_str(t.file) + ").contiguous()";
+    case InitKind::File: {
+      const PyValue* key = init_arg(t, "key");
+      const bool plain_pt = !key && tensor_file_format(t.file) == TensorFileFormat::Pt;
+      if (plain_pt) return "torch.load(" + py_str(t.file) + ").contiguous()";
+      uses_loader = true;
+      return "load_tensor_file(" + py_str(t.file) + (key ? ", " + py_str(key->s) : std::string()) + ")";
+    }
+    case InitKind::Eye:
+      return "torch.eye(" + std::to_string(t.shape.empty() ? 0 : t.shape[0]) + ", dtype=" + dtype + ")";
+    case InitKind::Full: {
+      const PyValue* v = init_arg(t, "fill_value");
+      return "torch.full(" + shape + ", " + (v ? py_literal(*v, LiteralUse::Data) : std::string("None")) +
+             ", dtype=" + dtype + ")";
+    }
   }
   return "None";
 }
@@ -330,7 +345,7 @@ std::string python_repro_script(const Case& c, const ScriptDevice& device, const
 
   // ---- inputs
   std::ostringstream in;
-  bool uses_scaled = false, uses_place = false;
+  bool uses_scaled = false, uses_place = false, uses_loader = false;
   std::vector<bool> host_slot;
   std::size_t slot = 0;
   std::vector<std::string> args;  // positional argument expressions
@@ -352,7 +367,7 @@ std::string python_repro_script(const Case& c, const ScriptDevice& device, const
       if (!t.shape_from_file) in << " stride " << py_shape(t.stride) << " offset " << t.storage_offset;
       in << (t.placement == Placement::Host ? ", stays on the host" : "") << "\n";
       if (t.shape_from_file) {
-        in << "    " << var << " = " << values_expr(t, t.shape, uses_scaled) << "\n";
+        in << "    " << var << " = " << values_expr(t, t.shape, uses_scaled, uses_loader) << "\n";
       } else {
         std::vector<std::int64_t> value_shape = t.shape;
         bool expanded = false;
@@ -368,7 +383,7 @@ std::string python_repro_script(const Case& c, const ScriptDevice& device, const
           expect *= t.shape[d];
         }
         // Data and file values come over the full shape; place() keeps one value along expanded dims.
-        const bool full = t.init == InitKind::Data || t.init == InitKind::File;
+        const bool full = t.init == InitKind::Data || t.init == InitKind::File || t.init == InitKind::Eye;
         if (draws_random(t.init)) {
           const std::int64_t seed = c.seed + 1000 * static_cast<std::int64_t>(i) + static_cast<std::int64_t>(j);
           // opcheck seeds a fresh generator with the value as unsigned 64 bits, which is what manual_seed takes.
@@ -376,7 +391,7 @@ std::string python_repro_script(const Case& c, const ScriptDevice& device, const
              << (seed < 0 ? std::to_string(static_cast<std::uint64_t>(seed)) : std::to_string(seed)) << ")  # seed "
              << c.seed << " + 1000 * " << i << (list ? " + " + std::to_string(j) : std::string()) << "\n";
         }
-        const std::string values = values_expr(t, full ? t.shape : value_shape, uses_scaled);
+        const std::string values = values_expr(t, full ? t.shape : value_shape, uses_scaled, uses_loader);
         if (plain) {
           in << "    " << var << " = " << values << "\n";
         } else {
@@ -390,6 +405,35 @@ std::string python_repro_script(const Case& c, const ScriptDevice& device, const
     args.push_back(list ? arg + "]" : arg);
   }
 
+  if (uses_loader)
+    py << "\ndef load_tensor_file(path, key=None):\n"
+          "    \"\"\"The tensor opcheck reads from a .pt, .npy or .safetensors file (key: a dict's entry or a "
+          "safetensors name).\"\"\"\n"
+          "    if path.endswith(\".npy\"):\n"
+          "        import numpy\n"
+          "        return torch.from_numpy(numpy.load(path)).contiguous()\n"
+          "    if path.endswith(\".safetensors\"):\n"
+          "        import json\n"
+          "        import struct\n"
+          "        with open(path, \"rb\") as f:\n"
+          "            n = struct.unpack(\"<Q\", f.read(8))[0]\n"
+          "            header = json.loads(f.read(n))\n"
+          "            entry = header[key if key is not None else next(k for k in header if k != \"__metadata__\")]\n"
+          "            begin, end = entry[\"data_offsets\"]\n"
+          "            f.seek(8 + n + begin)\n"
+          "            data = bytearray(f.read(end - begin))\n"
+          "        dtype = {\"F16\": torch.float16, \"BF16\": torch.bfloat16, \"F32\": torch.float32, \"F64\": "
+          "torch.float64,\n"
+          "                 \"I8\": torch.int8, \"I16\": torch.int16, \"I32\": torch.int32, \"I64\": torch.int64, "
+          "\"U8\": torch.uint8,\n"
+          "                 \"BOOL\": torch.bool, \"C64\": torch.complex64}[entry[\"dtype\"]]\n"
+          "        if not data:\n"
+          "            return torch.empty(entry[\"shape\"], dtype=dtype)\n"
+          "        return torch.frombuffer(data, dtype=dtype).reshape(entry[\"shape\"]).clone()\n"
+          "    obj = torch.load(path)\n"
+          "    if isinstance(obj, dict):\n"
+          "        obj = obj[key]\n"
+          "    return obj.contiguous()\n\n";
   if (uses_scaled)
     py << "\ndef scaled(r, low, high):\n"
           "    \"\"\"make_tensor's values in [low, high) from torch.rand's r (opcheck's rand/uniform with "

@@ -1,5 +1,9 @@
 #include "opcheck/case.h"
 
+#include <sys/utsname.h>
+
+#include <cctype>
+
 namespace opcheck {
 
 const char* init_kind_name(InitKind k) {
@@ -14,6 +18,8 @@ const char* init_kind_name(InitKind k) {
     case InitKind::Data: return "data";
     case InitKind::Xavier: return "xavier";
     case InitKind::File: return "file";
+    case InitKind::Eye: return "eye";
+    case InitKind::Full: return "full";
   }
   return "?";
 }
@@ -38,6 +44,30 @@ bool TensorSpec::is_contiguous() const {
     expected *= shape[i];
   }
   return true;
+}
+
+std::string op_mark(std::string_view op) {
+  std::string out = "op__";
+  for (char c : op) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return out;
+}
+
+std::string platform_mark() {
+  static const std::string mark = [] {
+    struct utsname u {};
+    return std::string("platform__") + (::uname(&u) == 0 ? u.machine : "unknown");
+  }();
+  return mark;
+}
+
+std::vector<std::string> derived_marks(const Case& c) {
+  return {op_mark(c.op), std::string("dtype__") + torch_dtype_name(c.dtype), platform_mark()};
+}
+
+bool is_derived_mark(std::string_view mark) {
+  for (std::string_view prefix : {"op__", "dtype__", "platform__"})
+    if (mark.size() > prefix.size() && mark.substr(0, prefix.size()) == prefix) return true;
+  return false;
 }
 
 }  // namespace opcheck

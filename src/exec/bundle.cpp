@@ -113,7 +113,8 @@ std::string kwargs_flow(const KwArgs& kw) {
 std::string tensor_flow(const TensorSpec& t, const BundleTensor& b) {
   std::string out = "{";
   auto key = [&](const std::string& k, const std::string& v) { out += (out.size() > 1 ? ", " : "") + k + ": " + v; };
-  const bool file_shape = !b.saved && t.init == InitKind::File && t.shape_from_file;
+  // A file tensor written without a shape takes the file's, saved or not (its spec has no shape to write).
+  const bool file_shape = t.init == InitKind::File && t.shape_from_file;
   if (!file_shape) {
     key("shape", ints_flow(t.shape));
     key("stride", ints_flow(t.stride));
@@ -431,7 +432,8 @@ std::vector<std::vector<BundleTensor>> recipe_tensors(const Case& c, const fs::p
       const TensorSpec& spec = list ? in.list[j] : in.tensor;
       BundleTensor b;
       if (spec.init == InitKind::File) {
-        b.file = tensor_file(i, j, list);
+        // The manifest's own file, in its own format (.pt, .npy or .safetensors).
+        b.file = fs::path(tensor_file(i, j, list)).replace_extension(fs::path(spec.file).extension()).string();
         place_copy(spec.file, folder / b.file);
       }
       out[i].push_back(b);

@@ -19,6 +19,7 @@
 
 #include "common/sha256.h"
 #include "manifest/pt_file.h"
+#include "manifest/tensor_file.h"
 
 namespace opcheck::exec {
 namespace {
@@ -195,26 +196,76 @@ at::Tensor data_values(const TensorSpec& spec, at::ScalarType st) {
   return t;
 }
 
+/// A .npy or .safetensors tensor: the bytes the file's header locates, read into a tensor of exactly that size.
+at::Tensor raw_file_values(const TensorSpec& spec, const std::string& key) {
+  TensorFileEntry e;
+  std::string note;
+  if (const std::string problem = check_tensor_file(spec.file, key, e, note); !problem.empty())
+    fail(spec, "file '" + spec.file + "' " + problem + ".",
+         "save the tensor again (the file changed since it was checked?).");
+  std::vector<std::int64_t> shape = e.shape;
+  if (e.fortran_order) std::reverse(shape.begin(), shape.end());
+  // Bool bytes are read as uint8 and compared with 0: a byte other than 0/1 never becomes an invalid bool.
+  const at::ScalarType read_as = *e.dtype == DType::Bool ? at::kByte : to_scalar_type(*e.dtype);
+  at::Tensor t = at::empty(shape, at::TensorOptions().dtype(read_as));
+  if (static_cast<std::uint64_t>(t.nbytes()) != e.data_bytes)
+    fail(spec, "file '" + spec.file + "' holds " + std::to_string(e.data_bytes) + " bytes for a tensor of " +
+                   std::to_string(t.nbytes()) + ".");
+  std::ifstream in(spec.file, std::ios::binary);
+  in.seekg(static_cast<std::streamoff>(e.data_offset));
+  if (e.data_bytes > 0 &&
+      !in.read(static_cast<char*>(t.data_ptr()), static_cast<std::streamsize>(e.data_bytes)))
+    fail(spec, "file '" + spec.file + "' could not be read to its end (truncated since it was checked?).");
+  if (read_as == at::kByte && *e.dtype == DType::Bool) t = t.ne(0);
+  if (e.fortran_order && t.dim() > 1) {
+    std::vector<std::int64_t> back(static_cast<std::size_t>(t.dim()));
+    for (std::int64_t d = 0; d < t.dim(); ++d) back[static_cast<std::size_t>(d)] = t.dim() - 1 - d;
+    t = t.permute(back);
+  }
+  return t;
+}
+
 at::Tensor file_values(const TensorSpec& spec, at::ScalarType st) {
   std::error_code ec;
   if (std::filesystem::exists(spec.file, ec) && !std::filesystem::is_regular_file(spec.file, ec))
-    fail(spec, "file '" + spec.file + "' is not a regular file.", "name a .pt file saved by torch.save.");
-  std::ifstream in(spec.file, std::ios::binary);
-  if (!in) fail(spec, "cannot read file '" + spec.file + "'.", "check the path (relative to the manifest's folder).");
-  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  c10::IValue v;
-  try {
-    v = torch::jit::pickle_load(bytes);
-  } catch (const std::exception& e) {
-    std::string what = e.what();
-    what = what.substr(0, what.find('\n'));
-    fail(spec, "file '" + spec.file + "' is not a tensor saved by torch.save: " + what,
-         "save a single tensor: torch.save(t, path).");
+    fail(spec, "file '" + spec.file + "' is not a regular file.", "name a .pt, .npy or .safetensors file.");
+  const PyValue* key_arg = find_arg(spec, "key");
+  const std::string key = key_arg && key_arg->kind == PyValue::Kind::String ? key_arg->s : std::string();
+  const auto format = tensor_file_format(spec.file);
+  if (!format) fail(spec, "file '" + spec.file + "' is not a .pt, .npy or .safetensors file.");
+  at::Tensor t;
+  if (*format != TensorFileFormat::Pt) {
+    std::ifstream probe(spec.file, std::ios::binary);
+    if (!probe) fail(spec, "cannot read file '" + spec.file + "'.", "check the path.");
+    t = raw_file_values(spec, key);
+  } else {
+    std::ifstream in(spec.file, std::ios::binary);
+    if (!in) fail(spec, "cannot read file '" + spec.file + "'.", "check the path (relative to the manifest's folder).");
+    std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    c10::IValue v;
+    try {
+      v = torch::jit::pickle_load(bytes);
+    } catch (const std::exception& e) {
+      std::string what = e.what();
+      what = what.substr(0, what.find('\n'));
+      fail(spec, "file '" + spec.file + "' is not a tensor saved by torch.save: " + what,
+           "save a single tensor: torch.save(t, path).");
+    }
+    if (v.isGenericDict() && !key.empty()) {
+      bool found = false;
+      for (const auto& item : v.toGenericDict())
+        if (item.key().isString() && item.key().toStringRef() == key) {
+          v = item.value();
+          found = true;
+          break;
+        }
+      if (!found) fail(spec, "file '" + spec.file + "' has no entry '" + key + "'.", "name one of its keys.");
+    }
+    if (!v.isTensor())
+      fail(spec, "file '" + spec.file + "' holds a " + v.tagKind() + ", not a tensor.",
+           "save a single tensor: torch.save(t, path), or name a dict's entry with init_args.key.");
+    t = v.toTensor();
   }
-  if (!v.isTensor())
-    fail(spec, "file '" + spec.file + "' holds a " + v.tagKind() + ", not a tensor.",
-         "save a single tensor: torch.save(t, path) (a dict or list of tensors is not an input).");
-  at::Tensor t = v.toTensor();
   // The file's sizes, strides and offset are data: a crafted or damaged file can point past its own storage, and
   // reading through such a view would read memory that is not the file's.
   const std::string layout_problem =
@@ -230,6 +281,13 @@ at::Tensor file_values(const TensorSpec& spec, at::ScalarType st) {
     fail(spec, os.str(), "make the manifest's dtype and shape match the saved tensor.");
   }
   return t.contiguous();
+}
+
+/// Python: torch.eye(n, dtype=dtype) for a square 2-D shape.
+at::Tensor eye_values(const TensorSpec& spec, at::ScalarType st) {
+  if (spec.shape.size() != 2 || spec.shape[0] != spec.shape[1])
+    fail(spec, "eye needs a square 2-D shape, got " + shape_text(spec.shape) + ".", "give shape [n, n].");
+  return at::eye(spec.shape[0], at::TensorOptions().dtype(st));
 }
 
 /// Python for xavier: torch.nn.init.xavier_uniform_(torch.empty(shape, dtype=dtype), gain=gain).
@@ -309,9 +367,17 @@ at::Tensor make_values(const TensorSpec& spec, c10::IntArrayRef shape, at::Scala
     case InitKind::Xavier:
       check_arg_keys(spec, {"gain"});
       return xavier_values(spec, shape, st, gen);
+    case InitKind::Full: {
+      check_arg_keys(spec, {"fill_value"});
+      // Python: torch.full(shape, fill_value, dtype=dtype), fill_value as written (int stays int).
+      auto value = number_arg(spec, "fill_value");
+      if (!value) fail(spec, "full needs init_args.fill_value.", "add init_args: {fill_value: 0.5}.");
+      return at::full(shape, *value, opts);
+    }
     case InitKind::Data:
     case InitKind::File:
-      break;  // read over the full logical shape by build_tensor
+    case InitKind::Eye:
+      break;  // made over the full logical shape by build_tensor
   }
   fail(spec, "unhandled init kind.");
 }
@@ -471,9 +537,14 @@ at::Tensor build_tensor(const TensorSpec& spec, std::int64_t seed) {
   const at::ScalarType st = to_scalar_type(spec.dtype);
   at::Tensor values;
   try {
-    if (spec.init == InitKind::Data || spec.init == InitKind::File) {
-      check_arg_keys(spec, {});
-      at::Tensor full = spec.init == InitKind::Data ? data_values(spec, st) : file_values(spec, st);
+    if (spec.init == InitKind::Data || spec.init == InitKind::File || spec.init == InitKind::Eye) {
+      if (spec.init == InitKind::File)
+        check_arg_keys(spec, {"key"});
+      else
+        check_arg_keys(spec, {});
+      at::Tensor full = spec.init == InitKind::Data   ? data_values(spec, st)
+                        : spec.init == InitKind::File ? file_values(spec, st)
+                                                      : eye_values(spec, st);
       values = reduce_expanded(spec, full, value_shape);
     } else {
       values = make_values(spec, value_shape, st, seed);

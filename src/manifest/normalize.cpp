@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "manifest/pt_file.h"
+#include "manifest/tensor_file.h"
 #include "manifest/py_literal.h"
 #include "manifest/spelling.h"
 #include "manifest/tensor_layout.h"
@@ -66,7 +67,9 @@ const std::vector<InitInfo> kInits{
     {"uniform", InitKind::Uniform, {"low", "high"}},
     {"data", InitKind::Data, {}},
     {"xavier", InitKind::Xavier, {"gain"}},
-    {"file", InitKind::File, {}},
+    {"file", InitKind::File, {"path", "key"}},
+    {"eye", InitKind::Eye, {}},
+    {"full", InitKind::Full, {"fill_value"}},
 };
 
 struct PresetInfo {
@@ -115,6 +118,31 @@ bool is_op_spelling(std::string_view s) {
           c == ':'))
       return false;
   return true;
+}
+
+/// Why torch.full could not fill a `dtype` tensor with `v` (it refuses values that overflow the dtype), or "".
+std::string fill_value_problem(const PyValue& v, DType dtype) {
+  const double d = v.as_double();
+  double lo = 0, hi = 0;
+  switch (dtype) {
+    case DType::Int8: lo = -128; hi = 127; break;
+    case DType::Int16: lo = -32768; hi = 32767; break;
+    case DType::Int32: lo = -2147483648.0; hi = 2147483647.0; break;
+    case DType::UInt8: lo = 0; hi = 255; break;
+    case DType::Int64:
+      if (v.kind == PyValue::Kind::Float && !(std::abs(d) < 9.2233720368547758e18))
+        return "does not fit in int64";
+      return {};
+    case DType::Float16: case DType::Complex32: lo = -65504; hi = 65504; break;
+    case DType::BFloat16: lo = -3.3895313892515355e38; hi = 3.3895313892515355e38; break;
+    case DType::Float32: case DType::Complex64: lo = -3.4028234663852886e38; hi = 3.4028234663852886e38; break;
+    default: return {};
+  }
+  const bool integral = dtype == DType::Int8 || dtype == DType::Int16 || dtype == DType::Int32 || dtype == DType::UInt8;
+  if (std::isnan(d) || std::isinf(d))
+    return integral ? std::string("is not finite, which an integer dtype cannot hold") : std::string();
+  if (d < lo || d > hi) return "overflows " + std::string(torch_dtype_name(dtype));
+  return {};
 }
 
 /// Case-level settings that `defaults:` may also give; a case's own value wins.
@@ -191,9 +219,11 @@ class Normalizer {
   bool read_input(NodeRef item, const Case& c, Input& out);
   bool read_tensor(NodeRef t, const Case& c, TensorSpec& out);
   bool read_data(NodeRef n, const std::vector<std::int64_t>& shape, std::size_t dim, PyValue& out);
-  bool resolve_file(NodeRef n, std::string& out);
+  bool resolve_file(NodeRef n, const std::string& key, bool dtype_given, TensorSpec& out);
+  void use_v2_file_paths() { v2_paths_ = true; }
 
  private:
+  bool v2_paths_ = false;    // v2 configs: ${TORCH_ROOT}/${TORCH_DEVICE_ROOT} expanded, any folder allowed
   const std::string& path_;
   DiagnosticList& diags_;
   std::string model_;
@@ -614,32 +644,42 @@ std::string escaped_controls(const std::string& s) {
   return out;
 }
 
-bool Normalizer::resolve_file(NodeRef n, std::string& out) {
-  std::string rel;
-  if (!read_string(n, "file", rel)) return false;
+bool Normalizer::resolve_file(NodeRef n, const std::string& key, bool dtype_given, TensorSpec& out) {
+  std::string raw;
+  if (!read_string(n, "file", raw)) return false;
+  std::string rel = raw;
+  if (v2_paths_) {
+    if (const std::string problem = expand_path_tokens(raw, rel); !problem.empty()) {
+      error(n, "path " + q(raw) + " " + problem,
+            "export TORCH_DEVICE_ROOT (the torch-spyre checkout) and TORCH_ROOT (the PyTorch checkout) before "
+            "running opcheck, or write the path without ${...}");
+      return false;
+    }
+  }
   fs::path p(rel);
-  if (p.is_absolute()) {
+  if (p.is_absolute() && !v2_paths_) {
     error(n, "absolute path " + q(rel) + " for 'file' is not allowed",
           "give the path relative to the manifest's folder");
     return false;
   }
   fs::path norm = p.lexically_normal();
-  if (norm.empty() || *norm.begin() == "..") {
+  if (norm.empty() || (!v2_paths_ && *norm.begin() == "..")) {
     error(n, "'file' path " + q(rel) + " escapes the manifest's folder",
-          "keep .pt files in the manifest's folder or below it");
+          "keep tensor files in the manifest's folder or below it");
     return false;
   }
-  std::string ext = norm.extension().string();
-  if (ext != ".pt" && ext != ".pth") {
-    error(n, "'file' must name a .pt file, got " + q(rel), "save the tensor with torch.save(t, 'name.pt')");
+  if (!tensor_file_format(norm.string())) {
+    error(n, "a tensor file must be a .pt, .npy or .safetensors file, got " + q(rel),
+          "save the tensor with torch.save(t, 'name.pt'), numpy.save('name.npy', a) or safetensors' save_file");
     return false;
   }
   std::error_code ec;
   if (root_.empty()) root_ = fs::absolute(fs::path(path_), ec).parent_path().lexically_normal();
-  fs::path full = root_ / norm;
+  fs::path full = norm.is_absolute() ? norm : root_ / norm;
   if (!fs::exists(full, ec)) {
     error(n, "file " + q(rel) + " does not exist (looked for " + full.string() + ")",
-          "put the .pt file next to the manifest or fix the path");
+          v2_paths_ ? "fix the path (a relative one starts at the config's folder) or the environment variable"
+                    : "put the file next to the manifest or fix the path");
     return false;
   }
   if (root_canonical_.empty()) root_canonical_ = fs::canonical(root_, ec);
@@ -648,25 +688,54 @@ bool Normalizer::resolve_file(NodeRef n, std::string& out) {
     error(n, "cannot resolve file " + q(rel) + ": " + ec.message());
     return false;
   }
-  auto rel_to_root = real.lexically_relative(root_canonical_);
-  if (rel_to_root.empty() || *rel_to_root.begin() == "..") {
-    error(n, "file " + q(rel) + " resolves through a symlink to " + real.string() + ", outside the manifest's folder",
-          "copy the .pt file into the manifest's folder");
-    return false;
+  if (!v2_paths_) {
+    auto rel_to_root = real.lexically_relative(root_canonical_);
+    if (rel_to_root.empty() || *rel_to_root.begin() == "..") {
+      error(n, "file " + q(rel) + " resolves through a symlink to " + real.string() + ", outside the manifest's folder",
+            "copy the file into the manifest's folder");
+      return false;
+    }
   }
   if (!fs::is_regular_file(real, ec)) {
     error(n, "file " + q(rel) + " is not a regular file");
     return false;
   }
   // The file is data from anywhere: a damaged or crafted one is reported here, located, before anything reads it.
-  PtTensor saved;
-  if (const std::string problem = check_pt_file(real.string(), saved); !problem.empty()) {
-    error(n, "file " + q(rel) + " " + problem,
-          "save the tensor again with torch.save(t.contiguous().clone(), path) (libtorch reads only that format)");
+  TensorFileEntry saved;
+  std::string note;
+  if (const std::string problem = check_tensor_file(real.string(), key, saved, note); !problem.empty()) {
+    const char* fix = saved.format == TensorFileFormat::Npy ? "save the array again with numpy.save(path, a)"
+                      : saved.format == TensorFileFormat::Safetensors
+                          ? "save the tensors again with safetensors' save_file({name: t}, path), or set init_args.key"
+                          : "save the tensor again with torch.save(t.contiguous().clone(), path), or set init_args.key "
+                            "for a dict";
+    error(n, "file " + q(rel) + " " + problem, fix);
     return false;
   }
-  out = real.string();
-  return true;
+  if (!note.empty())
+    diags_.warning(loc(n), "file " + q(rel) + " " + note, case_id_, "remove init_args.key");
+  // Shape and dtype must be the entry's: a mismatch is found here, not when the case runs.
+  const std::string found = saved.dtype ? std::string(torch_dtype_name(*saved.dtype)) : saved.dtype_text;
+  bool ok = true;
+  // A tensor that writes no dtype of its own (a bare `- file:` input) takes the file's, as it takes its shape.
+  if (!dtype_given && saved.dtype) {
+    out.dtype = *saved.dtype;
+    out.dtype_spelling = found;
+  }
+  if (!saved.dtype || *saved.dtype != out.dtype) {
+    error(n, "file " + q(rel) + " holds " + found + " data (" + saved.dtype_text + ") but the tensor's dtype is " +
+                 torch_dtype_name(out.dtype),
+          "make the tensor's dtype " + found + ", or save the file in " + torch_dtype_name(out.dtype));
+    ok = false;
+  }
+  if (!out.shape_from_file && saved.shape != out.shape) {
+    error(n, "file " + q(rel) + " holds a tensor of shape " + shape_text(saved.shape) + " but the tensor's shape is " +
+                 shape_text(out.shape),
+          "make the shape " + shape_text(saved.shape) + ", or save a tensor of shape " + shape_text(out.shape));
+    ok = false;
+  }
+  out.file = real.string();
+  return ok;
 }
 
 bool Normalizer::read_data(NodeRef n, const std::vector<std::int64_t>& shape, std::size_t dim, PyValue& out) {
@@ -764,6 +833,8 @@ bool Normalizer::read_tensor(NodeRef t, const Case& c, TensorSpec& out) {
     }
   }
 
+  // A tensor file is named by `file:` or by init_args.path (torch-spyre's spelling).
+  const bool has_path = init_args && init_args.is_mapping() && init_args.find("path");
   // init: explicit, or implied by data:/file:, else rand.
   const InitInfo* init_info = &kInits[0];
   if (init) {
@@ -791,7 +862,10 @@ bool Normalizer::read_tensor(NodeRef t, const Case& c, TensorSpec& out) {
     if (file && out.init != InitKind::File)
       error(file, "'file' is given but init is " + q(init_info->name), "drop 'init' or write init: file");
     if (out.init == InitKind::Data && !data) error(init, "init: data needs a 'data' list", "add data: [[...], ...]");
-    if (out.init == InitKind::File && !file) error(init, "init: file needs a 'file' path", "add file: name.pt");
+    if (out.init == InitKind::File && !file && !has_path)
+      error(init, "init: file needs a file path", "add init_args: {path: name.pt} (or file: name.pt)");
+    if (file && has_path)
+      error(file, "'file' and init_args.path name the tensor file twice", "keep one of them");
   }
 
   // shape (a file tensor may leave it to the file)
@@ -823,12 +897,14 @@ bool Normalizer::read_tensor(NodeRef t, const Case& c, TensorSpec& out) {
         }
       }
     }
-  } else if (!file) {
+  } else if (!file && !has_path) {
     error(t, "tensor has no 'shape'", "add shape: [sizes...] (use [] for a 0-dim tensor)");
   } else {
     out.shape_from_file = true;
   }
 
+  NodeRef path_node;
+  std::string file_key;
   if (init_args && init_info) {
     if (want_mapping(init_args, "init_args")) {
       for (std::size_t i = 0; i < init_args.size(); ++i) {
@@ -842,11 +918,32 @@ bool Normalizer::read_tensor(NodeRef t, const Case& c, TensorSpec& out) {
                   "init " + std::string(init_info->name) + " takes: " + join(init_info->args));
           continue;
         }
+        if (k.text() == "path") {
+          path_node = init_args.value(i);
+          continue;
+        }
+        if (k.text() == "key") {
+          if (read_string(init_args.value(i), "key", file_key)) {
+            if (file_key.empty())
+              error(init_args.value(i), "init_args.key is empty", "name the tensor to take from the file");
+            else
+              out.init_args.emplace_back("key", PyValue::string(file_key));
+          }
+          continue;
+        }
         PyValue v;
         if (!read_value(init_args.value(i), k.text(), v)) continue;
-        if (!v.is_number() || v.kind == PyValue::Kind::Bool) {
+        const bool bool_ok = k.text() == "fill_value";  // torch.full(shape, True, dtype=torch.bool)
+        if (!v.is_number() || (v.kind == PyValue::Kind::Bool && !bool_ok)) {
           error(init_args.value(i), "init_args " + q(k.text()) + " must be a number, got " + v.repr());
           continue;
+        }
+        if (k.text() == "fill_value") {
+          if (const std::string problem = fill_value_problem(v, out.dtype); !problem.empty()) {
+            error(init_args.value(i), "init_args.fill_value " + v.repr() + " " + problem,
+                  "give a value the dtype can hold");
+            continue;
+          }
         }
         if (out.init == InitKind::Randint && v.kind != PyValue::Kind::Int) {
           error(init_args.value(i), "randint bound " + q(k.text()) + " must be an integer, got " + v.repr());
@@ -880,9 +977,19 @@ bool Normalizer::read_tensor(NodeRef t, const Case& c, TensorSpec& out) {
     }
   }
 
+  if (init_info && out.init == InitKind::Full && !(init_args && init_args.is_mapping() && init_args.find("fill_value")))
+    error(init_args ? init_args : (init ? init : t), "init: full needs init_args.fill_value",
+          "add init_args: {fill_value: 0.5}");
+  if (init_info && out.init == InitKind::Eye && have_shape && (out.shape.size() != 2 || out.shape[0] != out.shape[1]))
+    error(shape, "init: eye needs a square 2-D shape, got " + shape_text(out.shape),
+          "give shape [n, n] (torch.eye(n) is the identity)");
+  if (!file_key.empty() && !file && !path_node)
+    error(init_args, "init_args.key names a tensor in a file, but no file is given", "add init_args.path");
+
   if (data && have_shape && out.init == InitKind::Data) read_data(data, out.shape, 0, out.data);
 
-  if (file) resolve_file(file, out.file);
+  if ((file || path_node) && (have_shape || out.shape_from_file))
+    resolve_file(file ? file : path_node, file_key, /*dtype_given=*/static_cast<bool>(dtype), out);
 
   // Layout: explicit stride, a preset, column-major for contiguous: false, else row-major.
   bool contiguous_flag = true, have_contiguous = false;
@@ -1060,7 +1167,7 @@ bool Normalizer::read_input(NodeRef item, const Case& c, Input& out) {
   out.tensor.dtype_spelling = c.dtype_spelling;
   out.tensor.init = InitKind::File;
   out.tensor.shape_from_file = true;
-  return resolve_file(v, out.tensor.file);
+  return resolve_file(v, {}, /*dtype_given=*/false, out.tensor);
 }
 
 bool Normalizer::read_case(NodeRef c, const Settings& defaults, const std::vector<std::string>& file_marks, Case& out) {
@@ -1298,6 +1405,7 @@ struct CallReader::Impl {
 
 CallReader::CallReader(const std::string& path, DiagnosticList& diags) : impl_(std::make_unique<Impl>(path, diags)) {}
 CallReader::~CallReader() = default;
+void CallReader::use_v2_file_paths() { impl_->n.use_v2_file_paths(); }
 void CallReader::set_case_id(std::string id) { impl_->n.set_case_id(std::move(id)); }
 bool CallReader::check_keys(NodeRef map, const std::vector<std::string_view>& allowed, const std::string& where) {
   return impl_->n.check_keys(map, allowed, where);

@@ -28,6 +28,9 @@ class CallReader {
   CallReader& operator=(const CallReader&) = delete;
 
   void set_case_id(std::string id);
+  /// File paths as v2 configs write them: ${TORCH_ROOT} and ${TORCH_DEVICE_ROOT} expanded from the environment,
+  /// absolute paths and paths outside the config's folder allowed (a relative one starts at the config's folder).
+  void use_v2_file_paths();
   bool check_keys(yaml::NodeRef map, const std::vector<std::string_view>& allowed, const std::string& where);
   bool want_mapping(yaml::NodeRef n, std::string_view key);
   bool read_string(yaml::NodeRef n, std::string_view key, std::string& out);

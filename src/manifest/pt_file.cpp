@@ -103,6 +103,7 @@ struct PVal {
   std::int64_t i = 0;
   std::string s;  // Str; Global: "module.name"
   std::vector<std::shared_ptr<PVal>> items;  // Tuple/List; PersId: [pid]; Reduced: [callable, args]
+  std::vector<std::pair<std::shared_ptr<PVal>, std::shared_ptr<PVal>>> entries;  // Dict, OrderedDict: SETITEM(S)
 };
 using P = std::shared_ptr<PVal>;
 
@@ -130,7 +131,9 @@ std::string kind_name(const PVal& v) {
   return "value";
 }
 
-std::string unpickle(const std::vector<unsigned char>& b, P& result) {
+// `filled` collects the dicts SETITEM(S) filled: a crafted pickle can put a dict inside itself, and the caller
+// empties them when done so no cycle of shared pointers outlives the check.
+std::string unpickle(const std::vector<unsigned char>& b, P& result, std::vector<P>& filled) {
   std::vector<P> stack;
   std::vector<std::size_t> marks;
   std::map<std::uint64_t, P> memo;
@@ -261,12 +264,24 @@ std::string unpickle(const std::vector<unsigned char>& b, P& result) {
         stack.push_back(v);
         break;
       }
-      case 's': { if (!pop() || !pop() || stack.empty()) return bad("SETITEM"); break; }
+      case 's': {
+        P value = pop(), key = pop();
+        if (!value || !key || stack.empty()) return bad("SETITEM");
+        stack.back()->entries.emplace_back(key, value);
+        filled.push_back(stack.back());
+        break;
+      }
       case 'a': { if (!pop() || stack.empty()) return bad("APPEND"); break; }
       case 'b': { if (!pop() || stack.empty()) return bad("BUILD"); break; }
       case 'u': case 'e': {
         std::vector<P> items;
         if (!pop_mark(items) || stack.empty()) return bad(op == 'u' ? "SETITEMS" : "APPENDS");
+        if (op == 'u') {
+          if (items.size() % 2 != 0) return bad("SETITEMS of an odd count");
+          for (std::size_t k = 0; k + 1 < items.size(); k += 2)
+            stack.back()->entries.emplace_back(items[k], items[k + 1]);
+          filled.push_back(stack.back());
+        }
         break;
       }
       case '.': {
@@ -304,6 +319,64 @@ bool ints_of(const P& v, std::vector<std::int64_t>& out) {
   return true;
 }
 
+// The tensor record `t` (torch._utils._rebuild_tensor_v2, or a Parameter around one) checked against the archive.
+std::string check_tensor_record(const P& t, const std::string& prefix, const std::map<std::string, ZipEntry>& entries,
+                                PtTensor& out) {
+  P top = t;
+  if (top->kind == PVal::Reduced && top->items[0]->kind == PVal::Global &&
+      top->items[0]->s == "torch._utils._rebuild_parameter" && top->items[1]->kind == PVal::Tuple &&
+      !top->items[1]->items.empty())
+    top = top->items[1]->items[0];
+  if (top->kind != PVal::Reduced || top->items[0]->kind != PVal::Global ||
+      top->items[0]->s != "torch._utils._rebuild_tensor_v2")
+    return "holds a " + kind_name(*top) + ", not a single tensor";
+  const P& args = top->items[1];
+  if (args->kind != PVal::Tuple || args->items.size() < 4) return "holds a damaged tensor record (its arguments)";
+  const P& storage = args->items[0];
+  if (storage->kind != PVal::PersId || storage->items[0]->kind != PVal::Tuple ||
+      storage->items[0]->items.size() < 5)
+    return "holds a damaged tensor record (its storage)";
+  const auto& pid = storage->items[0]->items;
+  if (pid[0]->kind != PVal::Str || pid[0]->s != "storage" || pid[1]->kind != PVal::Global ||
+      pid[2]->kind != PVal::Str || pid[4]->kind != PVal::Int)
+    return "holds a damaged tensor record (its storage)";
+  const std::string type = pid[1]->s.substr(pid[1]->s.rfind('.') + 1);
+  out.storage_type = type;
+  out.element_size = element_size_of(type);
+  if (out.element_size == 0) return "holds a tensor of storage type " + pid[1]->s + ", which opcheck does not read";
+  out.storage_elements = pid[4]->i;
+  const std::string data_name = prefix + "data/" + pid[2]->s;
+  auto data = entries.find(data_name);
+  if (data == entries.end()) return "has no entry " + data_name + " for the tensor's storage";
+  out.storage_bytes = static_cast<std::int64_t>(data->second.size);
+  if (out.storage_elements < 0 || out.storage_elements > out.storage_bytes / out.element_size)
+    return "records a storage of " + std::to_string(out.storage_elements) + " elements, but its entry " + data_name +
+           " holds " + std::to_string(out.storage_bytes) + " bytes";
+  if (args->items[1]->kind != PVal::Int || !ints_of(args->items[2], out.sizes) || !ints_of(args->items[3], out.strides))
+    return "holds a damaged tensor record (offset, sizes or strides)";
+  out.offset = args->items[1]->i;
+  if (std::string problem = extent_problem(out.sizes, out.strides, out.offset,
+                                           out.storage_elements * out.element_size, out.element_size);
+      !problem.empty())
+    return "holds a tensor whose " + problem;
+  return {};
+}
+
+bool is_dict(const PVal& v) {
+  return v.kind == PVal::Dict || (v.kind == PVal::Reduced && v.items[0]->kind == PVal::Global &&
+                                  v.items[0]->s == "collections.OrderedDict");
+}
+
+std::string dict_keys(const PVal& d) {
+  std::string out;
+  std::size_t shown = 0;
+  for (const auto& [k, v] : d.entries) {
+    if (shown == 8) return out + ", ... (" + std::to_string(d.entries.size()) + " in all)";
+    out += (shown++ ? ", " : "") + (k->kind == PVal::Str ? "'" + k->s.substr(0, 80) + "'" : kind_name(*k));
+  }
+  return out.empty() ? "none" : out;
+}
+
 }  // namespace
 
 std::string extent_problem(const std::vector<std::int64_t>& sizes, const std::vector<std::int64_t>& strides,
@@ -327,7 +400,7 @@ std::string extent_problem(const std::vector<std::int64_t>& sizes, const std::ve
   return {};
 }
 
-std::string check_pt_file(const std::string& path, PtTensor& out) {
+std::string check_pt_file(const std::string& path, PtTensor& out, const std::string& key, std::string* note) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) return "cannot be opened";
   const auto end = in.tellg();
@@ -362,40 +435,33 @@ std::string check_pt_file(const std::string& path, PtTensor& out) {
   if (!in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(bytes.size())))
     return "cannot be read";
   P top;
-  if (std::string problem = unpickle(bytes, top); !problem.empty()) return problem;
+  std::vector<P> filled;
+  struct EmptyDicts {
+    std::vector<P>& dicts;
+    ~EmptyDicts() {
+      for (auto& d : dicts) d->entries.clear();
+    }
+  } empty_dicts{filled};
+  if (std::string problem = unpickle(bytes, top, filled); !problem.empty()) return problem;
 
-  if (top->kind != PVal::Reduced || top->items[0]->kind != PVal::Global ||
-      top->items[0]->s != "torch._utils._rebuild_tensor_v2")
-    return "holds a " + kind_name(*top) + ", not a single tensor";
-  const P& args = top->items[1];
-  if (args->kind != PVal::Tuple || args->items.size() < 4) return "holds a damaged tensor record (its arguments)";
-  const P& storage = args->items[0];
-  if (storage->kind != PVal::PersId || storage->items[0]->kind != PVal::Tuple ||
-      storage->items[0]->items.size() < 5)
-    return "holds a damaged tensor record (its storage)";
-  const auto& pid = storage->items[0]->items;
-  if (pid[0]->kind != PVal::Str || pid[0]->s != "storage" || pid[1]->kind != PVal::Global ||
-      pid[2]->kind != PVal::Str || pid[4]->kind != PVal::Int)
-    return "holds a damaged tensor record (its storage)";
-  const std::string type = pid[1]->s.substr(pid[1]->s.rfind('.') + 1);
-  out.storage_type = type;
-  out.element_size = element_size_of(type);
-  if (out.element_size == 0) return "holds a tensor of storage type " + pid[1]->s + ", which opcheck does not read";
-  out.storage_elements = pid[4]->i;
-  const std::string data_name = prefix + "data/" + pid[2]->s;
-  auto data = entries.find(data_name);
-  if (data == entries.end()) return "has no entry " + data_name + " for the tensor's storage";
-  out.storage_bytes = static_cast<std::int64_t>(data->second.size);
-  if (out.storage_elements < 0 || out.storage_elements > out.storage_bytes / out.element_size)
-    return "records a storage of " + std::to_string(out.storage_elements) + " elements, but its entry " + data_name +
-           " holds " + std::to_string(out.storage_bytes) + " bytes";
-  if (args->items[1]->kind != PVal::Int || !ints_of(args->items[2], out.sizes) || !ints_of(args->items[3], out.strides))
-    return "holds a damaged tensor record (offset, sizes or strides)";
-  out.offset = args->items[1]->i;
-  if (std::string problem = extent_problem(out.sizes, out.strides, out.offset,
-                                           out.storage_elements * out.element_size, out.element_size);
-      !problem.empty())
-    return "holds a tensor whose " + problem;
+  if (is_dict(*top) && top->kind == PVal::Reduced)  // libtorch's unpickler fails on a state_dict's OrderedDict
+    return "holds an OrderedDict (a state_dict), which libtorch cannot read; save it as a plain dict: "
+           "torch.save(dict(state_dict), path)";
+  if (is_dict(*top)) {
+    if (key.empty())
+      return "holds a dict of " + std::to_string(top->entries.size()) +
+             (top->entries.size() == 1 ? " entry (" : " entries (") + dict_keys(*top) +
+             "), not a single tensor; name one with init_args.key";
+    for (const auto& [k, v] : top->entries)
+      if (k->kind == PVal::Str && k->s == key) {
+        if (std::string problem = check_tensor_record(v, prefix, entries, out); !problem.empty())
+          return problem.rfind("holds a ", 0) == 0 ? "entry '" + key + "' " + problem : problem;
+        return {};
+      }
+    return "has no entry '" + key + "' (its keys: " + dict_keys(*top) + ")";
+  }
+  if (!key.empty() && note) *note = "holds a single tensor, not a dict: init_args.key '" + key + "' is not needed";
+  return check_tensor_record(top, prefix, entries, out);
   return {};
 }
 

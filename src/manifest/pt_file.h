@@ -21,7 +21,10 @@ struct PtTensor {
 /// Reads `path` as torch.save's zip format and checks it. Returns "" and fills `out` when the file holds one tensor
 /// whose layout fits its storage; otherwise says what is wrong ("is truncated: ...", "holds a dict, not a tensor",
 /// "sizes [..] with strides [..] and offset N reach element M of a storage of K elements", ...).
-std::string check_pt_file(const std::string& path, PtTensor& out);
+/// A dict (torch.save({"w": t}), a state_dict) holds one tensor per key: `key` picks one, and is required then; a key
+/// given for a single-tensor file sets `note` and the tensor is used.
+std::string check_pt_file(const std::string& path, PtTensor& out, const std::string& key = {},
+                          std::string* note = nullptr);
 
 /// Why a layout reaches outside its storage, or "" when it fits: negative sizes, strides or offset, an extent past
 /// `storage_bytes`, or arithmetic that overflows int64.

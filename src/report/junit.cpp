@@ -8,6 +8,7 @@
 #include <map>
 #include <string_view>
 
+#include "opcheck/case.h"
 #include "opcheck/dtype.h"
 #include "report/atomic_file.h"
 #include "report/report_error.h"
@@ -85,14 +86,6 @@ std::string reason(const CaseRecord& rec) {
   return first_line(rec.result.message);
 }
 
-// `torch.nn.functional.linear` -> `torch_nn_functional_linear`: non-alphanumerics as '_', as torch-spyre's marks.
-std::string tag_word(std::string_view s) {
-  std::string out(s);
-  for (char& c : out)
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  return out;
-}
-
 // The record's dtype (a canonical name such as bf16) in torch's spelling (bfloat16).
 std::string torch_dtype_of(const std::string& dtype) {
   auto t = parse_dtype(dtype);
@@ -128,7 +121,7 @@ void write_case_properties(XmlOut& x, const CaseRecord& rec) {
   if (!rec.upstream_test.empty()) x.property(d, "upstream_test", rec.upstream_test);
   if (rec.outcome == Outcome::XPassed) x.property(d, "xfail_strict", rec.xfail_strictness == XfailStrictness::Strict ? "true" : "false");
   // torch-spyre's ingest takes op_name, dtype and model from these tags only.
-  x.property(d, "tag", "op__" + tag_word(rec.op));
+  x.property(d, "tag", op_mark(rec.op));
   x.property(d, "tag", "dtype__" + torch_dtype_of(rec.dtype));
   x.property(d, "tag", "model__" + rec.model);
   x.end(3, "properties");

@@ -321,7 +321,10 @@ Selected select_cases(const ManifestSet& set, const Selection& sel) {
   if (mark_expr) {
     std::set<std::string> known(sel.registered_markers.begin(), sel.registered_markers.end());
     for (const auto& m : set.manifests)
-      for (const auto& c : m.cases) known.insert(c.marks.begin(), c.marks.end());
+      for (const auto& c : m.cases) {
+        known.insert(c.marks.begin(), c.marks.end());
+        for (auto& d : derived_marks(c)) known.insert(std::move(d));
+      }
     std::set<std::string> reported;
     for (const auto& ident : mark_expr->identifiers()) {
       if (known.count(ident) || !reported.insert(ident).second) continue;
@@ -368,7 +371,7 @@ Selected select_cases(const ManifestSet& set, const Selection& sel) {
           }
       if (sel.strict_markers) {
         for (const auto& mark : c.marks) {
-          if (registered.count(mark)) continue;
+          if (registered.count(mark) || is_derived_mark(mark)) continue;
           std::vector<std::string> near = suggest_models(mark, sel.registered_markers, 2);
           out.diagnostics.error(c.loc,
                                 "'" + mark + "' not found in `markers` configuration option" +
@@ -378,7 +381,9 @@ Selected select_cases(const ManifestSet& set, const Selection& sel) {
         }
       }
       if (mark_expr && !mark_expr->evaluate([&](const std::string& ident) {
-            return std::find(c.marks.begin(), c.marks.end(), ident) != c.marks.end();
+            if (std::find(c.marks.begin(), c.marks.end(), ident) != c.marks.end()) return true;
+            const auto derived = derived_marks(c);
+            return std::find(derived.begin(), derived.end(), ident) != derived.end();
           })) {
         ++out.deselected;
         continue;

@@ -333,7 +333,7 @@ DAMAGED = {
     "big_offset": "sizes [2, 3] with strides [3, 1] and offset 7 reach element 12 of a storage of 6 elements",
     "truncated": "no end-of-archive record",
     "garbage": "is not a tensor file written by torch.save",
-    "dict": "holds a dict, not a single tensor",
+    "dict": "holds a dict of 1 entry ('a'), not a single tensor; name one with init_args.key",
 }
 
 

@@ -38,7 +38,7 @@ opcheck::InitKind init_of(const std::string& s) {
   static const std::pair<const char*, K> names[] = {{"rand", K::Rand},       {"randn", K::Randn},   {"zeros", K::Zeros},
                                                      {"ones", K::Ones},       {"arange", K::Arange}, {"randint", K::Randint},
                                                      {"uniform", K::Uniform}, {"data", K::Data},     {"xavier", K::Xavier},
-                                                     {"file", K::File}};
+                                                     {"file", K::File},       {"eye", K::Eye},       {"full", K::Full}};
   for (const auto& [n, k] : names)
     if (s == n) return k;
   throw std::runtime_error("unknown init '" + s + "'");

@@ -72,9 +72,60 @@ def values(shape, dtype, init, args, data=None, file=None):
         return torch.nn.init.xavier_uniform_(torch.empty(shape, dtype=dtype), gain=args.get("gain", 1.0))
     if init == "data":
         return torch.tensor(data, dtype=dtype)
+    if init == "eye":
+        return torch.eye(shape[0], dtype=dtype)
+    if init == "full":
+        return torch.full(shape, args["fill_value"], dtype=dtype)
     if init == "file":
-        return torch.load(file)
+        return load_tensor_file(file, args.get("key"))
     raise ValueError(init)
+
+
+def load_tensor_file(path, key=None):
+    """The tensor of a .pt (a dict's entry by key), .npy or .safetensors file, read by the formats' own libraries."""
+    path = str(path)
+    if path.endswith(".npy"):
+        import numpy
+        return torch.from_numpy(numpy.load(path)).contiguous()
+    if path.endswith(".safetensors"):
+        return safetensors_read(path)[key] if key else next(iter(safetensors_read(path).values()))
+    obj = torch.load(path)
+    return obj[key] if isinstance(obj, dict) else obj
+
+
+ST_DTYPES = {"F16": torch.float16, "BF16": torch.bfloat16, "F32": torch.float32, "F64": torch.float64,
+             "I64": torch.int64, "I32": torch.int32, "I16": torch.int16, "I8": torch.int8, "U8": torch.uint8,
+             "BOOL": torch.bool}
+
+
+def safetensors_write(path, tensors):
+    """The .safetensors format written by hand: 8-byte header size, JSON header, then the tensors' bytes."""
+    names = {v: k for k, v in ST_DTYPES.items()}
+    header, blobs, at = {}, [], 0
+    for name, t in tensors.items():
+        data = raw(t)
+        header[name] = {"dtype": names[t.dtype], "shape": list(t.shape), "data_offsets": [at, at + len(data)]}
+        blobs.append(data)
+        at += len(data)
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(len(text).to_bytes(8, "little") + text + b"".join(blobs))
+
+
+def safetensors_read(path):
+    with open(path, "rb") as f:
+        n = int.from_bytes(f.read(8), "little")
+        header = json.loads(f.read(n))
+        body = f.read()
+    out = {}
+    for name, e in header.items():
+        if name == "__metadata__":
+            continue
+        begin, end = e["data_offsets"]
+        data = bytearray(body[begin:end])
+        out[name] = torch.frombuffer(data, dtype=ST_DTYPES[e["dtype"]]).reshape(e["shape"]).clone()
+    return out
 
 
 def reference_tensor(spec):
@@ -165,6 +216,14 @@ PARITY_SPECS = [
     {"shape": [3], "dtype": "int64", "init": "data", "data": [1152921504606846977, -3, 0]},
     {"shape": [], "dtype": "fp32", "init": "data", "data": 2.5},
     {"shape": [2, 2], "dtype": "fp32", "init": "zeros"},
+    {"shape": [5, 5], "dtype": "fp32", "init": "eye"},
+    {"shape": [3, 3], "dtype": "bf16", "init": "eye"},
+    {"shape": [4, 4], "stride": [1, 4], "dtype": "int64", "init": "eye"},
+    {"shape": [3, 4], "dtype": "fp16", "init": "full", "init_args": {"fill_value": 0.1}},
+    {"shape": [3, 4], "dtype": "bf16", "init": "full", "init_args": {"fill_value": -2}},
+    {"shape": [6], "dtype": "int64", "init": "full", "init_args": {"fill_value": 1152921504606846977}},
+    {"shape": [2, 2], "dtype": "bool", "init": "full", "init_args": {"fill_value": True}},
+    {"shape": [4, 6], "stride": [0, 1], "dtype": "fp32", "init": "full", "init_args": {"fill_value": 7.5}},
     {"shape": [2, 2], "dtype": "bf16", "init": "ones"},
     {"shape": [], "dtype": "fp32", "init": "rand", "seed": 26},
     {"shape": [0, 5], "dtype": "fp16", "init": "rand", "seed": 27},
@@ -269,3 +328,55 @@ def test_bad_specs_are_errors_not_crashes(tmp_path):
     assert "ragged" in lines[3]["error"]
     assert "share storage" in lines[4]["error"]
     assert "randn" in lines[5]["error"]
+
+
+def test_npy_and_safetensors_files_read_back_exactly(tmp_path):
+    import numpy
+    torch.manual_seed(4)
+    a = torch.randn(3, 5)
+    numpy.save(tmp_path / "a.npy", a.numpy())
+    numpy.save(tmp_path / "f.npy", numpy.asfortranarray(a.numpy()))  # column-major data
+    numpy.save(tmp_path / "i.npy", numpy.arange(12, dtype=numpy.int64).reshape(4, 3))
+    numpy.save(tmp_path / "b.npy", numpy.array([[True, False], [False, True]]))
+    h, b = torch.randn(2, 7, dtype=torch.float16), torch.randn(7, 2, dtype=torch.bfloat16)
+    safetensors_write(tmp_path / "two.safetensors", {"h": h, "b": b})
+    safetensors_write(tmp_path / "one.safetensors", {"only": h})
+    torch.save({"x": a, "y": h}, tmp_path / "d.pt")
+    specs = [
+        {"shape": [3, 5], "dtype": "fp32", "init": "file", "file": str(tmp_path / "a.npy")},
+        {"shape": [3, 5], "dtype": "fp32", "init": "file", "file": str(tmp_path / "f.npy")},
+        {"shape": [4, 3], "dtype": "int64", "init": "file", "file": str(tmp_path / "i.npy")},
+        {"shape": [2, 2], "dtype": "bool", "init": "file", "file": str(tmp_path / "b.npy")},
+        {"shape": [7, 2], "dtype": "bf16", "init": "file", "file": str(tmp_path / "two.safetensors"),
+         "init_args": {"key": "b"}},
+        {"shape": [2, 7], "dtype": "fp16", "init": "file", "file": str(tmp_path / "one.safetensors")},
+        {"shape": [2, 7], "dtype": "fp16", "init": "file", "file": str(tmp_path / "d.pt"), "init_args": {"key": "y"}},
+        {"shape": [3, 5], "stride": [1, 3], "dtype": "fp32", "init": "file", "file": str(tmp_path / "a.npy")},
+    ]
+    out, lines = run_dump(specs, tmp_path)
+    for i, spec in enumerate(specs):
+        assert "error" not in lines[i], lines[i]
+        expected = load_tensor_file(spec["file"], spec.get("init_args", {}).get("key"))
+        assert (out / f"{i}.bin").read_bytes() == raw(expected), spec
+        assert lines[i]["digest"] == digest(expected.contiguous())
+    assert lines[7]["stride"] == [1, 3]
+
+
+def test_damaged_npy_and_safetensors_are_errors_not_reads(tmp_path):
+    import numpy
+    numpy.save(tmp_path / "a.npy", numpy.zeros((64, 64), dtype=numpy.float32))
+    whole = (tmp_path / "a.npy").read_bytes()
+    (tmp_path / "cut.npy").write_bytes(whole[:len(whole) // 2])
+    (tmp_path / "junk.safetensors").write_bytes(b"\xff" * 64)
+    safetensors_write(tmp_path / "two.safetensors", {"h": torch.zeros(2), "b": torch.ones(2)})
+    _, lines = run_dump([
+        {"shape": [64, 64], "dtype": "fp32", "init": "file", "file": str(tmp_path / "cut.npy")},
+        {"shape": [2], "dtype": "fp32", "init": "file", "file": str(tmp_path / "junk.safetensors")},
+        {"shape": [2], "dtype": "fp32", "init": "file", "file": str(tmp_path / "two.safetensors")},
+        {"shape": [2], "dtype": "fp32", "init": "file", "file": str(tmp_path / "two.safetensors"),
+         "init_args": {"key": "zz"}},
+    ], tmp_path)
+    assert "truncated" in lines[0]["error"]
+    assert "header claims" in lines[1]["error"]
+    assert "init_args.key" in lines[2]["error"]
+    assert "has no tensor 'zz'" in lines[3]["error"] and "'h'" in lines[3]["error"]

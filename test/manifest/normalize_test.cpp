@@ -523,7 +523,7 @@ TEST(Normalize, TensorDtypeInheritance) {
   ASSERT_EQ(cases[1].inputs[1].list.size(), 2u);
   EXPECT_EQ(cases[1].inputs[1].list[0].dtype, DType::Float64);
   EXPECT_EQ(cases[1].inputs[1].list[1].dtype, DType::Bool);
-  EXPECT_EQ(cases[1].inputs[2].tensor.dtype, DType::Float64);
+  EXPECT_EQ(cases[1].inputs[2].tensor.dtype, DType::Float32) << "a bare file input takes the saved tensor's dtype";
 }
 
 TEST(Normalize, EveryDtypeSpellingIsAccepted) {
@@ -710,7 +710,13 @@ TEST(Normalize, TensorMistakes) {
        "unknown init_args key 'gian' for init 'xavier' (did you mean 'gain'?)"},
       {"{shape: [2], init: rand, init_args: [1]}", "expected a mapping for 'init_args', got a list"},
       {"{shape: [2], init: data}", "init: data needs a 'data' list"},
-      {"{shape: [2], init: file}", "init: file needs a 'file' path"},
+      {"{shape: [2], init: file}", "init: file needs a file path"},
+      {"{shape: [2, 3], init: eye}", "init: eye needs a square 2-D shape, got [2, 3]"},
+      {"{shape: [2], init: full}", "init: full needs init_args.fill_value"},
+      {"{shape: [2], dtype: uint8, init: full, init_args: {fill_value: -1}}", "fill_value -1 overflows uint8"},
+      {"{shape: [2], init: full, init_args: {fill_value: x}}", "init_args 'fill_value' must be a number, got 'x'"},
+      {"{shape: [2], init: file, init_args: {path: a.pt}, file: a.pt}", "name the tensor file twice"},
+      {"{shape: [2], init: zeros, init_args: {key: w}}", "for init 'zeros' (it takes no arguments)"},
       {"{shape: [2], init: zeros, data: [1, 2]}", "'data' is given but init is 'zeros'"},
       {"{shape: [2], init: ones, file: arange_2x3.pt}", "'file' is given but init is 'ones'"},
       {"{shape: [2, 2], data: [1, 2]}",
@@ -736,7 +742,7 @@ TEST(Normalize, TensorMistakes) {
       {"{shape: [2], file: ../bad/x.pt}", "escapes the manifest's folder"},
       {"{shape: [2], file: sub/../../x.pt}", "escapes the manifest's folder"},
       {"{shape: [2], file: missing.pt}", "file 'missing.pt' does not exist"},
-      {"{shape: [2], file: arange_2x3.txt}", "'file' must name a .pt file"},
+      {"{shape: [2], file: arange_2x3.txt}", "must be a .pt, .npy or .safetensors file"},
       {"{shape: [2], file: ~}", "expected a string for 'file', got null"},
   };
   for (const auto& b : cases) {

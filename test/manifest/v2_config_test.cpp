@@ -242,7 +242,7 @@ TEST(V2Config, ErrorsAreLocatedWithAFix) {
   std::string eye = kAdd;
   eye.replace(eye.find("device: cuda:0}"), 15, "device: cuda:0, init: eye}");
   s = load_manifest_text("t.yaml", config(eye));
-  EXPECT_TRUE(has_diag(s, Diagnostic::Severity::Error, 22, "init 'eye' is not supported by opcheck yet", "use rand"))
+  EXPECT_TRUE(has_diag(s, Diagnostic::Severity::Error, 22, "init: eye needs a square 2-D shape", "[n, n]"))
       << all_diags(s);
 
   s = load_manifest_text("t.yaml", config(kAdd, "xfial"));

@@ -120,10 +120,17 @@ def init_args_of(keys, integer=False):
     return {"type": "object", "additionalProperties": False,
             "properties": {k: {"type": "integer" if integer else "number"} for k in keys}}
 defs["init_args"] = d("init_args", "Parameters of the init kind: low/high for rand and uniform, low/high "
-                      "(integers; high required and exclusive) for randint, mean/std for randn, gain for xavier; "
-                      "zeros, ones, arange, data and file take none. low must be below high.",
+                      "(integers; high required and exclusive) for randint, mean/std for randn, gain for xavier, "
+                      "fill_value (required) for full, path (instead of `file`) and key (a dict's entry or a "
+                      "safetensors name) for file; zeros, ones, arange, eye and data take none. low must be below high.",
                       type="object",
-                      properties={k: {"type": "number"} for k in ["low", "high", "mean", "std", "gain"]})
+                      properties={**{k: {"type": "number"} for k in ["low", "high", "mean", "std", "gain"]},
+                                  "fill_value": {"type": ["number", "boolean"]},
+                                  "path": {"type": "string", "minLength": 1},
+                                  "key": {"type": "string", "minLength": 1}})
+FILE_ARGS = {"type": "object", "additionalProperties": False,
+             "properties": {"path": {"type": "string", "minLength": 1}, "key": {"type": "string", "minLength": 1}}}
+HAS_PATH = {"required": ["init_args"], "properties": {"init_args": {"required": ["path"]}}}
 nested_data = {"$comment": "nested lists of numbers/bools matching shape",
                "type": ["number", "boolean", "array"], "items": {"$ref": "#/$defs/data"}}
 defs["data"] = d("data", "The tensor's values as nested lists (of numbers or bools) matching its shape.", **nested_data)
@@ -156,7 +163,7 @@ preset_rules = [
     {"if": {"required": ["preset"]}, "then": {"required": ["preset_args"],
                                               "not": {"anyOf": [{"required": ["stride"]},
                                                                 {"required": ["contiguous"]}]}}},
-    {"if": {"not": {"required": ["file"]}}, "then": {"required": ["shape"]}},
+    {"if": {"not": {"anyOf": [{"required": ["file"]}, HAS_PATH]}}, "then": {"required": ["shape"]}},
     # Which init_args each init understands (no init = rand, unless data/file imply theirs).
     {"if": {"anyOf": [{"required": ["init"], "properties": {"init": {"enum": ["rand", "uniform"]}}},
                       {"not": {"anyOf": [{"required": ["init"]}, {"required": ["data"]}, {"required": ["file"]}]}}]},
@@ -165,14 +172,22 @@ preset_rules = [
      "then": {"properties": {"init_args": init_args_of(["mean", "std"])}}},
     {"if": {"required": ["init"], "properties": {"init": {"const": "xavier"}}},
      "then": {"properties": {"init_args": init_args_of(["gain"])}}},
-    {"if": {"anyOf": [{"required": ["init"], "properties": {"init": {"enum": ["zeros", "ones", "arange", "data", "file"]}}},
-                      {"not": {"required": ["init"]}, "anyOf": [{"required": ["data"]}, {"required": ["file"]}]}]},
+    {"if": {"anyOf": [{"required": ["init"], "properties": {"init": {"enum": ["zeros", "ones", "arange", "eye", "data"]}}},
+                      {"not": {"required": ["init"]}, "required": ["data"]}]},
      "then": {"properties": {"init_args": init_args_of([])}}},
+    {"if": {"anyOf": [{"required": ["init"], "properties": {"init": {"const": "file"}}},
+                      {"not": {"required": ["init"]}, "required": ["file"]}]},
+     "then": {"properties": {"init_args": FILE_ARGS}}},
+    {"if": {"required": ["init"], "properties": {"init": {"const": "full"}}},
+     "then": {"required": ["init_args"],
+              "properties": {"init_args": {"type": "object", "additionalProperties": False, "required": ["fill_value"],
+                                           "properties": {"fill_value": {"type": ["number", "boolean"]}}}}}},
     {"if": {"required": ["init"], "properties": {"init": {"const": "randint"}}},
      "then": {"required": ["init_args"],
               "properties": {"init_args": dict(init_args_of(["low", "high"], integer=True), required=["high"])}}},
     {"if": {"required": ["init"], "properties": {"init": {"const": "data"}}}, "then": {"required": ["data"]}},
-    {"if": {"required": ["init"], "properties": {"init": {"const": "file"}}}, "then": {"required": ["file"]}},
+    {"if": {"required": ["init"], "properties": {"init": {"const": "file"}}},
+     "then": {"anyOf": [{"required": ["file"]}, HAS_PATH]}},
     {"if": {"required": ["data"]}, "then": {"properties": {"init": {"const": "data"}}}},
     {"if": {"required": ["file"]}, "then": {"properties": {"init": {"const": "file"}}}},
 ]
@@ -193,10 +208,10 @@ defs["tensor"] = d("tensor", "One tensor input: its layout, dtype, device and ho
                        "init": d("init", "How values are produced (default rand; data and file are implied by `data:` / "
                                  "`file:`).", type="string",
                                  enum=["rand", "randn", "zeros", "ones", "arange", "randint", "uniform", "data",
-                                       "xavier", "file"]),
+                                       "xavier", "file", "eye", "full"]),
                        "init_args": {"$ref": "#/$defs/init_args"},
                        "data": {"$ref": "#/$defs/data"},
-                       "file": d("file", "A .pt file (torch.save of one tensor) relative to the manifest's folder.",
+                       "file": d("file", "A .pt, .npy or .safetensors file relative to the manifest's folder.",
                                  **{"$ref": "#/$defs/relative_path"}),
                        "preset": d("preset", "A non-contiguous layout built from the shape: noncontig_slice "
                                    "{dim, step}, transpose_view {dim0, dim1}, expand_view {base_shape}. Needs "
