@@ -16,7 +16,7 @@
 #include <torch/library.h>
 
 #include "loopback.h"
-#include "manifest/spelling.h"
+#include "common/spelling.h"
 
 namespace opcheck::loopback {
 namespace {

@@ -10,7 +10,7 @@
 #include "cli/cmd_import.h"
 #include "cli/cmd_repro.h"
 #include "cli/cmd_run.h"
-#include "manifest/spelling.h"
+#include "common/spelling.h"
 
 using namespace opcheck::cli;
 

@@ -8,8 +8,8 @@
 #include <tuple>
 
 #include "common/regular_file.h"
-#include "manifest/spelling.h"
-#include "manifest/yaml_tree.h"
+#include "common/spelling.h"
+#include "common/yaml_tree.h"
 
 namespace opcheck {
 

@@ -5,7 +5,7 @@
 #include <stdexcept>
 
 #include "exec/inputs.h"
-#include "manifest/spelling.h"
+#include "common/spelling.h"
 
 namespace opcheck::exec {
 namespace {

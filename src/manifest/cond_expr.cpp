@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "manifest/spelling.h"
+#include "common/spelling.h"
 #include "opcheck/dtype.h"
 
 namespace opcheck {

@@ -10,7 +10,7 @@
 #include "common/regular_file.h"
 #include "manifest/normalize.h"
 #include "manifest/v2_config.h"
-#include "manifest/yaml_tree.h"
+#include "common/yaml_tree.h"
 #include "opcheck/case.h"
 
 namespace fs = std::filesystem;

@@ -9,7 +9,7 @@
 #include "manifest/pt_file.h"
 #include "manifest/tensor_file.h"
 #include "manifest/py_literal.h"
-#include "manifest/spelling.h"
+#include "common/spelling.h"
 #include "manifest/tensor_layout.h"
 
 namespace fs = std::filesystem;

@@ -6,7 +6,7 @@
 #include <vector>
 #include <string_view>
 
-#include "manifest/yaml_tree.h"
+#include "common/yaml_tree.h"
 #include "opcheck/case.h"
 
 namespace opcheck {

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-#include "manifest/spelling.h"
+#include "common/spelling.h"
 
 namespace opcheck {
 namespace {

@@ -7,7 +7,7 @@
 #include <unordered_map>
 
 #include "manifest/normalize.h"
-#include "manifest/spelling.h"
+#include "common/spelling.h"
 
 namespace fs = std::filesystem;
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "manifest/yaml_tree.h"
+#include "common/yaml_tree.h"
 #include "opcheck/case.h"
 
 namespace opcheck {

@@ -1,7 +1,7 @@
 #include "select/marker_registry.h"
 
 #include "common/regular_file.h"
-#include "manifest/yaml_tree.h"
+#include "common/yaml_tree.h"
 
 #include <fstream>
 #include <set>

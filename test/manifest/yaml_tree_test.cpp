@@ -1,4 +1,4 @@
-#include "manifest/yaml_tree.h"
+#include "common/yaml_tree.h"
 
 #include <gtest/gtest.h>
 

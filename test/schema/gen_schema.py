@@ -130,7 +130,7 @@ defs["init_args"] = d("init_args", "Parameters of the init kind: low/high for ra
                                   "key": {"type": "string", "minLength": 1}})
 FILE_ARGS = {"type": "object", "additionalProperties": False,
              "properties": {"path": {"type": "string", "minLength": 1}, "key": {"type": "string", "minLength": 1}}}
-HAS_PATH = {"required": ["init_args"], "properties": {"init_args": {"required": ["path"]}}}
+HAS_PATH = {"required": ["init_args"], "properties": {"init_args": {"type": "object", "required": ["path"]}}}
 nested_data = {"$comment": "nested lists of numbers/bools matching shape",
                "type": ["number", "boolean", "array"], "items": {"$ref": "#/$defs/data"}}
 defs["data"] = d("data", "The tensor's values as nested lists (of numbers or bools) matching its shape.", **nested_data)

@@ -1,4 +1,4 @@
-#include "manifest/spelling.h"
+#include "common/spelling.h"
 
 #include <algorithm>
 #include <cctype>
