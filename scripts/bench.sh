@@ -3,7 +3,7 @@
 # PASS/MISS table of the targets. Writes bench-results/bench.json. Not part of CI (too noisy on shared machines).
 #   scripts/bench.sh                 everything: the core targets (scripts/bench/bench.py: 10,000 tiny cases, 5 runs
 #                                    per figure, a few minutes on 2 cores), then the Python-device and compiled-run
-#                                    targets (scripts/bench/bench_python.py: about half an hour on 2 cores, most of it
+#                                    targets (scripts/bench/bench_python.py: about 7 minutes on 2 cores, most of it
 #                                    inductor compiling the bundled manifests twice from empty caches)
 #   scripts/bench.sh --quick         small N everywhere: a smoke test of a few minutes
 #   scripts/bench.sh --core-only     only bench.py;   scripts/bench.sh --python-only   only bench_python.py
