@@ -4,21 +4,13 @@ import json
 import re
 import shlex
 
-from conftest import SOURCE_DIR, opcheck
+from conftest import SOURCE_DIR, opcheck, write_manifest
 
 
 def case(name, op, shapes, extra=()):
     lines = [f"  - name: {name}", f"    op: {op}", "    inputs:"]
     lines += [f"      - tensor: {{shape: {list(s)}}}" for s in shapes]
     return lines + [f"    {e}" for e in extra]
-
-
-def write_manifest(path, model, cases):
-    lines = [f"model: {model}", "defaults: {dtype: fp32}", "cases:"]
-    for c in cases:
-        lines += c
-    path.write_text("\n".join(lines) + "\n")
-    return path
 
 
 def line_of(path, text):
