@@ -72,18 +72,16 @@ std::string header_value(const std::string& h, const std::string& key) {
   return v;
 }
 
-std::optional<DType> npy_dtype(const std::string& descr, int& item) {
+std::optional<DType> npy_dtype(const std::string& descr) {
   // numpy's type codes after the byte-order mark: f2 f4 f8, i1 i2 i4 i8, u1, b1, c8 c16.
-  static const std::map<std::string, std::pair<DType, int>> codes{
-      {"f2", {DType::Float16, 2}}, {"f4", {DType::Float32, 4}},    {"f8", {DType::Float64, 8}},
-      {"i1", {DType::Int8, 1}},    {"i2", {DType::Int16, 2}},      {"i4", {DType::Int32, 4}},
-      {"i8", {DType::Int64, 8}},   {"u1", {DType::UInt8, 1}},      {"b1", {DType::Bool, 1}},
-      {"c8", {DType::Complex64, 8}}, {"c16", {DType::Complex128, 16}}};
+  static const std::map<std::string, DType> codes{
+      {"f2", DType::Float16}, {"f4", DType::Float32}, {"f8", DType::Float64},   {"i1", DType::Int8},
+      {"i2", DType::Int16},   {"i4", DType::Int32},   {"i8", DType::Int64},     {"u1", DType::UInt8},
+      {"b1", DType::Bool},    {"c8", DType::Complex64}, {"c16", DType::Complex128}};
   if (descr.size() < 2) return std::nullopt;
   auto it = codes.find(descr.substr(1));
   if (it == codes.end()) return std::nullopt;
-  item = it->second.second;
-  return it->second.first;
+  return it->second;
 }
 
 std::string check_npy(std::ifstream& in, std::uint64_t file_size, TensorFileEntry& out) {
@@ -112,13 +110,13 @@ std::string check_npy(std::ifstream& in, std::uint64_t file_size, TensorFileEntr
     return "has a damaged .npy header (it needs 'descr', 'fortran_order' and 'shape'): " + h.substr(0, 120);
   out.dtype_text = descr.substr(1, descr.size() - 2);
   const char order = out.dtype_text[0];
-  int item = 0;
-  out.dtype = npy_dtype(out.dtype_text, item);
+  out.dtype = npy_dtype(out.dtype_text);
   if (!out.dtype) {
     if (out.dtype_text == "|O" || out.dtype_text == "O")
       return "holds Python objects (dtype object), not numbers";
     return "holds NumPy dtype '" + out.dtype_text + "', which opcheck's tensors do not have";
   }
+  const int item = dtype_size(*out.dtype);
   if (order == '>' && item > 1) return "holds big-endian data ('" + out.dtype_text + "'), which opcheck does not read";
   if (order != '<' && order != '|' && order != '=' && order != '>')
     return "has a damaged .npy header (dtype '" + out.dtype_text + "')";
@@ -154,16 +152,14 @@ std::string check_npy(std::ifstream& in, std::uint64_t file_size, TensorFileEntr
 
 // ---- .safetensors --------------------------------------------------------------------------------------------
 
-std::optional<DType> safetensors_dtype(const std::string& s, int& item) {
-  static const std::map<std::string, std::pair<DType, int>> codes{
-      {"F16", {DType::Float16, 2}}, {"BF16", {DType::BFloat16, 2}}, {"F32", {DType::Float32, 4}},
-      {"F64", {DType::Float64, 8}}, {"I8", {DType::Int8, 1}},       {"I16", {DType::Int16, 2}},
-      {"I32", {DType::Int32, 4}},   {"I64", {DType::Int64, 8}},     {"U8", {DType::UInt8, 1}},
-      {"BOOL", {DType::Bool, 1}},   {"C64", {DType::Complex64, 8}}};
+std::optional<DType> safetensors_dtype(const std::string& s) {
+  static const std::map<std::string, DType> codes{
+      {"F16", DType::Float16}, {"BF16", DType::BFloat16}, {"F32", DType::Float32}, {"F64", DType::Float64},
+      {"I8", DType::Int8},     {"I16", DType::Int16},     {"I32", DType::Int32},   {"I64", DType::Int64},
+      {"U8", DType::UInt8},    {"BOOL", DType::Bool},     {"C64", DType::Complex64}};
   auto it = codes.find(s);
   if (it == codes.end()) return std::nullopt;
-  item = it->second.second;
-  return it->second.first;
+  return it->second;
 }
 
 std::string check_safetensors(std::ifstream& in, std::uint64_t file_size, const std::string& key,
@@ -207,10 +203,10 @@ std::string check_safetensors(std::ifstream& in, std::uint64_t file_size, const 
       t["data_offsets"].size() != 2)
     return "has a damaged .safetensors header (tensor '" + name + "' needs dtype, shape and data_offsets)";
   out.dtype_text = t["dtype"].get<std::string>();
-  int item = 0;
-  out.dtype = safetensors_dtype(out.dtype_text, item);
+  out.dtype = safetensors_dtype(out.dtype_text);
   if (!out.dtype)
     return "holds tensor '" + name + "' of dtype " + out.dtype_text + ", which opcheck's tensors do not have";
+  const int item = dtype_size(*out.dtype);
   out.shape.clear();
   for (const auto& d : t["shape"]) {
     if (!d.is_number_integer() || d.get<std::int64_t>() < 0)
