@@ -9,6 +9,7 @@
 
 #include "config/status_config.h"
 
+#include "common/text.h"
 namespace opcheck {
 
 bool ConfigRule::matches(const Case& c) const {
@@ -137,12 +138,6 @@ std::vector<std::string> rule_conflicts(const ConfigRule& a, const ConfigRule& b
   return out;
 }
 
-std::string join(const std::vector<std::string>& words, const char* sep = ", ") {
-  std::string out;
-  for (const auto& w : words) out += (out.empty() ? "" : sep) + w;
-  return out;
-}
-
 // The candidates closest to `glob` by glob edit distance, at most `limit`, all within `max_distance`.
 std::vector<std::string> closest(const Glob& glob, const std::set<std::string>& candidates, int max_distance,
                                  std::size_t limit = 3) {
@@ -221,7 +216,7 @@ void report_stale(const ConfigRule& r, const std::vector<const Case*>& cases, Di
   diags.error(r.loc,
                 "entry matches no case: " + std::to_string(by_op.size()) + " case" +
                     (by_op.size() == 1 ? "" : "s") + " match its id" + (r.op.empty() ? "" : " and op") +
-                    ", none with dtype " + r.dtype + " (they have " + join({dtypes.begin(), dtypes.end()}) + ")",
+                    ", none with dtype " + r.dtype + " (they have " + join(std::vector<std::string>(dtypes.begin(), dtypes.end())) + ")",
                 {}, fix);
 }
 

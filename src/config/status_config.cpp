@@ -9,6 +9,7 @@
 
 #include "common/regular_file.h"
 #include "common/spelling.h"
+#include "common/text.h"
 #include "common/yaml_tree.h"
 
 namespace opcheck {
@@ -242,12 +243,6 @@ class ConfigReader {
       fix = "allowed keys: " + join(allowed);
     }
     error(key, "unknown key `" + k + "` in " + where + hint, fix);
-  }
-
-  static std::string join(const std::vector<std::string>& words) {
-    std::string out;
-    for (const auto& w : words) out += (out.empty() ? "" : ", ") + w;
-    return out;
   }
 
   void read_settings_map(const yaml::NodeRef& map, RuleSettings& s, const std::string& where) {

@@ -6,10 +6,11 @@
 #include <regex>
 #include <unordered_map>
 
-#include "manifest/pt_file.h"
-#include "manifest/tensor_file.h"
-#include "manifest/py_literal.h"
 #include "common/spelling.h"
+#include "common/text.h"
+#include "manifest/pt_file.h"
+#include "manifest/py_literal.h"
+#include "manifest/tensor_file.h"
 #include "manifest/tensor_layout.h"
 
 namespace fs = std::filesystem;
@@ -91,12 +92,6 @@ Keys names_of_presets() {
   Keys k;
   for (const auto& p : kPresets) k.push_back(p.name);
   return k;
-}
-
-std::string join(const Keys& keys) {
-  std::string out;
-  for (std::size_t i = 0; i < keys.size(); ++i) out += (i ? ", " : "") + std::string(keys[i]);
-  return out;
 }
 
 bool contains(const Keys& keys, std::string_view k) { return std::find(keys.begin(), keys.end(), k) != keys.end(); }

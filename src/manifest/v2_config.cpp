@@ -6,8 +6,8 @@
 #include <optional>
 #include <unordered_map>
 
-#include "manifest/normalize.h"
 #include "common/spelling.h"
+#include "manifest/normalize.h"
 
 namespace fs = std::filesystem;
 

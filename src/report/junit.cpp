@@ -8,6 +8,7 @@
 #include <map>
 #include <string_view>
 
+#include "common/text.h"
 #include "opcheck/case.h"
 #include "opcheck/dtype.h"
 #include "report/atomic_file.h"
@@ -68,12 +69,6 @@ class XmlOut {
  private:
   std::string& out_;
 };
-
-std::string join(const std::vector<std::string>& v, const char* sep) {
-  std::string out;
-  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? sep : "") + v[i];
-  return out;
-}
 
 std::string location(const CaseRecord& rec) {
   if (rec.file.empty()) return {};

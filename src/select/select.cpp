@@ -6,6 +6,7 @@
 #include <set>
 
 #include "common/edit_distance.h"
+#include "common/text.h"
 #include "select/match_expr.h"
 
 namespace opcheck {
@@ -98,12 +99,6 @@ bool glob_match(const std::string& pat, const std::string& str, char (*fold_char
   }
   while (p < pat.size() && pat[p] == '*') ++p;
   return p == pat.size();
-}
-
-std::string join(const std::vector<std::string>& items, const char* sep) {
-  std::string out;
-  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? sep : "") + items[i];
-  return out;
 }
 
 SourceLoc cli_loc() { return {}; }

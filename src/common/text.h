@@ -1,0 +1,22 @@
+// Small text helpers several stages share.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace opcheck {
+
+/// The words of `words` (strings or string_views) with `sep` between them: join({"a", "b"}) == "a, b".
+template <class Words>
+std::string join(const Words& words, std::string_view sep = ", ") {
+  std::string out;
+  bool first = true;
+  for (const auto& w : words) {
+    if (!first) out += sep;
+    out += w;
+    first = false;
+  }
+  return out;
+}
+
+}  // namespace opcheck
