@@ -1,4 +1,4 @@
-// Shared pieces of the subcommands: exit codes, manifest discovery, load + select.
+// Shared pieces of the subcommands: manifest discovery, load + select (exit codes: opcheck/exit_code.h).
 #pragma once
 
 #include <exception>
@@ -7,6 +7,7 @@
 
 #include "config/status_config.h"
 #include "opcheck/case.h"
+#include "opcheck/exit_code.h"
 #include "select/select.h"
 
 namespace CLI {
@@ -14,9 +15,6 @@ class App;
 }
 
 namespace opcheck::cli {
-
-/// pytest's exit codes.
-enum ExitCode : int { kOk = 0, kTestsFailed = 1, kInterrupted = 2, kInternalError = 3, kUsageError = 4, kNoTests = 5 };
 
 /// Flags every manifest-reading subcommand shares.
 struct ManifestFlags {

@@ -87,7 +87,7 @@ void add_run_traces_flag(CLI::App& run, std::vector<std::string>& traces) {
 int prepare_trace_run(const std::vector<std::string>& traces, RunFlags& f) {
   traces::TraceImport imported = traces::import_traces(traces);
   DiagnosticList errors = imported.errors;
-  const std::string dir = (fs::path(f.artifact_dir) / "traces").string();
+  const std::string dir = (fs::path(f.session.artifact_dir) / "traces").string();
   const auto written = traces::write_trace_manifests(imported, dir, errors);
   print_reported(imported, f.quiet);
   print_diagnostics(errors);

@@ -6,6 +6,8 @@
 
 #include "cli/cli.h"
 #include "opcheck/exec_api.h"
+#include "report/outputs.h"
+#include "runner/run_session.h"
 
 namespace opcheck::cli {
 
@@ -18,29 +20,22 @@ struct RunFlags {
   bool collect_only = false;
   std::string shard;
   std::size_t maxfail = 0;
-  bool exitfirst = false;       // -x: --maxfail 1
-  int durations = -1;           // --durations=N: the N slowest cases (0: all); -1: not asked
+  bool exitfirst = false;  // -x: --maxfail 1
+  int durations = -1;      // --durations=N: the N slowest cases (0: all); -1: not asked
   std::string deadline;
-  std::string junit_xml;
-  std::string junit_dir;
-  std::string metrics_json;
-  std::string html;
-  std::string artifact_dir = "opcheck-out";
-  bool resume = false;
-  std::string results_cache;    // --results-cache FILE
-  bool reuse_results = false;   // --reuse-results
-  bool last_failed = false;
+  ReportFiles reports;        // --junit-xml, --junit-dir, --metrics-json, --html
+  RunSessionOptions session;  // --artifact-dir, --resume, --last-failed, --results-cache, --reuse-results
   std::string baseline;
-  int jobs = 0;                 // worker processes; 0 = one per core
+  int jobs = 0;  // worker processes; 0 = one per core
   double timeout_s = 300;
   bool no_isolation = false;
   std::vector<int> devices;
-  std::string config;           // --config (default: opcheck.yaml in a manifest folder)
+  std::string config;  // --config (default: opcheck.yaml in a manifest folder)
   bool xpass_ok = false;
   bool verbose = false;
   bool quiet = false;
-  std::string tb = "short";          // --tb: short, long or no failures section
-  std::string report_chars = "fE";   // -r: pytest's short summary chars
+  std::string tb = "short";         // --tb: short, long or no failures section
+  std::string report_chars = "fE";  // -r: pytest's short summary chars
   std::vector<std::string> argv;
 };
 
@@ -51,6 +46,5 @@ int cmd_run(RunFlags& f);
 int cmd_merge(const std::vector<std::string>& inputs, const std::string& junit_xml, const std::string& metrics_json,
               bool allow_partial);
 int cmd_diff(const std::string& old_path, const std::string& new_path);
-bool parse_duration(const std::string& text, double& seconds);
 
 }  // namespace opcheck::cli

@@ -13,6 +13,9 @@
 #include "common/spelling.h"
 
 using namespace opcheck::cli;
+using opcheck::kInternalError;
+using opcheck::kOk;
+using opcheck::kUsageError;
 
 namespace {
 

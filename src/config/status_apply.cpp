@@ -298,4 +298,25 @@ std::string default_status_config_path(const std::vector<std::string>& manifest_
   return found.empty() ? std::string() : found.front();
 }
 
+TriagedSelection triage_selection(const StatusConfig& cfg, const std::vector<const Case*>& selected,
+                                  const std::string& device_name) {
+  TriagedSelection out;
+  if (cfg.rules.empty()) {
+    out.cases = selected;
+    return out;
+  }
+  for (const Case* c : selected) {
+    out.configured.push_back(*c);
+    CaseStatus st = apply_status_config(cfg, out.configured.back(), device_name);
+    if (st.status == TriageStatus::Exclude) {
+      out.configured.pop_back();
+      ++out.excluded;
+      continue;
+    }
+    out.cases.push_back(&out.configured.back());
+    out.statuses.emplace(out.cases.back(), std::move(st));
+  }
+  return out;
+}
+
 }  // namespace opcheck

@@ -27,6 +27,7 @@
 // none); a layer that sets only `reason` annotates the status already decided.
 #pragma once
 
+#include <deque>
 #include <map>
 #include <optional>
 #include <string>
@@ -118,6 +119,19 @@ struct CaseStatus {
 /// timeout), with the overrides for `device_name`, and returns the triage status. A device name `name:N` also
 /// uses the overrides written for `name`. A pure function of (config, case, device name).
 CaseStatus apply_status_config(const StatusConfig& cfg, Case& c, const std::string& device_name);
+
+/// The selection with the config applied: each kept case is a configured copy (the loaded manifests stay as
+/// written), `exclude` deselects.
+struct TriagedSelection {
+  std::deque<Case> configured;                  // owns the copies `cases` points to
+  std::vector<const Case*> cases;               // in selection order, excluded ones left out
+  std::map<const Case*, CaseStatus> statuses;   // by configured copy
+  std::size_t excluded = 0;
+};
+/// Applies `cfg` to every case of `selected` for `device_name`. With no rules the cases are passed through as they
+/// are (no copies).
+TriagedSelection triage_selection(const StatusConfig& cfg, const std::vector<const Case*>& selected,
+                                  const std::string& device_name);
 
 /// For `opcheck validate --config`: reports as errors the entries that match none of `cases` (stale after a manifest
 /// regeneration, with the closest case ids, model or op as suggestions) and the pairs of entries

@@ -178,4 +178,20 @@ Plan shard_plan(const Plan& plan, int index, int total) {
   return out;
 }
 
+std::string describe_plan(const Plan& plan) {
+  std::vector<std::vector<std::size_t>> served(plan.unique.size());
+  for (std::size_t i = 0; i < plan.occurrences.size(); ++i) served[plan.unique_of[i]].push_back(i);
+  std::string out;
+  for (std::size_t u = 0; u < plan.unique.size(); ++u) {
+    out += plan.unique[u]->id + "  " + plan.keys[plan.unique_first[u]] + "\n";
+    for (std::size_t i : served[u])
+      if (i != plan.unique_first[u]) out += "    also " + plan.occurrences[i]->id + "\n";
+  }
+  const std::size_t duplicates = plan.occurrences.size() - plan.unique.size();
+  out += std::to_string(plan.occurrences.size()) + (plan.occurrences.size() == 1 ? " case, " : " cases, ") +
+         std::to_string(plan.unique.size()) + " unique, " + std::to_string(duplicates) +
+         (duplicates == 1 ? " duplicate" : " duplicates") + " served\n";
+  return out;
+}
+
 }  // namespace opcheck

@@ -50,4 +50,8 @@ double estimated_cost(const Case& c);
 /// deterministic for the same selection; occurrences of dropped unique cases are dropped too.
 Plan shard_plan(const Plan& plan, int index, int total);
 
+/// The plan as a user reviews it (--collect-only): each unique case with its key and the occurrences it serves, then
+/// the counts.
+std::string describe_plan(const Plan& plan);
+
 }  // namespace opcheck

@@ -307,4 +307,33 @@ std::string durations_section(const RunReport& report, int n) {
   return xml_visible(out);
 }
 
+std::string case_line(const CaseRecord& r, bool color) {
+  static const char* words[] = {"PASSED", "FAILED", "ERROR", "SKIPPED", "XFAIL", "XPASS"};
+  static const char* colors[] = {"\033[32m", "\033[31m", "\033[31m", "\033[33m", "\033[33m", "\033[31m"};
+  const auto o = static_cast<std::size_t>(r.outcome);
+  std::string line = color ? std::string(colors[o]) + words[o] + "\033[0m" : words[o];
+  // Ids and messages are data: control characters in them are shown, never sent to the terminal.
+  line += " " + xml_visible(r.id);
+  if (r.outcome != Outcome::Passed) {
+    line += std::string(" [") + stage_name(r.result.stage) + "]";
+    const std::string& m = r.result.message;
+    if (!m.empty()) line += " " + xml_visible(m.substr(0, m.find('\n')));
+  }
+  if (!r.deduplicated_from.empty()) line += " (same as " + xml_visible(r.deduplicated_from) + ")";
+  return line + "\n";
+}
+
+std::string run_banner(const ExecInfo& info, std::size_t cases, std::size_t unique, int shard_index, int shard_total,
+                       std::size_t all_unique) {
+  const std::string device = !info.log_line.empty() ? info.log_line
+                                                    : "device " + info.device_name + " (" + info.device +
+                                                          (info.device_lib.empty() ? "" : ", " + info.device_lib) + ")";
+  std::string line = "opcheck: " + device + "; " + std::to_string(cases) + (cases == 1 ? " case, " : " cases, ") + std::to_string(unique) +
+                     " unique";
+  if (shard_total > 1)
+    line += ", shard " + std::to_string(shard_index) + "/" + std::to_string(shard_total) + " of " +
+            std::to_string(all_unique);
+  return line + "\n";
+}
+
 }  // namespace opcheck

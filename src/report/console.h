@@ -4,6 +4,7 @@
 #include <functional>
 #include <string>
 
+#include "opcheck/exec_api.h"
 #include "opcheck/report.h"
 
 namespace opcheck {
@@ -14,6 +15,15 @@ namespace opcheck {
 /// (failed/error red, passed green, the rest yellow; bold for the line's main colour) and the time the main colour:
 /// red when anything failed or errored, else yellow when anything xpassed, else green when anything passed.
 std::string summary_line(const RunReport& report, bool color = false);
+
+/// The line a run starts with: the device (the executor's own account when it gives one) and how much work:
+/// "opcheck: device loopback (privateuseone:0); 180 cases, 149 unique[, shard 1/3 of 149]".
+std::string run_banner(const ExecInfo& info, std::size_t cases, std::size_t unique, int shard_index, int shard_total,
+                       std::size_t all_unique);
+
+/// One line for a finished occurrence (-v): "FAILED model::case [STAGE] first line of the message", with
+/// "(same as ID)" for a deduplicated one. Ids and messages are shown with their control characters made visible.
+std::string case_line(const CaseRecord& r, bool color);
 
 /// pytest's duration text: "0.02s", and past a minute "75.12s (0:01:15)".
 std::string format_session_duration(double seconds);

@@ -1,11 +1,26 @@
 #include "runner/earlier_results.h"
 
 #include <filesystem>
+#include <set>
 
 #include "report/journal.h"
 #include "runner/run_identity.h"
 
 namespace opcheck {
+
+std::vector<const Case*> last_failed_cases(const std::vector<const Case*>& selected,
+                                           const std::vector<CaseRecord>& previous, const RunPolicy& policy,
+                                           bool& nothing_failed) {
+  std::set<std::string> bad;
+  for (const auto& r : previous)
+    if (fails_run(r.outcome, r.xfail_strictness, policy)) bad.insert(r.id);
+  nothing_failed = bad.empty();
+  if (nothing_failed) return selected;
+  std::vector<const Case*> kept;
+  for (const Case* c : selected)
+    if (bad.count(c->id)) kept.push_back(c);
+  return kept;
+}
 
 bool EarlierResults::adopt_journal(std::vector<CaseRecord> records, const std::optional<RunInfo>& written_by,
                                    const RunInfo& now, const std::string& journal_path, std::string& error) {

@@ -7,9 +7,16 @@
 #include <string>
 #include <vector>
 
+#include "opcheck/case.h"
 #include "opcheck/report.h"
 
 namespace opcheck {
+
+/// --last-failed (pytest's --lf): the cases of `selected` whose occurrence failed the run in `previous` (a journal's
+/// records), in selection order; all of `selected` when none did, with `nothing_failed` set.
+std::vector<const Case*> last_failed_cases(const std::vector<const Case*>& selected,
+                                           const std::vector<CaseRecord>& previous, const RunPolicy& policy,
+                                           bool& nothing_failed);
 
 class EarlierResults {
  public:

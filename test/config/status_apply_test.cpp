@@ -362,5 +362,37 @@ TEST(StatusConfigDefaultPath, FindsOpcheckYamlNextToTheManifests) {
   fs::remove_all(root);
 }
 
+TEST(StatusConfigApply, TriageSelectionConfiguresCopiesAndDropsExcludedCases) {
+  const StatusConfig cfg = load(
+      "rules:\n"
+      "  - {id: \"m::a\", status: xfail, reason: tracked}\n"
+      "  - {id: \"m::b\", status: exclude, reason: not a real call}\n"
+      "  - {id: \"m::c\", atol: 0.5, reason: sums many values}\n");
+  const std::vector<Case> cases = {make_case("m", "a", "torch.add"), make_case("m", "b", "torch.mul"),
+                                   make_case("m", "c", "torch.sum"), make_case("m", "d", "torch.exp")};
+  std::vector<const Case*> selected;
+  for (const auto& c : cases) selected.push_back(&c);
+  const TriagedSelection t = triage_selection(cfg, selected, "loopback");
+  ASSERT_EQ(t.cases.size(), 3u);
+  EXPECT_EQ(t.excluded, 1u);
+  EXPECT_EQ(t.cases[0]->id, "m::a");
+  EXPECT_EQ(t.cases[1]->id, "m::c");
+  EXPECT_EQ(t.cases[2]->id, "m::d");
+  // The run sees configured copies; the loaded cases stay as the manifests wrote them.
+  EXPECT_NE(t.cases[1], &cases[2]);
+  ASSERT_TRUE(t.cases[1]->atol.has_value());
+  EXPECT_DOUBLE_EQ(*t.cases[1]->atol, 0.5);
+  EXPECT_FALSE(cases[2].atol.has_value());
+  EXPECT_EQ(t.statuses.at(t.cases[0]).status, TriageStatus::Xfail);
+  EXPECT_EQ(t.statuses.at(t.cases[0]).reason, "tracked");
+  EXPECT_EQ(t.statuses.at(t.cases[2]).status, TriageStatus::Unset);
+
+  // Without rules the selection passes through as it is: no copies.
+  const TriagedSelection none = triage_selection(StatusConfig{}, selected, "loopback");
+  EXPECT_EQ(none.cases, selected);
+  EXPECT_TRUE(none.configured.empty());
+  EXPECT_EQ(none.excluded, 0u);
+}
+
 }  // namespace
 }  // namespace opcheck

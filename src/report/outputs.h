@@ -1,0 +1,23 @@
+// The report files a run writes: JUnit XML (one file, or one per model), the metrics JSON and the HTML dashboard.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "opcheck/report.h"
+
+namespace opcheck {
+
+/// Where each report goes; "" = not asked for.
+struct ReportFiles {
+  std::string junit_xml;     // --junit-xml
+  std::string junit_dir;     // --junit-dir: DIR/<model>.xml
+  std::string metrics_json;  // --metrics-json
+  std::string html;          // --html
+};
+
+/// Writes the reports asked for, side by side: they are independent views of the same records. Returns what went
+/// wrong, one message per report that could not be written (the others are still written).
+std::vector<std::string> write_report_files(const RunReport& report, const ReportFiles& files);
+
+}  // namespace opcheck

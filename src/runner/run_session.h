@@ -1,0 +1,118 @@
+// One `opcheck run` around the executor: the results it keeps from earlier runs (--resume's journal, the results
+// cache) and serves instead of running a case again, the journal it writes, when it stops (Ctrl-C/SIGTERM, --maxfail,
+// --deadline), and the exit code it ends with.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/status_config.h"
+#include "opcheck/exec_api.h"
+#include "opcheck/exit_code.h"
+#include "opcheck/report.h"
+#include "plan/plan.h"
+#include "runner/artifact_lock.h"
+#include "runner/earlier_results.h"
+#include "runner/session.h"
+#include "runner/worker_pool.h"
+
+namespace opcheck {
+
+class JournalWriter;
+
+/// Lines for the person watching the run (stderr in `opcheck run`).
+using NoteSink = std::function<void(const std::string&)>;
+
+struct RunSessionOptions {
+  std::string artifact_dir = "opcheck-out";  // holds journal.jsonl
+  bool resume = false;                       // --resume: serve the journal's results, append to it
+  bool last_failed = false;                  // --last-failed: run what failed in the journal
+  std::string results_cache;                 // --results-cache FILE ("" = none)
+  bool reuse_results = false;                // --reuse-results: serve the cache's results
+  std::vector<std::string> argv;             // the command, named in the artifact folder's lock
+  bool quiet = false;                        // no notes about served results (resumed, from the cache)
+  NoteSink note;                             // what the person watching should know; none = nothing is said
+};
+
+/// SIGINT/SIGTERM while a run goes: the first stops starting cases and gives the running ones a grace period; a
+/// second, or the end of the grace period, ends them at once. Reports are written either way.
+class StopSignals {
+ public:
+  static constexpr double kGraceSeconds = 5;
+  /// Installs the handlers (for the rest of the process).
+  static void install();
+  /// The flag the handlers set (for SessionOptions::interrupted).
+  static const volatile bool* flag();
+  static bool received();
+  /// For PoolOptions::abort_running: true once running cases must end now; says why through `note`.
+  static std::function<bool()> abort_running(NoteSink note);
+};
+
+class RunSession {
+ public:
+  explicit RunSession(RunSessionOptions options);
+  ~RunSession();
+  RunSession(const RunSession&) = delete;
+  RunSession& operator=(const RunSession&) = delete;
+
+  std::string journal_path() const;
+
+  /// Reads the artifact folder's journal for --resume and --last-failed (nothing otherwise); returns the problems
+  /// of lines that could not be read (their records are lost). Throws ReportError when it exists but cannot be read.
+  DiagnosticList read_previous_run();
+
+  /// --last-failed: the cases of `selected` that failed in the previous run (all when none did, or when there is
+  /// no previous run; a note says so). `selected` as it is without --last-failed.
+  std::vector<const Case*> select(const std::vector<const Case*>& selected, const RunPolicy& policy);
+
+  /// Takes the artifact folder (one run at a time), adopts the earlier results that `info` (this run's identity)
+  /// may serve, and opens the journal (a fresh one, or the resumed one to append to). False, with a usage `error`
+  /// and its Fix, when another run holds the folder, the resumed journal was written under another identity, or the
+  /// journal cannot be written. Throws ReportError when the results cache cannot be read.
+  bool open(const RunInfo& info, std::string& error);
+
+  /// Runs the plan: each unique case is served from the earlier results when they hold it, else run by `executor`
+  /// in the worker pool. Every record goes to the journal (a resumed one only gets new records), then to `sink`.
+  void execute(const Plan& plan, Executor& executor, PoolOptions pool, const SessionOptions& session, RunReport& report,
+               const RecordSink& sink);
+
+  /// Closes the journal, then writes the results cache. Throws when the cache cannot be written (the journal and
+  /// the reports are still complete).
+  void close(const RunReport& report);
+
+ private:
+  RunSessionOptions opts_;
+  bool previous_found_ = false;
+  std::vector<CaseRecord> previous_;
+  std::optional<RunInfo> previous_info_;
+  EarlierResults earlier_;
+  ArtifactLock lock_;
+  std::unique_ptr<JournalWriter> journal_;
+};
+
+/// A run's account of itself before any case runs: opcheck's version, the host, the start time, the command line,
+/// the policy and the manifests' digests.
+RunInfo describe_run(const std::vector<std::string>& argv, const RunPolicy& policy, const ManifestSet& manifests);
+/// Adds what the executor says about the device under test, torch, the Python device and the device's environment.
+void describe_executor(const ExecInfo& executor, RunInfo& info);
+
+/// SessionOptions::triage for the statuses the status config gave (none when it gave none).
+std::function<Triage(const Case&)> triage_lookup(const TriagedSelection& triaged);
+
+/// What ended a run, besides its records.
+struct RunEnd {
+  bool signalled = false;      // SIGINT/SIGTERM arrived (StopSignals::received())
+  bool invalid_input = false;  // the manifests had errors (their cases are ERROR records)
+  bool regressions = false;    // --baseline found regressions
+  int report_failure = 0;      // kInternalError when a report could not be written
+};
+
+/// pytest's exit code for a finished run: a report that could not be written (3); a signal, a deadline or invalid
+/// input interrupts (2); regressions or an occurrence that fails the run under its policy (1, --maxfail included);
+/// else 0.
+int run_exit_code(const RunReport& report, const RunEnd& end);
+
+}  // namespace opcheck
