@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/init_recipes.h"
 #include "manifest/tensor_file.h"
 
 namespace opcheck::repro {
@@ -59,141 +60,67 @@ std::string py_literal(const PyValue& v, LiteralUse use) {
   }
 }
 
-const PyValue* init_arg(const TensorSpec& t, const char* key) {
-  for (const auto& [k, v] : t.init_args)
-    if (k == key) return &v;
-  return nullptr;
-}
+/// The Python of the input recipes (common/init_recipes.h), written as the text of a script. A spec opcheck refuses
+/// is still written as far as its recipe goes: the run reports the refusal.
+struct PythonValues {
+  using Values = std::string;
+  using Shape = std::vector<std::int64_t>;
+  bool& uses_scaled;
+  bool& uses_loader;
 
-/// An init_args number as opcheck reads it (bool as int); nullopt when absent or None.
-std::optional<PyValue> number_arg(const TensorSpec& t, const char* key) {
-  const PyValue* v = init_arg(t, key);
-  if (!v || v->kind == PyValue::Kind::None) return std::nullopt;
-  if (v->kind == PyValue::Kind::Bool) return PyValue::integer(v->b ? 1 : 0);
-  return *v;
-}
-
-double finfo_max(DType t) {
-  switch (t) {
-    case DType::Float16: case DType::Complex32: return 65504.0;
-    case DType::BFloat16: return 3.3895313892515355e38;
-    case DType::Float32: case DType::Complex64: return static_cast<double>(std::numeric_limits<float>::max());
-    default: return std::numeric_limits<double>::max();
+  static std::string lit(const PyValue& v) { return py_literal(v, LiteralUse::Data); }
+  static std::string made(const char* fn, const Shape& shape, DType d) {
+    return std::string(fn) + "(" + py_shape(shape) + ", dtype=" + py_dtype(d) + ")";
   }
-}
 
-DType real_part(DType t) {
-  return t == DType::Complex32 ? DType::Float16 : t == DType::Complex64 ? DType::Float32 : DType::Float64;
-}
-
-/// make_tensor's float bounds: low/high default 0/1, clamped to the dtype's finite range (a clamped bound becomes a
-/// float; an unclamped one keeps its Python type).
-std::pair<PyValue, PyValue> float_bounds(const TensorSpec& t, DType value_type) {
-  const double top = finfo_max(value_type);
-  auto clamp = [&](PyValue v) {
-    const double d = v.as_double();
-    return d < -top ? PyValue::real(-top) : d > top ? PyValue::real(top) : v;
-  };
-  return {clamp(number_arg(t, "low").value_or(PyValue::integer(0))),
-          clamp(number_arg(t, "high").value_or(PyValue::integer(1)))};
-}
-
-/// make_tensor's integer bounds: clamped to the dtype's range, then floor(low), ceil(high).
-std::pair<std::int64_t, std::int64_t> int_bounds(const TensorSpec& t) {
-  std::int64_t lowest = 0, highest = 0;
-  switch (t.dtype) {
-    case DType::Int8: lowest = -128; highest = 127; break;
-    case DType::Int16: lowest = -32768; highest = 32767; break;
-    case DType::Int32:
-      lowest = std::numeric_limits<std::int32_t>::min();
-      highest = std::numeric_limits<std::int32_t>::max();
-      break;
-    case DType::UInt8: lowest = 0; highest = 255; break;
-    default: lowest = std::numeric_limits<std::int64_t>::min(); highest = std::numeric_limits<std::int64_t>::max();
+  void fail(const std::string&, const std::string&) {}
+  std::string rand(const Shape& shape, DType d) { return made("torch.rand", shape, d); }
+  std::string randint(std::int64_t lo, std::int64_t hi, const Shape& shape, DType d) {
+    return "torch.randint(" + std::to_string(lo) + ", " + std::to_string(hi) + ", " + py_shape(shape) +
+           ", dtype=" + py_dtype(d) + ")";
   }
-  auto to_int = [&](const PyValue& v, bool up) -> std::int64_t {
-    if (v.kind == PyValue::Kind::Int) return std::clamp(v.i, lowest, highest);
-    const double d = up ? std::ceil(v.as_double()) : std::floor(v.as_double());
-    if (d <= static_cast<double>(lowest)) return lowest;
-    if (d >= static_cast<double>(highest)) return highest;
-    return static_cast<std::int64_t>(d);
-  };
-  return {to_int(number_arg(t, "low").value_or(PyValue::integer(0)), false),
-          to_int(number_arg(t, "high").value_or(PyValue::integer(1)), true)};
-}
-
-std::int64_t int_arg(const TensorSpec& t, const char* key, std::int64_t fallback) {
-  auto v = number_arg(t, key);
-  if (!v) return fallback;
-  return v->kind == PyValue::Kind::Int ? v->i : static_cast<std::int64_t>(v->as_double());
-}
+  std::string randint_cast(std::int64_t lo, std::int64_t hi, const Shape& shape, DType d) {
+    return "torch.randint(" + std::to_string(lo) + ", " + std::to_string(hi) + ", " + py_shape(shape) + ").to(" +
+           py_dtype(d) + ")";
+  }
+  std::string scaled(std::string r, const PyValue& lo, const PyValue& hi) {
+    uses_scaled = true;
+    return "scaled(" + r + ", " + lit(lo) + ", " + lit(hi) + ")";
+  }
+  std::string complex(std::string re, std::string im) { return "torch.complex(" + re + ", " + im + ")"; }
+  std::string randn(const Shape& shape, DType d) { return made("torch.randn", shape, d); }
+  std::string times(std::string v, const PyValue& s) { return v + " * " + lit(s); }
+  std::string plus(std::string v, const PyValue& s) { return v + " + " + lit(s); }
+  std::string zeros(const Shape& shape, DType d) { return made("torch.zeros", shape, d); }
+  std::string ones(const Shape& shape, DType d) { return made("torch.ones", shape, d); }
+  std::string arange(std::int64_t n, const Shape& shape, DType d) {
+    return "torch.arange(" + std::to_string(n) + ").reshape(" + py_shape(shape) + ").to(" + py_dtype(d) + ")";
+  }
+  std::string xavier(const Shape& shape, DType d, double gain) {
+    return "torch.nn.init.xavier_uniform_(" + made("torch.empty", shape, d) + ", gain=" + lit(PyValue::real(gain)) +
+           ")";
+  }
+  std::string full(const Shape& shape, const PyValue* fill, DType d) {
+    return "torch.full(" + py_shape(shape) + ", " + (fill ? lit(*fill) : std::string("None")) +
+           ", dtype=" + py_dtype(d) + ")";
+  }
+  std::string data(const PyValue& values, DType d) {
+    return "torch.tensor(" + lit(values) + ", dtype=" + py_dtype(d) + ")";
+  }
+  std::string file(const std::string& path, const PyValue* key) {
+    if (!key && tensor_file_format(path) == TensorFileFormat::Pt)
+      return "torch.load(" + py_str(path) + ").contiguous()";
+    uses_loader = true;
+    return "load_tensor_file(" + py_str(path) + (key ? ", " + py_str(key->s) : std::string()) + ")";
+  }
+  std::string eye(std::int64_t n, DType d) { return "torch.eye(" + std::to_string(n) + ", dtype=" + py_dtype(d) + ")"; }
+};
 
 /// The Python of a tensor's logical values over `value_shape` (torch.manual_seed already called).
 std::string values_expr(const TensorSpec& t, const std::vector<std::int64_t>& value_shape, bool& uses_scaled,
                         bool& uses_loader) {
-  const std::string shape = py_shape(value_shape);
-  const std::string dtype = py_dtype(t.dtype);
-  const bool floating = dtype_is_floating(t.dtype), complex = dtype_is_complex(t.dtype);
-  switch (t.init) {
-    case InitKind::Rand:
-    case InitKind::Uniform: {
-      if (t.dtype == DType::Bool) return "torch.randint(0, 2, " + shape + ", dtype=torch.bool)";
-      if (!floating && !complex) {
-        auto [lo, hi] = int_bounds(t);
-        return "torch.randint(" + std::to_string(lo) + ", " + std::to_string(hi) + ", " + shape + ", dtype=" + dtype +
-               ")";
-      }
-      const bool scaled = init_arg(t, "low") || init_arg(t, "high");
-      auto part = [&](DType part_type) {
-        std::string r = "torch.rand(" + shape + ", dtype=" + py_dtype(part_type) + ")";
-        if (!scaled) return r;
-        uses_scaled = true;
-        auto [lo, hi] = float_bounds(t, part_type);
-        return "scaled(" + r + ", " + py_literal(lo, LiteralUse::Data) + ", " + py_literal(hi, LiteralUse::Data) + ")";
-      };
-      if (complex) return "torch.complex(" + part(real_part(t.dtype)) + ", " + part(real_part(t.dtype)) + ")";
-      return part(t.dtype);
-    }
-    case InitKind::Randn: {
-      std::string e = "torch.randn(" + shape + ", dtype=" + dtype + ")";
-      if (auto s = number_arg(t, "std")) e += " * " + py_literal(*s, LiteralUse::Data);
-      if (auto m = number_arg(t, "mean")) e += " + " + py_literal(*m, LiteralUse::Data);
-      return e;
-    }
-    case InitKind::Randint: {
-      const std::string lo = std::to_string(int_arg(t, "low", 0)), hi = std::to_string(int_arg(t, "high", 1));
-      if (complex) return "torch.randint(" + lo + ", " + hi + ", " + shape + ").to(" + dtype + ")";
-      return "torch.randint(" + lo + ", " + hi + ", " + shape + ", dtype=" + dtype + ")";
-    }
-    case InitKind::Zeros: return "torch.zeros(" + shape + ", dtype=" + dtype + ")";
-    case InitKind::Ones: return "torch.ones(" + shape + ", dtype=" + dtype + ")";
-    case InitKind::Arange: {
-      std::int64_t n = 1;
-      for (auto d : value_shape) n *= d;
-      return "torch.arange(" + std::to_string(n) + ").reshape(" + shape + ").to(" + dtype + ")";
-    }
-    case InitKind::Xavier: {
-      const double gain = number_arg(t, "gain").value_or(PyValue::real(1.0)).as_double();
-      return "torch.nn.init.xavier_uniform_(torch.empty(" + shape + ", dtype=" + dtype +
-             "), gain=" + py_literal(PyValue::real(gain), LiteralUse::Data) + ")";
-    }
-    case InitKind::Data: return "torch.tensor(" + py_literal(t.data, LiteralUse::Data) + ", dtype=" + dtype + ")";
-    case InitKind::File: {
-      const PyValue* key = init_arg(t, "key");
-      const bool plain_pt = !key && tensor_file_format(t.file) == TensorFileFormat::Pt;
-      if (plain_pt) return "torch.load(" + py_str(t.file) + ").contiguous()";
-      uses_loader = true;
-      return "load_tensor_file(" + py_str(t.file) + (key ? ", " + py_str(key->s) : std::string()) + ")";
-    }
-    case InitKind::Eye:
-      return "torch.eye(" + std::to_string(t.shape.empty() ? 0 : t.shape[0]) + ", dtype=" + dtype + ")";
-    case InitKind::Full: {
-      const PyValue* v = init_arg(t, "fill_value");
-      return "torch.full(" + shape + ", " + (v ? py_literal(*v, LiteralUse::Data) : std::string("None")) +
-             ", dtype=" + dtype + ")";
-    }
-  }
-  return "None";
+  PythonValues b{uses_scaled, uses_loader};
+  return init_values(t, value_shape, b);
 }
 
 /// PEP 8's blank lines for the generated text: two before every top-level def and statement block that follows one,
@@ -222,10 +149,6 @@ std::string pep8_spacing(const std::string& text) {
   return out;
 }
 
-bool draws_random(InitKind k) {
-  return k == InitKind::Rand || k == InitKind::Uniform || k == InitKind::Randn || k == InitKind::Randint ||
-         k == InitKind::Xavier;
-}
 
 }  // namespace
 
@@ -344,8 +267,8 @@ std::string python_repro_script(const Case& c, const ScriptDevice& device, const
           expect *= t.shape[d];
         }
         // Data and file values come over the full shape; place() keeps one value along expanded dims.
-        const bool full = t.init == InitKind::Data || t.init == InitKind::File || t.init == InitKind::Eye;
-        if (draws_random(t.init)) {
+        const bool full = init_recipe(t.init).full_shape;
+        if (init_recipe(t.init).seeded) {
           const std::int64_t seed = c.seed + 1000 * static_cast<std::int64_t>(i) + static_cast<std::int64_t>(j);
           // opcheck seeds a fresh generator with the value as unsigned 64 bits, which is what manual_seed takes.
           in << "    torch.manual_seed("
