@@ -14,6 +14,7 @@
 #include "exec/bundle.h"
 #include "manifest/manifest_writer.h"
 #include "repro/bundle_layout.h"
+#include "repro_files.h"
 #include "exec/engine.h"
 #include "plan/plan.h"
 
@@ -22,31 +23,9 @@ namespace fs = std::filesystem;
 namespace opcheck::exec {
 namespace {
 
-/// A fresh folder under the system temp dir, removed with the object.
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& name) {
-    path = fs::temp_directory_path() / ("opcheck-repro-" + name + "-" + std::to_string(::getpid()));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-
-std::string read(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-void write(const fs::path& p, const std::string& text) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p, std::ios::binary) << text;
-}
+using test::read;
+using test::TempDir;
+using test::write;
 
 std::string diagnostics_text(const DiagnosticList& d) {
   std::string s;

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "repro/bundle_layout.h"
+#include "repro_files.h"
 #include "repro/reproduction.h"
 #include "repro/script.h"
 
@@ -21,23 +22,9 @@ namespace fs = std::filesystem;
 namespace opcheck::repro {
 namespace {
 
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& name) {
-    path = fs::temp_directory_path() / ("opcheck-repro-unit-" + name + "-" + std::to_string(::getpid()));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-
-void write(const fs::path& p, const std::string& text) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p, std::ios::binary) << text;
-}
+using test::read;
+using test::TempDir;
+using test::write;
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
