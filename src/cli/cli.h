@@ -35,6 +35,11 @@ void add_case_id_args(CLI::App& app, ManifestFlags& f);
 /// The folder of the running executable.
 std::string exe_dir();
 
+/// Where opcheck's own libraries are, in order: beside the binary (build tree), then <prefix>/<libdir>/opcheck
+/// (installed; libdir as configured, e.g. lib or lib64). The exec layer, the loopback device and the Python
+/// packages of opcheck's Python devices are looked up there.
+std::vector<std::string> library_dirs();
+
 /// Manifests shipped with opcheck: installed share/opcheck/manifests, else the source tree's manifests/.
 std::string shipped_manifest_dir();
 

@@ -2,788 +2,25 @@
 
 #include <CLI/CLI.hpp>
 
-#include <algorithm>
-#include <cmath>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <limits>
-#include <map>
-#include <optional>
-#include <set>
-#include <sstream>
 
-#include <nlohmann/json.hpp>
-
-#include "common/device_choice.h"
 #include "config/status_config.h"
-#include "exec/bundle.h"  // the bundle layout only: no libtorch in this header
-#include "manifest/tensor_file.h"
+#include "repro/bundle_layout.h"
+#include "repro/reproduction.h"
+#include "repro/script.h"
 
 namespace fs = std::filesystem;
 
 namespace opcheck::cli {
 
-std::string join_words(const std::vector<std::string>& words) {
-  std::string out;
-  for (const auto& w : words) out += (out.empty() ? "" : " ") + exec::shell_word(w);
-  return out;
-}
+std::string join_words(const std::vector<std::string>& words) { return repro::join_words(words); }
 
 std::string opcheck_binary() {
   const fs::path here = fs::path(exe_dir()) / "opcheck";
   std::error_code ec;
   return fs::exists(here, ec) ? here.string() : std::string("opcheck");
 }
-
-namespace {
-
-using exec::shell_word;
-
-bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
-  return s;
-}
-
-std::string absolute(const std::string& p) {
-  std::error_code ec;
-  fs::path a = fs::absolute(p, ec);
-  return ec ? p : a.lexically_normal().string();
-}
-
-// ---- Python text ---------------------------------------------------------------------------------------------
-
-std::string py_str(const std::string& s) { return PyValue::string(s).repr(); }
-
-std::string py_shape(const std::vector<std::int64_t>& v) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
-  return out + "]";
-}
-
-std::string py_dtype(DType t) { return PyValue::of_dtype(t).repr(); }
-
-/// How a literal is written: in the call (dtype arguments follow the reference's upcast, device arguments mean the
-/// run's device) or as plain data.
-enum class LiteralUse { Call, Data };
-
-std::string py_literal(const PyValue& v, LiteralUse use) {
-  switch (v.kind) {
-    case PyValue::Kind::Float:
-      if (std::isnan(v.f)) return "math.nan";
-      if (std::isinf(v.f)) return v.f > 0 ? "math.inf" : "-math.inf";
-      return v.repr();
-    case PyValue::Kind::DType:
-      if (use == LiteralUse::Call && (v.dtype == DType::Float16 || v.dtype == DType::BFloat16))
-        return "lowp(" + v.repr() + ")";
-      return v.repr();
-    case PyValue::Kind::Device:
-      if (use == LiteralUse::Data) return v.repr();
-      return v.is_host_device() ? "'cpu'" : "device";
-    case PyValue::Kind::Slice:
-      return "slice(" + py_literal(v.items.at(0), use) + ", " + py_literal(v.items.at(1), use) + ", " +
-             py_literal(v.items.at(2), use) + ")";
-    case PyValue::Kind::Tuple:
-    case PyValue::Kind::List: {
-      const bool tuple = v.kind == PyValue::Kind::Tuple;
-      std::string out = tuple ? "(" : "[";
-      for (std::size_t i = 0; i < v.items.size(); ++i) out += (i ? ", " : "") + py_literal(v.items[i], use);
-      if (tuple && v.items.size() == 1) out += ",";
-      return out + (tuple ? ")" : "]");
-    }
-    default: return v.repr();
-  }
-}
-
-const PyValue* init_arg(const TensorSpec& t, const char* key) {
-  for (const auto& [k, v] : t.init_args)
-    if (k == key) return &v;
-  return nullptr;
-}
-
-/// An init_args number as opcheck reads it (bool as int); nullopt when absent or None.
-std::optional<PyValue> number_arg(const TensorSpec& t, const char* key) {
-  const PyValue* v = init_arg(t, key);
-  if (!v || v->kind == PyValue::Kind::None) return std::nullopt;
-  if (v->kind == PyValue::Kind::Bool) return PyValue::integer(v->b ? 1 : 0);
-  return *v;
-}
-
-double finfo_max(DType t) {
-  switch (t) {
-    case DType::Float16: case DType::Complex32: return 65504.0;
-    case DType::BFloat16: return 3.3895313892515355e38;
-    case DType::Float32: case DType::Complex64: return static_cast<double>(std::numeric_limits<float>::max());
-    default: return std::numeric_limits<double>::max();
-  }
-}
-
-DType real_part(DType t) {
-  return t == DType::Complex32 ? DType::Float16 : t == DType::Complex64 ? DType::Float32 : DType::Float64;
-}
-
-/// make_tensor's float bounds: low/high default 0/1, clamped to the dtype's finite range (a clamped bound becomes a
-/// float; an unclamped one keeps its Python type).
-std::pair<PyValue, PyValue> float_bounds(const TensorSpec& t, DType value_type) {
-  const double top = finfo_max(value_type);
-  auto clamp = [&](PyValue v) {
-    const double d = v.as_double();
-    return d < -top ? PyValue::real(-top) : d > top ? PyValue::real(top) : v;
-  };
-  return {clamp(number_arg(t, "low").value_or(PyValue::integer(0))),
-          clamp(number_arg(t, "high").value_or(PyValue::integer(1)))};
-}
-
-/// make_tensor's integer bounds: clamped to the dtype's range, then floor(low), ceil(high).
-std::pair<std::int64_t, std::int64_t> int_bounds(const TensorSpec& t) {
-  std::int64_t lowest = 0, highest = 0;
-  switch (t.dtype) {
-    case DType::Int8: lowest = -128; highest = 127; break;
-    case DType::Int16: lowest = -32768; highest = 32767; break;
-    case DType::Int32:
-      lowest = std::numeric_limits<std::int32_t>::min();
-      highest = std::numeric_limits<std::int32_t>::max();
-      break;
-    case DType::UInt8: lowest = 0; highest = 255; break;
-    default: lowest = std::numeric_limits<std::int64_t>::min(); highest = std::numeric_limits<std::int64_t>::max();
-  }
-  auto to_int = [&](const PyValue& v, bool up) -> std::int64_t {
-    if (v.kind == PyValue::Kind::Int) return std::clamp(v.i, lowest, highest);
-    const double d = up ? std::ceil(v.as_double()) : std::floor(v.as_double());
-    if (d <= static_cast<double>(lowest)) return lowest;
-    if (d >= static_cast<double>(highest)) return highest;
-    return static_cast<std::int64_t>(d);
-  };
-  return {to_int(number_arg(t, "low").value_or(PyValue::integer(0)), false),
-          to_int(number_arg(t, "high").value_or(PyValue::integer(1)), true)};
-}
-
-std::int64_t int_arg(const TensorSpec& t, const char* key, std::int64_t fallback) {
-  auto v = number_arg(t, key);
-  if (!v) return fallback;
-  return v->kind == PyValue::Kind::Int ? v->i : static_cast<std::int64_t>(v->as_double());
-}
-
-/// The Python of a tensor's logical values over `value_shape` (torch.manual_seed already called).
-std::string values_expr(const TensorSpec& t, const std::vector<std::int64_t>& value_shape, bool& uses_scaled,
-                        bool& uses_loader) {
-  const std::string shape = py_shape(value_shape);
-  const std::string dtype = py_dtype(t.dtype);
-  const bool floating = dtype_is_floating(t.dtype), complex = dtype_is_complex(t.dtype);
-  switch (t.init) {
-    case InitKind::Rand:
-    case InitKind::Uniform: {
-      if (t.dtype == DType::Bool) return "torch.randint(0, 2, " + shape + ", dtype=torch.bool)";
-      if (!floating && !complex) {
-        auto [lo, hi] = int_bounds(t);
-        return "torch.randint(" + std::to_string(lo) + ", " + std::to_string(hi) + ", " + shape + ", dtype=" + dtype +
-               ")";
-      }
-      const bool scaled = init_arg(t, "low") || init_arg(t, "high");
-      auto part = [&](DType part_type) {
-        std::string r = "torch.rand(" + shape + ", dtype=" + py_dtype(part_type) + ")";
-        if (!scaled) return r;
-        uses_scaled = true;
-        auto [lo, hi] = float_bounds(t, part_type);
-        return "scaled(" + r + ", " + py_literal(lo, LiteralUse::Data) + ", " + py_literal(hi, LiteralUse::Data) + ")";
-      };
-      if (complex) return "torch.complex(" + part(real_part(t.dtype)) + ", " + part(real_part(t.dtype)) + ")";
-      return part(t.dtype);
-    }
-    case InitKind::Randn: {
-      std::string e = "torch.randn(" + shape + ", dtype=" + dtype + ")";
-      if (auto s = number_arg(t, "std")) e += " * " + py_literal(*s, LiteralUse::Data);
-      if (auto m = number_arg(t, "mean")) e += " + " + py_literal(*m, LiteralUse::Data);
-      return e;
-    }
-    case InitKind::Randint: {
-      const std::string lo = std::to_string(int_arg(t, "low", 0)), hi = std::to_string(int_arg(t, "high", 1));
-      if (complex) return "torch.randint(" + lo + ", " + hi + ", " + shape + ").to(" + dtype + ")";
-      return "torch.randint(" + lo + ", " + hi + ", " + shape + ", dtype=" + dtype + ")";
-    }
-    case InitKind::Zeros: return "torch.zeros(" + shape + ", dtype=" + dtype + ")";
-    case InitKind::Ones: return "torch.ones(" + shape + ", dtype=" + dtype + ")";
-    case InitKind::Arange: {
-      std::int64_t n = 1;
-      for (auto d : value_shape) n *= d;
-      return "torch.arange(" + std::to_string(n) + ").reshape(" + shape + ").to(" + dtype + ")";
-    }
-    case InitKind::Xavier: {
-      const double gain = number_arg(t, "gain").value_or(PyValue::real(1.0)).as_double();
-      return "torch.nn.init.xavier_uniform_(torch.empty(" + shape + ", dtype=" + dtype +
-             "), gain=" + py_literal(PyValue::real(gain), LiteralUse::Data) + ")";
-    }
-    case InitKind::Data: return "torch.tensor(" + py_literal(t.data, LiteralUse::Data) + ", dtype=" + dtype + ")";
-    case InitKind::File: {
-      const PyValue* key = init_arg(t, "key");
-      const bool plain_pt = !key && tensor_file_format(t.file) == TensorFileFormat::Pt;
-      if (plain_pt) return "torch.load(" + py_str(t.file) + ").contiguous()";
-      uses_loader = true;
-      return "load_tensor_file(" + py_str(t.file) + (key ? ", " + py_str(key->s) : std::string()) + ")";
-    }
-    case InitKind::Eye:
-      return "torch.eye(" + std::to_string(t.shape.empty() ? 0 : t.shape[0]) + ", dtype=" + dtype + ")";
-    case InitKind::Full: {
-      const PyValue* v = init_arg(t, "fill_value");
-      return "torch.full(" + shape + ", " + (v ? py_literal(*v, LiteralUse::Data) : std::string("None")) +
-             ", dtype=" + dtype + ")";
-    }
-  }
-  return "None";
-}
-
-/// PEP 8's blank lines for the generated text: two before every top-level def and statement block that follows one,
-/// never more than two anywhere.
-std::string pep8_spacing(const std::string& text) {
-  std::istringstream in(text);
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  std::string out;
-  int blanks = 0;
-  bool in_def = false;
-  for (const auto& line : lines) {
-    if (line.empty()) {
-      ++blanks;
-      continue;
-    }
-    const bool top = line[0] != ' ' && line[0] != '#' && line[0] != ')' && line[0] != ']' && line[0] != '"';
-    const bool starts_def = line.rfind("def ", 0) == 0;
-    int want = std::min(blanks, 2);
-    if (!out.empty() && top && (starts_def || in_def)) want = 2;
-    for (int k = 0; k < want && !out.empty(); ++k) out += "\n";
-    out += line + "\n";
-    blanks = 0;
-    if (top) in_def = starts_def;
-  }
-  return out;
-}
-
-bool draws_random(InitKind k) {
-  return k == InitKind::Rand || k == InitKind::Uniform || k == InitKind::Randn || k == InitKind::Randint ||
-         k == InitKind::Xavier;
-}
-
-}  // namespace
-
-std::string python_op_expression(const std::string& op) {
-  static const char* const operator_names[] = {"and_", "or_", "xor", "lshift", "rshift", "invert", "inv",
-                                               "truediv", "floordiv", "mod", "pos", "getitem", "setitem",
-                                               "iadd", "isub", "imul", "itruediv"};
-  std::string aten;
-  if (starts_with(op, "aten::")) aten = op.substr(6);
-  else if (starts_with(op, "torch.ops.aten.")) aten = op.substr(15);
-  else if (starts_with(op, "aten.")) aten = op.substr(5);
-  if (!aten.empty()) return "torch.ops.aten." + aten;  // X.overload: that overload; X alone: the packet picks one
-  if (starts_with(op, "F.")) return "torch.nn.functional." + op.substr(2);
-  if (!starts_with(op, "torch.")) return op;  // operator.X and other spellings Python reads as written
-  const std::string name = op.substr(6);
-  if (name.find('.') != std::string::npos) return op;  // torch.nn.functional.X, torch.Tensor.X, torch.linalg.X, ...
-  for (const char* o : operator_names)
-    if (name == o) return "operator." + name;
-  if (starts_with(name, "__")) return "torch.Tensor." + name;
-  if (name == "sym_sum") return "getattr(torch, \"sym_sum\", sum)";
-  // Manifests write Tensor methods as torch.X (torch.float, torch.to, torch.repeat): the torch function where torch
-  // has one, else the method, as opcheck reads them.
-  return "(torch." + name + " if callable(getattr(torch, \"" + name + "\", None)) else torch.Tensor." + name + ")";
-}
-
-std::string python_repro_script(const Case& c, const ScriptDevice& device, const ScriptBundle& bundle) {
-  std::ostringstream py;
-  // ---- header and imports
-  py << "#!/usr/bin/env python3\n\"\"\"opcheck repro of " << c.id << ": " << c.op
-     << " on cpu and on the device under test, without opcheck.\n\n";
-  py << "Case: " << c.loc.file << ":" << c.loc.line << "\n";
-  if (!bundle.folder.empty()) py << "Inputs: the exact tensors of the failing run, saved in " << bundle.folder << "\n";
-  else py << "Inputs: built from the manifest's recipes, as opcheck builds them (bit for bit)\n";
-  if (!bundle.failure.empty()) py << "Failure recorded: " << bundle.failure << "\n";
-  py << "\nRun: python3 THIS.py [--device DEV] [--device-lib PATH] [--out DIR]\n"
-        "Exit status: 0 the device agrees with the cpu, 1 it does not (or one of them raised), 2 a bundle's saved\n"
-        "output was not reproduced bit for bit.\n\"\"\"\n";
-  py << "import os\n\n"
-        "# Must precede the first torch import: libtorch 1.13's oneDNN uses AMX for bfloat16 without asking Linux for "
-        "it,\n# which kills the process (SIGILL) on CPUs that have AMX.\n"
-        "os.environ.setdefault(\"ONEDNN_MAX_CPU_ISA\", \"AVX512_CORE_BF16\")\n";
-  for (const auto& [k, v] : device.environment)
-    py << "os.environ.setdefault(" << py_str(k) << ", " << py_str(v) << ")  # as in the failing run\n";
-  py << "\nimport argparse  # noqa: E402\nimport importlib  # noqa: E402\nimport math  # noqa: E402,F401\n"
-        "import operator  # noqa: E402,F401\nimport re  # noqa: E402\nimport sys  # noqa: E402\n"
-        "import types  # noqa: E402\n\n"
-        "import torch  # noqa: E402\n\n";
-  py << "DEVICE = " << py_str(device.device) << "\n";
-  py << "DEVICE_LIB = " << (device.library.empty() ? "None" : py_str(device.library))
-     << "  # PrivateUse1 backend loaded before the run (None: none)\n";
-  py << "DEVICE_IMPORTS = [";
-  for (std::size_t i = 0; i < device.imports.size(); ++i) py << (i ? ", " : "") << py_str(device.imports[i]);
-  py << "]  # modules whose import registers the device (--device-import)\n";
-  py << "PYTHON_PATH = " << (device.python_path.empty() ? "None" : py_str(device.python_path))
-     << "  # opcheck's own Python packages, for DEVICE_IMPORTS\n";
-  py << "COMPILE_BACKEND = " << (device.compile_backend.empty() ? "None" : py_str(device.compile_backend))
-     << "  # the device call runs through torch.compile with this backend (None: eagerly)\n";
-  py << "BUNDLE = " << (bundle.folder.empty() ? "None" : py_str(bundle.folder)) << "\n";
-  py << "WRITTEN = [";
-  for (std::size_t k = 0; k < bundle.written_slots.size(); ++k) py << (k ? ", " : "") << bundle.written_slots[k];
-  py << "]  # tensor arguments the op writes in place (as the bundle recorded them)\n";
-  py << "COMPARE = "
-     << py_str(c.compare == Comparator::Pcc     ? "pcc"
-               : c.compare == Comparator::Exact ? "exact"
-                                                : "allclose")
-     << "\nRTOL, ATOL = " << (c.rtol ? py_literal(PyValue::real(*c.rtol), LiteralUse::Data) : "None") << ", "
-     << (c.atol ? py_literal(PyValue::real(*c.atol), LiteralUse::Data) : "None")
-     << "  # None: torch.testing.assert_close's default for the dtype\n";
-  py << "PCC_MIN = " << PyValue::real(c.pcc_min).repr() << "\nEQUAL_NAN = " << (c.equal_nan ? "True" : "False") << "\n";
-  py << "EXPECTED_ERROR = ";
-  if (c.expects_error)
-    py << "(" << py_str(c.expects_error->type) << ", " << py_str(c.expects_error->match)
-       << ")  # both runs must raise this (type, regex)\n";
-  else
-    py << "None  # (type, regex) when both runs must raise\n";
-  py << "LOW_PRECISION = (torch.float16, torch.bfloat16)\n"
-        "UPCAST = False  # True while the cpu reference runs in float32 (its kernels lack the low-precision dtype)\n\n";
-
-  // ---- inputs
-  std::ostringstream in;
-  bool uses_scaled = false, uses_place = false, uses_loader = false;
-  std::vector<bool> host_slot;
-  std::size_t slot = 0;
-  std::vector<std::string> args;  // positional argument expressions
-  for (std::size_t i = 0; i < c.inputs.size(); ++i) {
-    const Input& input = c.inputs[i];
-    if (input.kind == Input::Kind::Value) {
-      args.push_back(py_literal(input.value, LiteralUse::Call));
-      continue;
-    }
-    const bool list = input.kind == Input::Kind::TensorList;
-    const std::size_t n = list ? input.list.size() : 1;
-    std::string arg = list ? "[" : "";
-    for (std::size_t j = 0; j < n; ++j, ++slot) {
-      const TensorSpec& t = list ? input.list[j] : input.tensor;
-      host_slot.push_back(t.placement == Placement::Host);
-      const std::string var = "t" + std::to_string(slot);
-      in << "    # input " << i << (list ? "[" + std::to_string(j) + "]" : std::string()) << ": " << dtype_name(t.dtype)
-         << " " << py_shape(t.shape);
-      if (!t.shape_from_file) in << " stride " << py_shape(t.stride) << " offset " << t.storage_offset;
-      in << (t.placement == Placement::Host ? ", stays on the host" : "") << "\n";
-      if (t.shape_from_file) {
-        in << "    " << var << " = " << values_expr(t, t.shape, uses_scaled, uses_loader) << "\n";
-      } else {
-        std::vector<std::int64_t> value_shape = t.shape;
-        bool expanded = false;
-        for (std::size_t d = 0; d < value_shape.size() && d < t.stride.size(); ++d)
-          if (t.stride[d] == 0 && value_shape[d] > 1) {
-            value_shape[d] = 1;
-            expanded = true;
-          }
-        bool plain = t.storage_offset == 0 && !expanded;
-        std::int64_t expect = 1;
-        for (std::size_t d = t.shape.size(); d-- > 0 && plain;) {
-          plain = t.shape[d] == 1 || (d < t.stride.size() && t.stride[d] == expect);
-          expect *= t.shape[d];
-        }
-        // Data and file values come over the full shape; place() keeps one value along expanded dims.
-        const bool full = t.init == InitKind::Data || t.init == InitKind::File || t.init == InitKind::Eye;
-        if (draws_random(t.init)) {
-          const std::int64_t seed = c.seed + 1000 * static_cast<std::int64_t>(i) + static_cast<std::int64_t>(j);
-          // opcheck seeds a fresh generator with the value as unsigned 64 bits, which is what manual_seed takes.
-          in << "    torch.manual_seed("
-             << (seed < 0 ? std::to_string(static_cast<std::uint64_t>(seed)) : std::to_string(seed)) << ")  # seed "
-             << c.seed << " + 1000 * " << i << (list ? " + " + std::to_string(j) : std::string()) << "\n";
-        }
-        const std::string values = values_expr(t, full ? t.shape : value_shape, uses_scaled, uses_loader);
-        if (plain) {
-          in << "    " << var << " = " << values << "\n";
-        } else {
-          uses_place = true;
-          in << "    " << var << " = place(" << values << ", " << py_shape(t.shape) << ", " << py_shape(t.stride)
-             << ", " << t.storage_offset << ")\n";
-        }
-      }
-      arg += (list && j ? ", " : "") + std::string("t[") + std::to_string(slot) + "]";
-    }
-    args.push_back(list ? arg + "]" : arg);
-  }
-
-  if (uses_loader)
-    py << "\ndef load_tensor_file(path, key=None):\n"
-          "    \"\"\"The tensor opcheck reads from a .pt, .npy or .safetensors file (key: a dict's entry or a "
-          "safetensors name).\"\"\"\n"
-          "    if path.endswith(\".npy\"):\n"
-          "        import numpy\n"
-          "        return torch.from_numpy(numpy.load(path)).contiguous()\n"
-          "    if path.endswith(\".safetensors\"):\n"
-          "        import json\n"
-          "        import struct\n"
-          "        with open(path, \"rb\") as f:\n"
-          "            n = struct.unpack(\"<Q\", f.read(8))[0]\n"
-          "            header = json.loads(f.read(n))\n"
-          "            entry = header[key if key is not None else next(k for k in header if k != \"__metadata__\")]\n"
-          "            begin, end = entry[\"data_offsets\"]\n"
-          "            f.seek(8 + n + begin)\n"
-          "            data = bytearray(f.read(end - begin))\n"
-          "        dtype = {\"F16\": torch.float16, \"BF16\": torch.bfloat16, \"F32\": torch.float32, \"F64\": "
-          "torch.float64,\n"
-          "                 \"I8\": torch.int8, \"I16\": torch.int16, \"I32\": torch.int32, \"I64\": torch.int64, "
-          "\"U8\": torch.uint8,\n"
-          "                 \"BOOL\": torch.bool, \"C64\": torch.complex64}[entry[\"dtype\"]]\n"
-          "        if not data:\n"
-          "            return torch.empty(entry[\"shape\"], dtype=dtype)\n"
-          "        return torch.frombuffer(data, dtype=dtype).reshape(entry[\"shape\"]).clone()\n"
-          "    obj = torch.load(path)\n"
-          "    if isinstance(obj, dict):\n"
-          "        obj = obj[key]\n"
-          "    return obj.contiguous()\n\n";
-  if (uses_scaled)
-    py << "\ndef scaled(r, low, high):\n"
-          "    \"\"\"make_tensor's values in [low, high) from torch.rand's r (opcheck's rand/uniform with "
-          "low/high).\"\"\"\n"
-          "    return high * r + low * (1 - r)\n\n";
-  if (uses_place)
-    py << "\ndef place(values, shape, stride, offset):\n"
-          "    \"\"\"The tensor opcheck hands the op: the values in a zeroed storage of the layout's extent, viewed "
-          "with\n"
-          "    the manifest's stride and storage offset (a stride-0 dim holds one value).\"\"\"\n"
-          "    value_shape = [1 if st == 0 and n > 1 else n for n, st in zip(shape, stride)]\n"
-          "    for d, n in enumerate(value_shape):\n"
-          "        values = values.narrow(d, 0, n)\n"
-          "    extent = offset + (1 + sum((n - 1) * st for n, st in zip(value_shape, stride)) if values.numel() else "
-          "0)\n"
-          "    storage = torch.zeros(extent, dtype=values.dtype)\n"
-          "    storage.as_strided(value_shape, stride, offset).copy_(values)\n"
-          "    return storage.as_strided(shape, stride, offset)\n\n";
-  py << "\ndef inputs():\n    \"\"\"The case's tensors on the host, one per tensor argument, as opcheck builds "
-        "them.\"\"\"\n"
-     << in.str() << "    return [";
-  for (std::size_t s = 0; s < slot; ++s) py << (s ? ", " : "") << "t" << s;
-  py << "]\n\n\n";
-  py << "HOST_INPUTS = [";
-  for (std::size_t s = 0; s < host_slot.size(); ++s) py << (s ? ", " : "") << (host_slot[s] ? "True" : "False");
-  py << "]  # placed on the host (device: cpu in the manifest) in the device run too\n";
-
-  // ---- the call
-  std::string call_args;
-  for (const auto& a : args) call_args += (call_args.empty() ? "" : ", ") + a;
-  // Keywords that are Python reserved words (aten's `from` of uniform_/random_) can only be passed unpacked.
-  static const std::set<std::string> reserved{"False", "None", "True", "and", "as", "assert", "async", "await",
-                                              "break", "class", "continue", "def", "del", "elif", "else", "except",
-                                              "finally", "for", "from", "global", "if", "import", "in", "is",
-                                              "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try",
-                                              "while", "with", "yield"};
-  std::string unpacked;
-  for (const auto& [k, v] : c.kwargs) {
-    if (reserved.count(k))
-      unpacked += (unpacked.empty() ? "" : ", ") + py_str(k) + ": " + py_literal(v, LiteralUse::Call);
-    else
-      call_args += (call_args.empty() ? "" : ", ") + k + "=" + py_literal(v, LiteralUse::Call);
-  }
-  if (!unpacked.empty()) call_args += (call_args.empty() ? "" : ", ") + std::string("**{") + unpacked + "}";
-  // Ops older torch lacks run through opcheck's decompositions (src/exec/decompositions.cpp), the same ATen ops in
-  // the same order, so the script computes what opcheck computes on any torch.
-  std::string op_line = "    op = " + python_op_expression(c.op) + "\n";
-  const char* fallback = c.op.find("scaled_dot_product_attention") != std::string::npos ? "sdpa_reference"
-                         : c.op.find("rms_norm") != std::string::npos                 ? "rms_norm_reference"
-                                                                                      : nullptr;
-  if (fallback) {
-    op_line = "    # opcheck's decomposition where this torch lacks the op (it arrived in a later torch)\n"
-              "    op = available(lambda: " + python_op_expression(c.op) + ", " + fallback + ")\n";
-    py << R"PY(
-def available(get, fallback):
-    try:
-        return get()
-    except (AttributeError, RuntimeError):
-        return fallback
-
-
-)PY";
-    if (std::string(fallback) == "sdpa_reference")
-      py << R"PY(def sdpa_reference(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
-                   enable_gqa=False):
-    """softmax(q·kᵀ·scale + mask)·v as opcheck decomposes scaled_dot_product_attention (dropout off)."""
-    assert dropout_p == 0.0, "opcheck runs scaled_dot_product_attention with dropout off"
-    k, v = key, value
-    if query.dim() >= 3 and k.dim() >= 3 and query.size(-3) != k.size(-3):  # grouped-query heads
-        k = k.repeat_interleave(query.size(-3) // k.size(-3), -3)
-        v = v.repeat_interleave(query.size(-3) // v.size(-3), -3)
-    root = math.sqrt(scale if scale is not None else 1.0 / math.sqrt(query.size(-1)))
-    scores = torch.matmul(query * root, k.transpose(-2, -1) * root)
-    if is_causal:
-        keep = torch.ones(query.size(-2), k.size(-2), dtype=torch.bool, device=query.device).tril()
-        scores = scores.masked_fill(keep.logical_not(), -math.inf)
-    if attn_mask is not None:
-        if attn_mask.dtype == torch.bool:
-            scores = scores.masked_fill(attn_mask.logical_not(), -math.inf)
-        else:
-            scores = scores + attn_mask
-    return torch.matmul(torch.softmax(scores, -1), v)
-
-
-)PY";
-    else
-      py << R"PY(def rms_norm_reference(input, normalized_shape, weight=None, eps=None):
-    """x / sqrt(mean(x², trailing dims) + eps) · weight as opcheck decomposes rms_norm (float32 for fp16/bf16)."""
-    dims = [input.dim() - 1 - i for i in range(len(normalized_shape))]
-    e = eps if eps is not None else torch.finfo(input.dtype).eps
-    x = input.to(torch.float32) if input.dtype in LOW_PRECISION else input
-    out = (x * torch.rsqrt(x.pow(2).mean(dims, keepdim=True) + e)).to(input.dtype)
-    return out * weight if weight is not None else out
-
-
-)PY";
-  }
-  py << "\ndef lowp(dtype):\n"
-        "    \"\"\"A dtype argument: float32 while the reference is upcast, as opcheck passes it then.\"\"\"\n"
-        "    return torch.float32 if UPCAST and dtype in LOW_PRECISION else dtype\n\n\n"
-        "def call(t, device):\n"
-        "    \"\"\"The case's op call on tensors `t`; `device` is what a device argument of the manifest means in this "
-        "run.\"\"\"\n"
-     << op_line << "    return op(" << call_args << ")\n\n\n";
-
-  // ---- running and comparing (fixed text)
-  std::optional<DType> kwarg_low;
-  for (const auto& [k, v] : c.kwargs)
-    if (v.kind == PyValue::Kind::DType && (v.dtype == DType::Float16 || v.dtype == DType::BFloat16))
-      kwarg_low = v.dtype;
-  py << "KWARG_LOW_DTYPE = " << (kwarg_low ? py_dtype(*kwarg_low) : "None") << "\n";
-  py << R"PY(
-
-def moved(x, device):
-    """A copy of x on `device` with the same sizes, strides and storage offset."""
-    if x.numel() == 0:
-        return torch.empty_strided(x.shape, x.stride(), dtype=x.dtype, device=device)
-    extent = x.storage_offset() + 1 + sum((n - 1) * st for n, st in zip(x.shape, x.stride()))
-    base = torch.empty(extent, dtype=x.dtype, device=device)
-    base.copy_(x.as_strided((extent,), (1,), 0))
-    return base.as_strided(x.shape, x.stride(), x.storage_offset())
-
-
-def to_host(v):
-    if isinstance(v, torch.Tensor):
-        return v.cpu()
-    if isinstance(v, (list, tuple)):
-        return [to_host(x) for x in v] if isinstance(v, list) else tuple(to_host(x) for x in v)
-    return v
-
-
-def cast_back(v, want, fallback):
-    """An upcast result in the dtypes the op gives (`want`: a run on the meta device), else in `fallback`."""
-    if isinstance(v, torch.Tensor):
-        if isinstance(want, torch.Tensor):
-            return v if v.dtype == want.dtype else v.to(want.dtype)
-        return v.to(fallback) if fallback is not None and v.dtype == torch.float32 else v
-    if isinstance(v, (list, tuple)):
-        wants = want if isinstance(want, (list, tuple)) and len(want) == len(v) else [None] * len(v)
-        items = [cast_back(x, w, fallback) for x, w in zip(v, wants)]
-        return items if isinstance(v, list) else tuple(items)
-    return v
-
-
-def reference(host):
-    """The cpu result and the tensor arguments after the call, as opcheck's reference computes them: in the case's
-    dtypes, or where a cpu kernel lacks float16/bfloat16, in float32 with the results cast back to the dtypes the op
-    gives."""
-    global UPCAST
-    args = [moved(x, "cpu") for x in host]
-    try:
-        return call(args, "cpu"), args
-    except RuntimeError as e:
-        if not re.search(r"not implemented for '(Half|BFloat16|ComplexHalf)'", str(e)):
-            raise
-        first_error = e
-    UPCAST = True
-    args = [x.to(torch.float32) if x.dtype in LOW_PRECISION else moved(x, "cpu") for x in host]
-    try:
-        out = call(args, "cpu")
-    except Exception:  # noqa: BLE001 - opcheck reports the first error then
-        raise first_error
-    finally:
-        UPCAST = False
-    try:
-        native = call([torch.empty_strided(x.shape, x.stride(), dtype=x.dtype, device="meta") for x in host], "meta")
-    except Exception:  # noqa: BLE001 - no meta kernel: the inputs' low-precision dtype
-        native = None
-    low = [x.dtype for x in host if x.dtype in LOW_PRECISION]
-    fallback = low[0] if low else KWARG_LOW_DTYPE
-    for d in low[1:]:
-        fallback = torch.promote_types(fallback, d)
-    print("reference (cpu): computed in float32 (the cpu kernel lacks the dtype), cast back")
-    return cast_back(out, native, fallback), [a.to(x.dtype) for a, x in zip(args, host)]
-
-
-def on_device(host, device):
-    """The device result and the tensor arguments after the call, moved to the host."""
-    args = [moved(x, "cpu" if on_host else device) for x, on_host in zip(host, HOST_INPUTS)]
-    if COMPILE_BACKEND is None:
-        return to_host(call(args, device)), to_host(args)
-
-    class OpCall(torch.nn.Module):
-        """The op call as a module, compiled as opcheck --compile-backend compiles it."""
-
-        def forward(self, *t):
-            return call(list(t), device)
-
-    torch._dynamo.reset()
-    with torch.no_grad():
-        out = torch.compile(OpCall(), backend=COMPILE_BACKEND)(*args)
-    return to_host(out), to_host(args)
-
-
-def tolerances(dtype):
-    defaults = {torch.float16: (1e-3, 1e-5), torch.bfloat16: (1.6e-2, 1e-5), torch.float32: (1.3e-6, 1e-5),
-                torch.float64: (1e-7, 1e-7), torch.complex32: (1e-3, 1e-5), torch.complex64: (1.3e-6, 1e-5),
-                torch.complex128: (1e-7, 1e-7)}
-    rtol, atol = defaults.get(dtype, (0.0, 0.0))
-    return (rtol if RTOL is None else RTOL), (atol if ATOL is None else ATOL)
-
-
-def raw(x):
-    x = x.contiguous().reshape(-1)
-    return torch.view_as_real(x).reshape(-1).view(torch.uint8) if x.is_complex() else x.view(torch.uint8)
-
-
-def same_bits(a, b):
-    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
-        return (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.dtype == b.dtype
-                and a.shape == b.shape and torch.equal(raw(a), raw(b)))
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(same_bits(x, y) for x, y in zip(a, b))
-    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
-        return True
-    return a == b
-
-
-def plain(v):
-    """Named tuples (torch.return_types) as tuples: torch.load reads those back with its default weights_only."""
-    if isinstance(v, (list, tuple)):
-        items = [plain(x) for x in v]
-        return items if isinstance(v, list) else tuple(items)
-    return v
-
-
-def compare(expected, actual, path="output"):
-    """Prints how the device's `actual` compares with the cpu's `expected`, leaf by leaf; True when they agree
-    under the case's comparator (integer and bool tensors always exactly)."""
-    if isinstance(expected, (list, tuple)):
-        if not isinstance(actual, (list, tuple)) or len(actual) != len(expected):
-            print(f"{path}: the cpu gives {len(expected)} items, the device {type(actual).__name__}")
-            return False
-        return all([compare(e, a, f"{path}[{i}]") for i, (e, a) in enumerate(zip(expected, actual))])
-    if not isinstance(expected, torch.Tensor):
-        ok = same_bits(expected, actual) or expected == actual
-        print(f"{path}: cpu {expected!r}, device {actual!r}")
-        return ok
-    if not isinstance(actual, torch.Tensor) or actual.dtype != expected.dtype or actual.shape != expected.shape:
-        what = f"{actual.dtype} {list(actual.shape)}" if isinstance(actual, torch.Tensor) else type(actual).__name__
-        print(f"{path}: the cpu gives {expected.dtype} {list(expected.shape)}, the device {what}")
-        return False
-    if expected.numel() == 0:
-        print(f"{path}: empty {expected.dtype} {list(expected.shape)} on both")
-        return True
-    if COMPARE == "exact" or not (expected.is_floating_point() or expected.is_complex()):
-        ok = torch.equal(raw(expected), raw(actual))
-        print(f"{path}: {expected.dtype} {list(expected.shape)} {'bitwise equal' if ok else 'differs'}")
-        return ok
-    e, a = expected, actual
-    if e.is_complex():
-        e, a = torch.view_as_real(e), torch.view_as_real(a)
-    e, a = e.double(), a.double()
-    rtol, atol = tolerances(expected.dtype)
-    close = torch.isclose(a, e, rtol=rtol, atol=atol, equal_nan=EQUAL_NAN)
-    diff = torch.where(a == e, torch.zeros_like(a), (a - e).abs())
-    diff = torch.where(torch.isnan(a) & torch.isnan(e), torch.zeros_like(a), diff)
-    rel = diff / e.abs()
-    rel = torch.where(diff == 0, torch.zeros_like(rel), rel)
-    mismatched = int((~close).sum())
-    print(f"{path}: {expected.dtype} {list(expected.shape)}: {mismatched} / {close.numel()} mismatched "
-          f"(rtol {rtol}, atol {atol}), max_abs_diff {float(diff.max())!r}, max_rel_diff {float(rel.max())!r}")
-    if COMPARE == "pcc":
-        finite = torch.isfinite(e) & torch.isfinite(a)
-        x, y = e[finite], a[finite]
-        if x.numel() < 2 or float(x.std()) == 0 or float(y.std()) == 0:
-            pcc = 1.0 if mismatched == 0 else 0.0
-        else:
-            pcc = float(torch.corrcoef(torch.stack([x, y]))[0, 1])
-        print(f"{path}: pcc {pcc!r} (minimum {PCC_MIN})")
-        return pcc >= PCC_MIN
-    return mismatched == 0
-
-
-def attempt(what, fn):
-    try:
-        return fn(), None
-    except Exception as e:  # noqa: BLE001 - every error class is reported
-        print(f"{what} raised {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
-        return (None, None), e
-
-
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--device", default=DEVICE, help=f"device under test (default {DEVICE})")
-    parser.add_argument("--device-lib", default=DEVICE_LIB, help="PrivateUse1 backend library to load first")
-    parser.add_argument("--out", help="folder to torch.save the cpu output (cpu.pt) and the device output (device.pt)")
-    args = parser.parse_args()
-    if args.device_lib:
-        torch.ops.load_library(args.device_lib)
-        # torch imports a Python module for the PrivateUse1 backend (torch.<its name>) when a tensor first moves to
-        # it; a backend registered from C++ alone has none, so an empty one stands in.
-        name = torch._C._get_privateuse1_backend_name()
-        if not hasattr(torch, name):
-            torch._register_device_module(name, types.ModuleType(f"torch.{name}"))
-    if DEVICE_IMPORTS and PYTHON_PATH:
-        sys.path.insert(0, PYTHON_PATH)
-    for module in DEVICE_IMPORTS:
-        importlib.import_module(module)
-
-    host = inputs()
-    (expected, cpu_args), cpu_error = attempt("reference (cpu)", lambda: reference(host))
-    (actual, device_args), device_error = attempt(f"device ({args.device})", lambda: on_device(host, args.device))
-    status = 0
-    if EXPECTED_ERROR:
-        kind, match = EXPECTED_ERROR
-        for name, err in (("reference (cpu)", cpu_error), (f"device ({args.device})", device_error)):
-            ok = err is not None and re.search(match, str(err)) is not None
-            print(f"{name}: {'raised' if ok else 'did not raise'} the expected {kind} matching {match!r}")
-            status = status if ok else 1
-    elif cpu_error is not None or device_error is not None:
-        status = 1
-    else:
-        agree = compare(expected, actual)
-        # Arguments the op writes in place differ between the runs when the device wrote them differently.
-        for k, (e, a) in enumerate(zip(cpu_args, device_args)):
-            if not same_bits(e, a):
-                agree = compare(e, a, f"input tensor {k} after the call") and agree
-        print(f"device ({args.device}) {'agrees with' if agree else 'DIFFERS from'} the cpu reference")
-        status = 0 if agree else 1
-
-    if BUNDLE:
-        written = lambda after: None if after is None else [after[k] for k in WRITTEN]  # noqa: E731
-        for name, got, error in (("reference.pt", expected, cpu_error), ("device.pt", actual, device_error),
-                                 ("reference_written.pt", written(cpu_args), cpu_error),
-                                 ("device_written.pt", written(device_args), device_error)):
-            path = os.path.join(BUNDLE, name)
-            if error is not None or not os.path.exists(path):
-                continue
-            same = same_bits(got, torch.load(path))
-            print(f"{name}: {'reproduced bit for bit' if same else 'NOT reproduced'} by this run's "
-                  f"{'reference (cpu)' if name.startswith('reference') else f'device ({args.device})'}")
-            status = status if same else 2
-    if args.out:
-        os.makedirs(args.out, exist_ok=True)
-        for name, got, error, after in (("cpu", expected, cpu_error, cpu_args),
-                                        ("device", actual, device_error, device_args)):
-            if error is None:
-                torch.save(plain(got), os.path.join(args.out, f"{name}.pt"))
-                torch.save(plain(after), os.path.join(args.out, f"{name}_inputs_after.pt"))
-    return status
-
-
-if __name__ == "__main__":
-    sys.exit(main())
-)PY";
-  return pep8_spacing(py.str());
-}
-
-// ---- the subcommand ------------------------------------------------------------------------------------------
 
 CLI::App* add_repro_command(CLI::App& app, ReproFlags& f) {
   auto* cmd = app.add_subcommand(
@@ -819,71 +56,35 @@ CLI::App* add_repro_command(CLI::App& app, ReproFlags& f) {
 
 namespace {
 
-/// A case found for `repro`, with what its bundle said.
+/// The case `repro` reproduces, with the manifests that hold it and its bundle's facts.
 struct Found {
   ManifestSet set;  // owns the case
   const Case* c = nullptr;
   std::string bundle;  // absolute bundle folder, or ""
-  nlohmann::json facts;  // failure.json, or null
+  repro::BundleFacts facts;
 };
 
-std::optional<std::string> bundle_folder(const ReproFlags& f, std::string& error) {
-  std::error_code ec;
-  const fs::path dir = absolute(f.bundle);
-  if (fs::exists(dir / exec::kBundleManifest, ec)) return dir.string();
-  if (!fs::is_directory(dir, ec)) {
-    error = "bundle folder " + dir.string() + " does not exist. Fix: pass a folder written by run --save-failures";
-    return std::nullopt;
-  }
-  if (f.case_id.empty()) {
-    error = dir.string() + " holds no " + exec::kBundleManifest +
-            ". Fix: name the case (opcheck repro CASE_ID --bundle DIR) or pass the bundle's own folder";
-    return std::nullopt;
-  }
-  const fs::path inside = dir / exec::bundle_folder_name(f.case_id);
-  if (fs::exists(inside / exec::kBundleManifest, ec)) return inside.string();
-  std::vector<std::string> names;
-  for (const auto& e : fs::directory_iterator(dir, ec))
-    if (fs::exists(e.path() / exec::kBundleManifest)) names.push_back(e.path().filename().string());
-  const auto near = suggest_models(exec::bundle_folder_name(f.case_id), names, 3);
-  error = "no bundle of " + f.case_id + " in " + dir.string() + " (looked for " + inside.filename().string() + ")";
-  if (!near.empty()) {
-    error += "; bundles there that look alike:";
-    for (const auto& n : near) error += " " + n;
-  }
-  error += ". Fix: rerun with --save-failures, or repro the case from its manifest (drop --bundle)";
-  return std::nullopt;
-}
-
 int find_case(const ReproFlags& f, Found& out) {
+  std::string error;
   if (!f.bundle.empty()) {
-    std::string error;
-    auto folder = bundle_folder(f, error);
-    if (!folder) {
+    out.bundle = repro::find_bundle_folder(f.bundle, f.case_id, error);
+    if (out.bundle.empty()) {
       std::cerr << "opcheck: error: " << error << "\n";
       return kUsageError;
     }
-    out.bundle = *folder;
-    out.set = load_manifests({(fs::path(*folder) / exec::kBundleManifest).string()});
+    const std::string manifest = (fs::path(out.bundle) / repro::kBundleManifest).string();
+    out.set = load_manifests({manifest});
     print_diagnostics(out.set.diagnostics, /*errors_only=*/true);
     if (out.set.diagnostics.has_errors() || out.set.manifests.size() != 1 || out.set.manifests[0].cases.size() != 1) {
-      std::cerr << "opcheck: error: " << *folder << "/" << exec::kBundleManifest
-                << " does not hold one loadable case\n";
+      std::cerr << "opcheck: error: " << manifest << " does not hold one loadable case\n";
       return kInterrupted;
     }
     out.c = &out.set.manifests[0].cases[0];
     if (!f.case_id.empty() && f.case_id != out.c->id)
       std::cerr << "opcheck: note: the bundle holds " << out.c->id << " (asked for " << f.case_id << ")\n";
-    std::ifstream facts(fs::path(*folder) / exec::kBundleFacts);
-    if (facts) {
-      try {
-        facts >> out.facts;
-      } catch (const std::exception& e) {
-        std::cerr << "opcheck: warning: " << *folder << "/" << exec::kBundleFacts
-                  << " is not readable JSON: " << e.what() << "\n";
-        out.facts = nullptr;
-      }
-    }
+    std::string warning;
+    out.facts = repro::read_bundle_facts(out.bundle, warning);
+    if (!warning.empty()) std::cerr << "opcheck: warning: " << warning << "\n";
     return kOk;
   }
   if (f.case_id.empty()) {
@@ -894,133 +95,26 @@ int find_case(const ReproFlags& f, Found& out) {
   Loaded l = load_and_select(f.manifest);
   print_diagnostics(l.diagnostics, /*errors_only=*/true);
   if (l.selected.usage_error) return kUsageError;
-  std::vector<std::string> ids;
-  for (const Case* c : l.selected.cases)
-    if (c->id == f.case_id) out.c = c;
-  // Templates and other variants are not selected by default, but a case named by id is still found.
-  for (const auto& m : l.set.manifests)
-    for (const auto& c : m.cases) {
-      if (!out.c && c.id == f.case_id) out.c = &c;
-      ids.push_back(c.id);
-    }
-  // The model part matches as --model does (case-insensitive, '-' and '_' alike), so `repro gpt-oss::x` finds what
-  // `--model gpt-oss` selects.
-  if (const auto sep = f.case_id.find("::"); !out.c && sep != std::string::npos) {
-    const std::string model = f.case_id.substr(0, sep), rest = f.case_id.substr(sep + 2);
-    for (const auto& m : l.set.manifests)
-      for (const auto& c : m.cases)
-        if (!out.c && model_matches(model, c.model) && c.id.compare(c.model.size() + 2, std::string::npos, rest) == 0)
-          out.c = &c;
-  }
+  out.c = repro::find_case(l.set, l.selected.cases, f.case_id, error);
   if (!out.c) {
-    std::cerr << "opcheck: error: no case " << f.case_id << " in the manifests";
-    const auto near = suggest_models(f.case_id, ids, 3);
-    if (!near.empty()) {
-      std::cerr << " (did you mean";
-      for (std::size_t i = 0; i < near.size(); ++i) std::cerr << (i ? " or " : " ") << near[i];
-      std::cerr << "?)";
-    }
-    std::cerr << "\n  Fix: ids are model::case as `opcheck list-cases` prints them; add --manifests PATH for "
-                 "manifests outside the default set\n";
+    std::cerr << "opcheck: error: " << error << "\n";
     return kUsageError;
   }
   out.set = std::move(l.set);  // the case points into the manifests, which move along with their vectors
   return kOk;
 }
 
-std::string fact_string(const nlohmann::json& facts, const char* key) {
-  if (!facts.is_object() || !facts.contains(key) || !facts[key].is_string()) return {};
-  return facts[key].get<std::string>();
-}
-
-/// The device flags of the reproduction: the user's, else the bundle's, else auto.
-std::vector<std::string> device_args(const ReproFlags& f, const Found& found) {
-  if (f.device.empty() && f.device_lib.empty() && f.device_imports.empty() && f.compile_backend.empty() &&
-      found.facts.is_object() && found.facts.contains("rerun_device_args")) {
-    std::vector<std::string> args;
-    for (const auto& a : found.facts["rerun_device_args"])
-      if (a.is_string()) args.push_back(a.get<std::string>());
-    if (!args.empty()) return args;
-  }
-  std::vector<std::string> args{"--device", f.device.empty() ? "auto" : f.device};
-  if (!f.device_lib.empty()) args.insert(args.end(), {"--device-lib", absolute(f.device_lib)});
-  if (!f.device_name.empty()) args.insert(args.end(), {"--device-name", f.device_name});
-  for (const auto& m : f.device_imports) args.insert(args.end(), {"--device-import", m});
-  if (!f.compile_backend.empty() && f.compile_backend != "none")
-    args.insert(args.end(), {"--compile-backend", f.compile_backend});
-  return args;
-}
-
-std::string arg_value(const std::vector<std::string>& args, const char* flag) {
-  for (std::size_t i = 0; i + 1 < args.size(); ++i)
-    if (args[i] == flag) return args[i + 1];
-  return {};
-}
-
-/// The bundle's environment (device faults) as it was in the failing run.
-std::vector<std::pair<std::string, std::string>> bundle_environment(const Found& found) {
-  std::vector<std::pair<std::string, std::string>> env;
-  if (!found.facts.is_object() || !found.facts.contains("environment") || !found.facts["environment"].is_object())
-    return env;
-  for (const auto& [k, v] : found.facts["environment"].items())
-    if (v.is_string()) env.emplace_back(k, v.get<std::string>());
-  return env;
-}
-
-/// Where the script runs the device half: the torch device string and the library to load.
-bool script_device(const std::vector<std::string>& args, ScriptDevice& out, std::string& error) {
-  for (std::size_t i = 0; i + 1 < args.size(); ++i) {
-    if (args[i] == "--device-import") out.imports.push_back(args[i + 1]);
-    if (args[i] == "--compile-backend") out.compile_backend = args[i + 1];
-  }
-  std::string device = lower(arg_value(args, "--device"));
-  if (!out.imports.empty()) {
-    // The imports register and name the device; the script uses the name the run used.
-    const std::string chosen = resolve_auto_device(device, "", true);
-    out.device = chosen == device ? device : chosen + ":0";
-    const fs::path exe(exe_dir());
-    for (const fs::path& p : {exe / "python", exe / ".." / "lib" / "opcheck" / "python"}) {
-      std::error_code ec;
-      if (fs::is_directory(p, ec)) {
-        out.python_path = fs::weakly_canonical(p, ec).string();
-        break;
-      }
-    }
-    return true;
-  }
-  const std::string lib = device_lib_or_env(arg_value(args, "--device-lib"));
-  device = resolve_auto_device(device, lib, false);
-  std::string type = device, index = "0";
-  if (auto colon = device.find(':'); colon != std::string::npos) {
-    type = device.substr(0, colon);
-    index = device.substr(colon + 1);
-  }
-  if (type == "cpu") {
-    out.device = "cpu";
-    return true;
-  }
-  if (type == "loopback") {
-    // opcheck's stand-in device, loadable into Python's torch (the same libtorch).
-    for (const fs::path& p : {fs::path(exe_dir()) / "libopcheck_loopback.so",
-                             fs::path(exe_dir()) / ".." / "lib" / "opcheck" / "libopcheck_loopback.so"}) {
-      std::error_code ec;
-      if (fs::exists(p, ec)) {
-        out.library = fs::weakly_canonical(p, ec).string();
-        break;
-      }
-    }
-    if (out.library.empty()) {
-      error = "cannot find libopcheck_loopback.so next to opcheck (" + exe_dir() +
-              "). Fix: build the opcheck_loopback target, or pass --device cpu or --device-lib PATH";
-      return false;
-    }
-    out.device = "privateuseone:" + index;
-    return true;
-  }
-  out.library = lib.empty() ? std::string() : absolute(lib);
-  if (type == "privateuseone" || type == "privateuse1") out.device = "privateuseone:" + index;
-  else out.device = device;  // cuda, cuda:1, xpu, or the name a backend registered (libtorch >= 2.1)
-  return true;
+/// How many cases the rerun command's selection runs, loaded and selected as `run` will; "" when just this one.
+std::string selection_note(const Case& c, const std::string& manifest) {
+  ManifestFlags check;
+  check.manifests = {manifest};
+  check.variant = c.variant;
+  check.ids = {exact_case_id(c.model, c.name)};
+  Loaded l = load_and_select(check);
+  const bool alone = l.selected.cases.size() == 1 && l.selected.cases[0]->name == c.name &&
+                     l.selected.cases[0]->loc.line == c.loc.line;
+  return alone ? std::string()
+               : "this selection runs " + std::to_string(l.selected.cases.size()) + " cases, not this one alone";
 }
 
 }  // namespace
@@ -1030,83 +124,41 @@ int cmd_repro(const ReproFlags& f) {
   if (int rc = find_case(f, found); rc != kOk) return rc;
   Case c = *found.c;
 
+  const std::vector<std::string> args = repro::device_args(
+      {f.device, f.device_lib, f.device_name, f.device_imports, f.compile_backend}, found.facts);
   // The status config's tolerances and comparator, as `run` applies them (bundles carry them already).
-  const std::vector<std::string> args = device_args(f, found);
   if (found.bundle.empty()) {
     StatusConfig config;
     if (!load_command_config(f.config, f.manifest, config)) return kUsageError;
-    const std::string name = !f.device_name.empty() ? f.device_name : arg_value(args, "--device");
+    const std::string name = !f.device_name.empty() ? f.device_name : repro::arg_value(args, "--device");
     if (!config.rules.empty()) apply_status_config(config, c, name);
   }
 
   if (f.python) {
-    ScriptDevice device;
+    repro::ScriptDevice device;
     std::string error;
-    if (!script_device(args, device, error)) {
+    if (!repro::script_device(args, library_dirs(), device, error)) {
       std::cerr << "opcheck: error: " << error << "\n";
       return kUsageError;
     }
     if (device.device.rfind("privateuseone", 0) == 0 && device.library.empty())
       std::cerr << "opcheck: note: the script runs on " << device.device
                 << " without loading a backend library; pass --device-lib PATH if Python needs one\n";
-    ScriptBundle bundle;
-    if (!found.bundle.empty()) {
-      bundle.folder = found.bundle;
-      const std::string stage = fact_string(found.facts, "stage");
-      const std::string message = fact_string(found.facts, "message");
-      if (found.facts.is_object() && found.facts.contains("written_slots"))
-        for (const auto& k : found.facts["written_slots"])
-          if (k.is_number_unsigned()) bundle.written_slots.push_back(k.get<std::size_t>());
-      if (!stage.empty())
-        bundle.failure = stage + (message.empty() ? "" : ": " + message.substr(0, message.find('\n')));
-      // The run's device faults travel with the script only when it runs on the same stand-in device.
-      const bool pyloop = std::find(device.imports.begin(), device.imports.end(), "opcheck_pyloop") != device.imports.end();
-      if (device.library.find("libopcheck_loopback") != std::string::npos || pyloop)
-        device.environment = bundle_environment(found);
-    }
-    std::cout << python_repro_script(c, device, bundle);
+    repro::ScriptBundle bundle;
+    if (!found.bundle.empty()) bundle = repro::script_bundle(found.bundle, found.facts, device);
+    std::cout << repro::python_repro_script(c, device, bundle);
     return kOk;
   }
 
-  std::vector<std::string> words{opcheck_binary(), "run"};
-  std::string note;
-  if (!found.bundle.empty()) {
-    words.insert(words.end(), {"--manifests", (fs::path(found.bundle) / exec::kBundleManifest).string()});
-  } else {
-    const Manifest* file = nullptr;
-    for (const auto& m : found.set.manifests)
-      for (const auto& x : m.cases)
-        if (&x == found.c) file = &m;
-    words.insert(words.end(), {"--manifests", absolute(file->path)});
-    if (!c.variant.empty()) words.insert(words.end(), {"--variant", c.variant});
-    words.push_back(exact_case_id(c.model, c.name));
-    if (!f.config.empty()) words.insert(words.end(), {"--config", absolute(f.config)});
-  }
-  words.insert(words.end(), args.begin(), args.end());
-  words.push_back("-v");
-
-  // Check that the command selects exactly this case, as `run` will load and select it.
+  repro::RerunSource source;
+  source.bundle = found.bundle;
   if (found.bundle.empty()) {
-    ManifestFlags check;
-    check.manifests = {words[3]};
-    check.variant = c.variant;
-    check.ids = {exact_case_id(c.model, c.name)};
-    Loaded l = load_and_select(check);
-    const bool alone = l.selected.cases.size() == 1 && l.selected.cases[0]->name == c.name &&
-                       l.selected.cases[0]->loc.line == c.loc.line;
-    if (!alone)
-      note = "this selection runs " + std::to_string(l.selected.cases.size()) + " cases, not this one alone";
+    source.manifest = repro::manifest_of(found.set, *found.c)->path;
+    source.config = f.config;
   }
-
-  std::cout << "# " << c.id << ": " << c.op << " (" << absolute(c.loc.file) << ":" << c.loc.line << ")\n";
-  if (!found.bundle.empty()) {
-    const std::string stage = fact_string(found.facts, "stage");
-    std::cout << "# bundle " << found.bundle << (stage.empty() ? "" : ", recorded " + stage) << "\n";
-  }
-  if (!note.empty()) std::cout << "# note: " << note << "\n";
-  std::string env;
-  for (const auto& [k, v] : bundle_environment(found)) env += k + "=" + shell_word(v) + " ";
-  std::cout << env << join_words(words) << "\n";
+  const std::vector<std::string> words = repro::rerun_words(opcheck_binary(), c, source, args);
+  const std::string note = found.bundle.empty() ? selection_note(c, words[3]) : std::string();
+  std::cout << repro::rerun_text(c, found.bundle, found.facts, words, note);
   return kOk;
 }
 

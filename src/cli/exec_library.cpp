@@ -10,6 +10,11 @@ namespace fs = std::filesystem;
 
 namespace opcheck::cli {
 
+std::vector<std::string> library_dirs() {
+  const fs::path dir = exe_dir();
+  return {dir.string(), (dir / ".." / OPCHECK_INSTALL_LIBDIR / "opcheck").string()};
+}
+
 ExecLibrary::ExecLibrary() : thread_([this] { load(); }) {}
 
 ExecLibrary::~ExecLibrary() {
@@ -17,11 +22,9 @@ ExecLibrary::~ExecLibrary() {
 }
 
 void ExecLibrary::load() {
-  const fs::path dir = exe_dir();
-  // Build tree: beside the binary. Installed: <prefix>/<libdir>/opcheck.
-  const fs::path candidates[] = {dir / "libopcheck_exec.so", dir / ".." / OPCHECK_INSTALL_LIBDIR / "opcheck" / "libopcheck_exec.so"};
   std::string tried;
-  for (const auto& path : candidates) {
+  for (const auto& dir : library_dirs()) {
+    const fs::path path = fs::path(dir) / "libopcheck_exec.so";
     std::error_code ec;
     if (!fs::exists(path, ec)) {
       tried += " " + path.string();

@@ -4,25 +4,12 @@
 
 #include <cctype>
 
+#include "common/init_recipes.h"
+
 namespace opcheck {
 
-const char* init_kind_name(InitKind k) {
-  switch (k) {
-    case InitKind::Rand: return "rand";
-    case InitKind::Randn: return "randn";
-    case InitKind::Zeros: return "zeros";
-    case InitKind::Ones: return "ones";
-    case InitKind::Arange: return "arange";
-    case InitKind::Randint: return "randint";
-    case InitKind::Uniform: return "uniform";
-    case InitKind::Data: return "data";
-    case InitKind::Xavier: return "xavier";
-    case InitKind::File: return "file";
-    case InitKind::Eye: return "eye";
-    case InitKind::Full: return "full";
-  }
-  return "?";
-}
+// The name is the recipe table's (common/init_recipes.cpp), whose names are string literals.
+const char* init_kind_name(InitKind k) { return init_recipe(k).name.data(); }
 
 std::int64_t TensorSpec::numel() const {
   std::int64_t n = 1;

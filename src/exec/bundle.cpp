@@ -16,123 +16,25 @@
 #include "common/device_choice.h"
 #include "exec/engine.h"
 #include "exec/pickle_io.h"
-#include "manifest/normalize.h"
+#include "manifest/manifest_writer.h"
+#include "repro/bundle_layout.h"
 
 namespace fs = std::filesystem;
 
 namespace opcheck::exec {
+
+using manifest_text::TensorSource;
+using repro::bundle_folder_name;
+using repro::kBundleDevice;
+using repro::kBundleDeviceWritten;
+using repro::kBundleFacts;
+using repro::kBundleManifest;
+using repro::kBundleReadme;
+using repro::kBundleReference;
+using repro::kBundleReferenceWritten;
+using repro::shell_word;
+
 namespace {
-
-// ---- YAML text -----------------------------------------------------------------------------------------------
-
-/// A YAML double-quoted scalar: always a string to YAML, whatever the text looks like.
-std::string yaml_quote(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char ch : s) {
-    switch (ch) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (ch < 0x20 || ch == 0x7f) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\x%02x", ch);
-          out += buf;
-        } else {
-          out += static_cast<char>(ch);
-        }
-    }
-  }
-  return out + "\"";
-}
-
-/// A finite float YAML reads back as the same double: Python's shortest repr, with a dot before any exponent
-/// (YAML 1.1 readers need it to see a float).
-std::string yaml_float(double v) {
-  std::string text = PyValue::real(v).repr();
-  if (text.find('.') == std::string::npos) {
-    auto e = text.find_first_of("eE");
-    if (e != std::string::npos) text.insert(e, ".0");
-  }
-  return text;
-}
-
-std::string ints_flow(const std::vector<std::int64_t>& v) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
-  return out + "]";
-}
-
-/// A value the way the loader's `value:`/attrs/kwmap/init_args reading gives it back (see the manifest rules:
-/// strings it would reinterpret are written as parenthesized Python literals, which stay strings).
-std::string yaml_value(const PyValue& v) {
-  switch (v.kind) {
-    case PyValue::Kind::None: return "null";
-    case PyValue::Kind::Bool: return v.b ? "true" : "false";
-    case PyValue::Kind::Int: return std::to_string(v.i);
-    case PyValue::Kind::Float:
-      if (std::isnan(v.f)) return "\"nan\"";
-      if (std::isinf(v.f)) return v.f > 0 ? "\"inf\"" : "\"-inf\"";
-      return yaml_float(v.f);
-    case PyValue::Kind::DType: return v.repr();
-    case PyValue::Kind::Device: return yaml_quote(v.s);
-    case PyValue::Kind::String: {
-      PyValue back;
-      std::string err;
-      int col = 0;
-      if (classify_string(v.s, back, err, col) && back == v) return yaml_quote(v.s);
-      return yaml_quote("(" + v.repr() + ")");
-    }
-    case PyValue::Kind::Tuple:
-    case PyValue::Kind::List: return yaml_quote(v.repr());
-    case PyValue::Kind::Ellipsis:
-    case PyValue::Kind::Slice: return yaml_quote("(" + v.repr() + ")");
-  }
-  return "null";
-}
-
-/// `data:` as nested flow lists of numbers.
-std::string yaml_data(const PyValue& v) {
-  if (v.kind == PyValue::Kind::List || v.kind == PyValue::Kind::Tuple) {
-    std::string out = "[";
-    for (std::size_t i = 0; i < v.items.size(); ++i) out += (i ? ", " : "") + yaml_data(v.items[i]);
-    return out + "]";
-  }
-  return yaml_value(v);
-}
-
-std::string kwargs_flow(const KwArgs& kw) {
-  std::string out = "{";
-  for (std::size_t i = 0; i < kw.size(); ++i) out += (i ? ", " : "") + kw[i].first + ": " + yaml_value(kw[i].second);
-  return out + "}";
-}
-
-/// One tensor as a flow mapping.
-std::string tensor_flow(const TensorSpec& t, const BundleTensor& b) {
-  std::string out = "{";
-  auto key = [&](const std::string& k, const std::string& v) { out += (out.size() > 1 ? ", " : "") + k + ": " + v; };
-  // A file tensor written without a shape takes the file's, saved or not (its spec has no shape to write).
-  const bool file_shape = t.init == InitKind::File && t.shape_from_file;
-  if (!file_shape) {
-    key("shape", ints_flow(t.shape));
-    key("stride", ints_flow(t.stride));
-    key("storage_offset", std::to_string(t.storage_offset));
-  }
-  key("dtype", dtype_name(t.dtype));
-  if (t.placement == Placement::Host) key("device", "cpu");
-  if (b.saved) {
-    key("init", "file");
-    key("file", yaml_quote(b.file));
-    return out + "}";
-  }
-  key("init", init_kind_name(t.init));
-  if (!t.init_args.empty()) key("init_args", kwargs_flow(t.init_args));
-  if (t.init == InitKind::Data) key("data", yaml_data(t.data));
-  if (t.init == InitKind::File) key("file", yaml_quote(b.file));
-  return out + "}";
-}
 
 // ---- Files ---------------------------------------------------------------------------------------------------
 
@@ -158,10 +60,6 @@ c10::IValue tensor_list(const std::vector<at::Tensor>& ts) {
   c10::List<at::Tensor> list;
   for (const auto& t : ts) list.push_back(t);
   return list;
-}
-
-std::string tensor_file(std::size_t input, std::size_t element, bool list) {
-  return "inputs/" + std::to_string(input) + (list ? "_" + std::to_string(element) : std::string()) + ".pt";
 }
 
 /// Hard link (cheap, same file system) or copy of a manifest's .pt file into the bundle.
@@ -208,63 +106,6 @@ std::string describe_tensor(const at::Tensor& t) {
 }
 
 }  // namespace
-
-std::string one_case_manifest(const Case& c, const std::vector<std::vector<BundleTensor>>& tensors,
-                              const std::string& header_comment) {
-  std::string y;
-  std::istringstream comment(header_comment);
-  for (std::string line; std::getline(comment, line);) y += "# " + line + "\n";
-  y += "model: " + yaml_quote(c.model) + "\n";
-  y += "cases:\n";
-  y += "  - name: " + yaml_quote(c.name) + "\n";
-  y += "    op: " + yaml_quote(c.op) + "\n";
-  y += "    dtype: " + std::string(dtype_name(c.dtype)) + "\n";
-  y += "    seed: " + std::to_string(c.seed) + "\n";
-  if (!c.inputs.empty()) {
-    y += "    inputs:\n";
-    for (std::size_t i = 0; i < c.inputs.size(); ++i) {
-      const Input& in = c.inputs[i];
-      const std::vector<BundleTensor> none;
-      const auto& files = i < tensors.size() ? tensors[i] : none;
-      auto file_of = [&](std::size_t j) { return j < files.size() ? files[j] : BundleTensor{}; };
-      switch (in.kind) {
-        case Input::Kind::Tensor: y += "      - tensor: " + tensor_flow(in.tensor, file_of(0)) + "\n"; break;
-        case Input::Kind::TensorList:
-          y += "      - tensor_list:" + std::string(in.list.empty() ? " []" : "") + "\n";
-          for (std::size_t j = 0; j < in.list.size(); ++j)
-            y += "          - " + tensor_flow(in.list[j], file_of(j)) + "\n";
-          break;
-        case Input::Kind::Value:
-          // A device (`cuda:0`) is only a device as a plain value; everything else is exact as a Python literal.
-          if (in.value.kind == PyValue::Kind::Device) y += "      - value: " + yaml_quote(in.value.s) + "\n";
-          else y += "      - py: " + yaml_quote(in.value.repr()) + "\n";
-          break;
-      }
-    }
-  }
-  if (!c.kwargs.empty()) {
-    y += "    kwmap:\n";
-    for (const auto& [k, v] : c.kwargs) y += "      " + k + ": " + yaml_value(v) + "\n";
-  }
-  if (c.rtol) y += "    rtol: " + yaml_value(PyValue::real(*c.rtol)) + "\n";
-  if (c.atol) y += "    atol: " + yaml_value(PyValue::real(*c.atol)) + "\n";
-  y += std::string("    compare: ") +
-       (c.compare == Comparator::Pcc ? "pcc" : c.compare == Comparator::Exact ? "exact" : "allclose") + "\n";
-  if (c.compare == Comparator::Pcc) y += "    pcc_min: " + yaml_value(PyValue::real(c.pcc_min)) + "\n";
-  y += std::string("    equal_nan: ") + (c.equal_nan ? "true" : "false") + "\n";
-  if (c.timeout_s) y += "    timeout: " + yaml_value(PyValue::real(*c.timeout_s)) + "\n";
-  if (c.nondeterministic_ok) y += "    nondeterministic: true\n";
-  if (c.expects_error)
-    y += "    expects_error: {type: " + yaml_quote(c.expects_error->type) + ", match: " +
-         yaml_quote(c.expects_error->match) + "}\n";
-  if (!c.marks.empty()) {
-    y += "    marks: [";
-    for (std::size_t i = 0; i < c.marks.size(); ++i) y += (i ? ", " : "") + yaml_quote(c.marks[i]);
-    y += "]\n";
-  }
-  if (!c.description.empty()) y += "    description: " + yaml_quote(c.description) + "\n";
-  return y;
-}
 
 std::vector<std::string> rerun_device_args(const ExecOptions& opts) {
   std::string lib = device_lib_or_env(opts.device_lib);
@@ -421,8 +262,8 @@ std::string manifest_comment(const Case& c, bool saved) {
 }
 
 /// The recipe form of every tensor; a manifest's own .pt inputs are placed into the bundle.
-std::vector<std::vector<BundleTensor>> recipe_tensors(const Case& c, const fs::path& folder) {
-  std::vector<std::vector<BundleTensor>> out(c.inputs.size());
+std::vector<std::vector<TensorSource>> recipe_tensors(const Case& c, const fs::path& folder) {
+  std::vector<std::vector<TensorSource>> out(c.inputs.size());
   for (std::size_t i = 0; i < c.inputs.size(); ++i) {
     const Input& in = c.inputs[i];
     if (in.kind == Input::Kind::Value) continue;
@@ -430,10 +271,11 @@ std::vector<std::vector<BundleTensor>> recipe_tensors(const Case& c, const fs::p
     const std::size_t n = list ? in.list.size() : 1;
     for (std::size_t j = 0; j < n; ++j) {
       const TensorSpec& spec = list ? in.list[j] : in.tensor;
-      BundleTensor b;
+      TensorSource b;
       if (spec.init == InitKind::File) {
         // The manifest's own file, in its own format (.pt, .npy or .safetensors).
-        b.file = fs::path(tensor_file(i, j, list)).replace_extension(fs::path(spec.file).extension()).string();
+        const fs::path file = repro::bundle_input_file(i, j, list);
+        b.file = fs::path(file).replace_extension(fs::path(spec.file).extension()).string();
         place_copy(spec.file, folder / b.file);
       }
       out[i].push_back(b);
@@ -463,7 +305,8 @@ void FailureBundles::stage(const Case& c) {
     f.device_args = rerun_device_args(opts_);
     f.environment = device_environment();
     f.info = &info_;
-    write_file(folder / kBundleManifest, one_case_manifest(c, recipe_tensors(c, folder), manifest_comment(c, false)));
+    write_file(folder / kBundleManifest,
+               manifest_text::case_manifest(c, recipe_tensors(c, folder), manifest_comment(c, false)));
     write_file(folder / kBundleFacts, facts_json(f));
     write_file(folder / kBundleReadme, readme_text(f));
   } catch (const std::exception& e) {
@@ -491,14 +334,14 @@ void FailureBundles::finish(const Case& c, const Result& r, const CaseEvidence& 
     f.written_slots = ev.written_slots;
 
     // Inputs: the exact host tensors when they were built, else the recipe (INVALID_CASE, FAILED_INPUT).
-    std::vector<std::vector<BundleTensor>> tensors;
+    std::vector<std::vector<TensorSource>> tensors;
     const bool saved = !ev.inputs.empty() && ev.inputs.size() == ev.slots.size();
     if (saved) {
       tensors.resize(c.inputs.size());
       for (std::size_t s = 0; s < ev.slots.size(); ++s) {
         const TensorSlot& slot = ev.slots[s];
         const bool list = c.inputs.at(slot.input).kind == Input::Kind::TensorList;
-        BundleTensor b{tensor_file(slot.input, slot.element, list), true};
+        TensorSource b{repro::bundle_input_file(slot.input, slot.element, list), true};
         save_pt(folder / b.file, ev.inputs[s]);
         f.files.emplace_back(b.file, "input " + std::to_string(slot.input) +
                                          (list ? "[" + std::to_string(slot.element) + "]" : std::string()) + ": " +
@@ -511,7 +354,7 @@ void FailureBundles::finish(const Case& c, const Result& r, const CaseEvidence& 
     } else {
       tensors = recipe_tensors(c, folder);
     }
-    write_file(folder / kBundleManifest, one_case_manifest(c, tensors, manifest_comment(c, saved)));
+    write_file(folder / kBundleManifest, manifest_text::case_manifest(c, tensors, manifest_comment(c, saved)));
 
     // Outputs: what the reference and the device computed, as the op returned it.
     auto written_note = [&] {

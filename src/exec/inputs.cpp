@@ -1,5 +1,6 @@
-// Input building. The value recipes are the contract with Python: every branch below names the Python that
-// produces the same bytes after torch.manual_seed(seed) with the same libtorch (see test/exec_inputs/README.md).
+// Input building. The value recipes are the contract with Python: common/init_recipes.h describes each init kind
+// once, and AtenValues below makes the bytes of the Python each recipe names, after torch.manual_seed(seed) with the
+// same libtorch (see test/exec_inputs/README.md).
 #include "exec/inputs.h"
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -17,6 +18,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "common/init_recipes.h"
 #include "common/sha256.h"
 #include "manifest/pt_file.h"
 #include "manifest/tensor_file.h"
@@ -41,94 +43,6 @@ std::string shape_text(c10::IntArrayRef shape) {
   throw std::runtime_error(msg);
 }
 
-const PyValue* find_arg(const TensorSpec& spec, const char* key) {
-  for (const auto& [k, v] : spec.init_args)
-    if (k == key) return &v;
-  return nullptr;
-}
-
-/// Nothing is silently ignored: an init_args key the init kind does not use is an error.
-void check_arg_keys(const TensorSpec& spec, std::initializer_list<const char*> accepted) {
-  for (const auto& [k, v] : spec.init_args) {
-    bool ok = std::any_of(accepted.begin(), accepted.end(), [&](const char* a) { return k == a; });
-    if (ok) continue;
-    std::string list;
-    for (const char* a : accepted) list += std::string(list.empty() ? "" : ", ") + a;
-    fail(spec, "unknown init_args key '" + k + "'" + (list.empty() ? " (this init takes no init_args)." : " (accepted: " + list + ")."),
-         list.empty() ? "remove init_args." : "use one of the accepted keys.");
-  }
-}
-
-/// A numeric init_args value as the at::Scalar Python would pass (int stays int, float stays float).
-std::optional<at::Scalar> number_arg(const TensorSpec& spec, const char* key) {
-  const PyValue* v = find_arg(spec, key);
-  if (!v || v->kind == PyValue::Kind::None) return std::nullopt;
-  switch (v->kind) {
-    case PyValue::Kind::Int: return at::Scalar(v->i);
-    case PyValue::Kind::Float: return at::Scalar(v->f);
-    case PyValue::Kind::Bool: return at::Scalar(static_cast<std::int64_t>(v->b));
-    default: fail(spec, std::string("init_args.") + key + " must be a number, got " + v->repr() + ".");
-  }
-}
-
-std::optional<std::int64_t> int_arg(const TensorSpec& spec, const char* key) {
-  auto s = number_arg(spec, key);
-  if (!s) return std::nullopt;
-  if (s->isIntegral(/*includeBool=*/true)) return s->toLong();
-  double d = s->toDouble();
-  if (std::isfinite(d) && d == std::floor(d) && std::abs(d) < 9.2e18) return static_cast<std::int64_t>(d);
-  fail(spec, std::string("init_args.") + key + " must be an integer, got " + PyValue::real(d).repr() + ".");
-}
-
-bool is_floating(at::ScalarType t) { return at::isFloatingType(t); }
-bool is_complex(at::ScalarType t) { return at::isComplexType(t); }
-bool is_integral(at::ScalarType t) { return at::isIntegralType(t, /*includeBool=*/false); }
-
-/// make_tensor's _modify_low_high for floating dtypes: defaults, NaN and order checks, clamp to the finite range.
-/// Python's min/max keep the argument (int stays int) unless the finfo bound wins, which is then a float.
-std::pair<at::Scalar, at::Scalar> float_bounds(const TensorSpec& spec, at::ScalarType value_type) {
-  auto lo = number_arg(spec, "low").value_or(at::Scalar(std::int64_t{0}));
-  auto hi = number_arg(spec, "high").value_or(at::Scalar(std::int64_t{1}));
-  const double l = lo.toDouble(), h = hi.toDouble();
-  if (std::isnan(l) || std::isnan(h)) fail(spec, "init_args low/high must not be nan.");
-  if (l > h)
-    fail(spec, "init_args.low (" + PyValue::real(l).repr() + ") is greater than high (" + PyValue::real(h).repr() + ").",
-         "swap low and high.");
-  double highest = 0;
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, value_type, "opcheck_float_bounds", [&] {
-    highest = static_cast<double>(std::numeric_limits<scalar_t>::max());
-  });
-  auto clamp = [&](const at::Scalar& s) {
-    const double d = s.toDouble();
-    return d < -highest ? at::Scalar(-highest) : d > highest ? at::Scalar(highest) : s;
-  };
-  return {clamp(lo), clamp(hi)};
-}
-
-/// make_tensor's _modify_low_high for integer dtypes: clamp to the iinfo range, then floor(low), ceil(high).
-std::pair<std::int64_t, std::int64_t> int_bounds(const TensorSpec& spec, at::ScalarType value_type) {
-  auto lo = number_arg(spec, "low").value_or(at::Scalar(std::int64_t{0}));
-  auto hi = number_arg(spec, "high").value_or(at::Scalar(std::int64_t{1}));
-  if (std::isnan(lo.toDouble()) || std::isnan(hi.toDouble())) fail(spec, "init_args low/high must not be nan.");
-  std::int64_t lowest = 0, highest = 0;
-  AT_DISPATCH_INTEGRAL_TYPES(value_type, "opcheck_int_bounds", [&] {
-    lowest = std::numeric_limits<scalar_t>::lowest();
-    highest = std::numeric_limits<scalar_t>::max();
-  });
-  auto to_int = [&](const at::Scalar& s, bool up) -> std::int64_t {
-    if (s.isIntegral(/*includeBool=*/true)) return std::clamp(s.toLong(), lowest, highest);
-    const double d = up ? std::ceil(s.toDouble()) : std::floor(s.toDouble());
-    if (d <= static_cast<double>(lowest)) return lowest;
-    if (d >= static_cast<double>(highest)) return highest;
-    return static_cast<std::int64_t>(d);
-  };
-  const std::int64_t l = to_int(lo, false), h = to_int(hi, true);
-  if (l >= h)
-    fail(spec, "an integer tensor needs low < high, got [" + std::to_string(l) + ", " + std::to_string(h) + ").",
-         "give init_args {low: L, high: H} with L < H.");
-  return {l, h};
-}
-
 /// Python: `high * r + low * (1 - r)` on r in place. `1 - r` is exact for every value torch.rand draws (a
 /// multiple of 2^-digits in [0, 1)), so negating and adding 1 in place gives the bytes of Python's rsub; the
 /// products and the sum run through the same ATen kernels (mul/add with a wrapped Python number) as in Python.
@@ -138,25 +52,6 @@ at::Tensor scale_unit(at::Tensor r, const at::Scalar& low, const at::Scalar& hig
   r.mul_(low);
   result.add_(r);
   return result;
-}
-
-/// Python: r = torch.rand(shape, dtype=dtype) [then scale_unit when low or high is given].
-at::Tensor uniform_values(const TensorSpec& spec, c10::IntArrayRef shape, at::ScalarType st, at::Generator& gen) {
-  const bool scaled = find_arg(spec, "low") || find_arg(spec, "high");
-  auto one_part = [&](at::ScalarType part_type) {
-    at::Tensor r = at::rand(shape, gen, at::TensorOptions().dtype(part_type));
-    if (!scaled) return r;
-    auto [lo, hi] = float_bounds(spec, part_type);
-    return scale_unit(std::move(r), lo, hi);
-  };
-  if (is_complex(st)) {
-    // make_tensor: real and imaginary parts drawn one after the other in the matching real dtype.
-    at::ScalarType part = c10::toRealValueType(st);
-    at::Tensor re = one_part(part);
-    at::Tensor im = one_part(part);
-    return at::complex(re, im);
-  }
-  return one_part(st);
 }
 
 at::Tensor data_values(const TensorSpec& spec, at::ScalarType st) {
@@ -229,7 +124,7 @@ at::Tensor file_values(const TensorSpec& spec, at::ScalarType st) {
   std::error_code ec;
   if (std::filesystem::exists(spec.file, ec) && !std::filesystem::is_regular_file(spec.file, ec))
     fail(spec, "file '" + spec.file + "' is not a regular file.", "name a .pt, .npy or .safetensors file.");
-  const PyValue* key_arg = find_arg(spec, "key");
+  const PyValue* key_arg = recipe_detail::find_arg(spec, "key");
   const std::string key = key_arg && key_arg->kind == PyValue::Kind::String ? key_arg->s : std::string();
   const auto format = tensor_file_format(spec.file);
   if (!format) fail(spec, "file '" + spec.file + "' is not a .pt, .npy or .safetensors file.");
@@ -283,104 +178,59 @@ at::Tensor file_values(const TensorSpec& spec, at::ScalarType st) {
   return t.contiguous();
 }
 
-/// Python: torch.eye(n, dtype=dtype) for a square 2-D shape.
-at::Tensor eye_values(const TensorSpec& spec, at::ScalarType st) {
-  if (spec.shape.size() != 2 || spec.shape[0] != spec.shape[1])
-    fail(spec, "eye needs a square 2-D shape, got " + shape_text(spec.shape) + ".", "give shape [n, n].");
-  return at::eye(spec.shape[0], at::TensorOptions().dtype(st));
-}
+/// The libtorch calls of the input recipes (common/init_recipes.h) on the case's generator: each makes the bytes of
+/// the Python the recipe names, with the same libtorch.
+struct AtenValues {
+  using Values = at::Tensor;
+  using Shape = std::vector<std::int64_t>;
+  const TensorSpec& spec;
+  at::Generator& gen;
 
-/// Python for xavier: torch.nn.init.xavier_uniform_(torch.empty(shape, dtype=dtype), gain=gain).
-at::Tensor xavier_values(const TensorSpec& spec, c10::IntArrayRef shape, at::ScalarType st, at::Generator& gen) {
-  at::Tensor t = at::empty(shape, at::TensorOptions().dtype(st));
-  if (t.numel() == 0) return t;
-  if (shape.size() < 2)
-    fail(spec, "xavier needs at least 2 dimensions (fan in and fan out), the tensor has " + std::to_string(shape.size()) + ".",
-         "use init: rand for vectors and scalars.");
-  if (!is_floating(st) && !is_complex(st)) fail(spec, "xavier needs a floating dtype.", "use init: randint for integers.");
-  const double gain = number_arg(spec, "gain").value_or(at::Scalar(1.0)).toDouble();
-  std::int64_t receptive = 1;
-  for (std::size_t d = 2; d < shape.size(); ++d) receptive *= shape[d];
-  const std::int64_t fan_in = shape[1] * receptive, fan_out = shape[0] * receptive;
-  // The same double operations as torch/nn/init.py, so `a` is bit-identical to Python's.
-  const double std_dev = gain * std::sqrt(2.0 / static_cast<double>(fan_in + fan_out));
-  const double a = std::sqrt(3.0) * std_dev;
-  t.uniform_(-a, a, gen);
-  return t;
-}
-
-/// The values of the spec over `shape` (its logical shape with expanded dims reduced to 1), contiguous.
-at::Tensor make_values(const TensorSpec& spec, c10::IntArrayRef shape, at::ScalarType st, std::int64_t seed) {
-  // A fresh CPU generator seeded like torch.manual_seed(seed): same engine state, no cached normal sample.
-  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(static_cast<std::uint64_t>(seed));
-  const auto opts = at::TensorOptions().dtype(st);
-  switch (spec.init) {
-    case InitKind::Zeros:
-      check_arg_keys(spec, {});
-      return at::zeros(shape, opts);
-    case InitKind::Ones:
-      check_arg_keys(spec, {});
-      return at::ones(shape, opts);
-    case InitKind::Arange: {
-      check_arg_keys(spec, {});
-      // Python: torch.arange(numel).reshape(shape).to(dtype)
-      const std::int64_t n = c10::multiply_integers(shape);
-      return at::arange(n, at::TensorOptions().dtype(at::kLong)).reshape(shape).to(st);
-    }
-    case InitKind::Rand:
-    case InitKind::Uniform: {
-      check_arg_keys(spec, {"low", "high"});
-      if (st == at::kBool) {
-        if (!spec.init_args.empty()) fail(spec, "a bool tensor takes no low/high (it is 50 % true).", "remove init_args.");
-        // Python: torch.randint(0, 2, shape, dtype=torch.bool)
-        return at::randint(0, 2, shape, gen, opts);
-      }
-      if (is_integral(st)) {
-        // Python: torch.randint(floor(low or 0), ceil(high or 1), shape, dtype=dtype)
-        auto [lo, hi] = int_bounds(spec, st);
-        return at::randint(lo, hi, shape, gen, opts);
-      }
-      return uniform_values(spec, shape, st, gen);
-    }
-    case InitKind::Randn: {
-      check_arg_keys(spec, {"mean", "std"});
-      if (!is_floating(st) && !is_complex(st))
-        fail(spec, "randn needs a floating or complex dtype.", "use init: randint for integer and bool tensors.");
-      // Python: torch.randn(shape, dtype=dtype) [* std] [+ mean]
-      at::Tensor t = at::randn(shape, gen, opts);
-      if (auto s = number_arg(spec, "std")) t.mul_(*s);
-      if (auto m = number_arg(spec, "mean")) t.add_(*m);
-      return t;
-    }
-    case InitKind::Randint: {
-      check_arg_keys(spec, {"low", "high"});
-      auto high = int_arg(spec, "high");
-      if (!high) fail(spec, "randint needs init_args.high (exclusive upper bound).", "add init_args: {high: N}.");
-      const std::int64_t low = int_arg(spec, "low").value_or(0);
-      if (low >= *high)
-        fail(spec, "randint needs low < high, got [" + std::to_string(low) + ", " + std::to_string(*high) + ").");
-      // Python: torch.randint(low, high, shape, dtype=dtype); complex dtypes (which randint refuses) draw in int64
-      // and cast: torch.randint(low, high, shape).to(dtype).
-      if (is_complex(st)) return at::randint(low, *high, shape, gen, at::TensorOptions().dtype(at::kLong)).to(st);
-      return at::randint(low, *high, shape, gen, opts);
-    }
-    case InitKind::Xavier:
-      check_arg_keys(spec, {"gain"});
-      return xavier_values(spec, shape, st, gen);
-    case InitKind::Full: {
-      check_arg_keys(spec, {"fill_value"});
-      // Python: torch.full(shape, fill_value, dtype=dtype), fill_value as written (int stays int).
-      auto value = number_arg(spec, "fill_value");
-      if (!value) fail(spec, "full needs init_args.fill_value.", "add init_args: {fill_value: 0.5}.");
-      return at::full(shape, *value, opts);
-    }
-    case InitKind::Data:
-    case InitKind::File:
-    case InitKind::Eye:
-      break;  // made over the full logical shape by build_tensor
+  /// A number as the at::Scalar Python would pass (int stays int, float stays float, a bool is an int).
+  static at::Scalar scalar(const PyValue& v) {
+    if (v.kind == PyValue::Kind::Int) return at::Scalar(v.i);
+    if (v.kind == PyValue::Kind::Bool) return at::Scalar(static_cast<std::int64_t>(v.b));
+    return at::Scalar(v.as_double());
   }
-  fail(spec, "unhandled init kind.");
-}
+  static at::TensorOptions of(DType d) { return at::TensorOptions().dtype(to_scalar_type(d)); }
+
+  [[noreturn]] void fail(const std::string& what, const std::string& fix) { exec::fail(spec, what, fix); }
+  at::Tensor rand(const Shape& shape, DType d) { return at::rand(shape, gen, of(d)); }
+  at::Tensor randint(std::int64_t lo, std::int64_t hi, const Shape& shape, DType d) {
+    return at::randint(lo, hi, shape, gen, of(d));
+  }
+  at::Tensor randint_cast(std::int64_t lo, std::int64_t hi, const Shape& shape, DType d) {
+    return at::randint(lo, hi, shape, gen, at::TensorOptions().dtype(at::kLong)).to(to_scalar_type(d));
+  }
+  at::Tensor scaled(at::Tensor r, const PyValue& lo, const PyValue& hi) {
+    return scale_unit(std::move(r), scalar(lo), scalar(hi));
+  }
+  at::Tensor complex(at::Tensor re, at::Tensor im) { return at::complex(re, im); }
+  at::Tensor randn(const Shape& shape, DType d) { return at::randn(shape, gen, of(d)); }
+  at::Tensor times(at::Tensor v, const PyValue& s) { return v.mul_(scalar(s)); }
+  at::Tensor plus(at::Tensor v, const PyValue& s) { return v.add_(scalar(s)); }
+  at::Tensor zeros(const Shape& shape, DType d) { return at::zeros(shape, of(d)); }
+  at::Tensor ones(const Shape& shape, DType d) { return at::ones(shape, of(d)); }
+  at::Tensor arange(std::int64_t n, const Shape& shape, DType d) {
+    return at::arange(n, at::TensorOptions().dtype(at::kLong)).reshape(shape).to(to_scalar_type(d));
+  }
+  at::Tensor xavier(const Shape& shape, DType d, double gain) {
+    at::Tensor t = at::empty(shape, of(d));
+    if (t.numel() == 0) return t;
+    std::int64_t receptive = 1;
+    for (std::size_t i = 2; i < shape.size(); ++i) receptive *= shape[i];
+    const std::int64_t fan_in = shape[1] * receptive, fan_out = shape[0] * receptive;
+    // The same double operations as torch/nn/init.py, so `a` is bit-identical to Python's.
+    const double std_dev = gain * std::sqrt(2.0 / static_cast<double>(fan_in + fan_out));
+    const double a = std::sqrt(3.0) * std_dev;
+    t.uniform_(-a, a, gen);
+    return t;
+  }
+  at::Tensor full(const Shape& shape, const PyValue* fill, DType d) { return at::full(shape, scalar(*fill), of(d)); }
+  at::Tensor data(const PyValue&, DType d) { return data_values(spec, to_scalar_type(d)); }
+  at::Tensor file(const std::string&, const PyValue*) { return file_values(spec, to_scalar_type(spec.dtype)); }
+  at::Tensor eye(std::int64_t n, DType d) { return at::eye(n, of(d)); }
+};
 
 /// Checks that strides (ignoring size-1 dims) never make two indices share an element: sorted by stride, each
 /// stride must exceed the span of the smaller ones. Stride-0 dims are handled before (as expansions).
@@ -537,18 +387,13 @@ at::Tensor build_tensor(const TensorSpec& spec, std::int64_t seed) {
   const at::ScalarType st = to_scalar_type(spec.dtype);
   at::Tensor values;
   try {
-    if (spec.init == InitKind::Data || spec.init == InitKind::File || spec.init == InitKind::Eye) {
-      if (spec.init == InitKind::File)
-        check_arg_keys(spec, {"key"});
-      else
-        check_arg_keys(spec, {});
-      at::Tensor full = spec.init == InitKind::Data   ? data_values(spec, st)
-                        : spec.init == InitKind::File ? file_values(spec, st)
-                                                      : eye_values(spec, st);
-      values = reduce_expanded(spec, full, value_shape);
-    } else {
-      values = make_values(spec, value_shape, st, seed);
-    }
+    // A fresh CPU generator seeded like torch.manual_seed(seed): same engine state, no cached normal sample.
+    at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(static_cast<std::uint64_t>(seed));
+    AtenValues make{spec, gen};
+    if (init_recipe(spec.init).full_shape)
+      values = reduce_expanded(spec, init_values(spec, spec.shape, make), value_shape);
+    else
+      values = init_values(spec, value_shape, make);
   } catch (const c10::Error& e) {
     fail(spec, std::string("libtorch refused to build the values: ") + e.what_without_backtrace());
   }

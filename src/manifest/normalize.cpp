@@ -51,7 +51,7 @@ const Keys kTensorKeys{"shape", "stride",    "storage_offset", "dtype", "device"
 const Keys kExpectsErrorKeys{"type", "match"};
 const Keys kConditionKeys{"expr", "reason"};
 const Keys kCompareNames{"allclose", "pcc", "exact"};
-const Keys kAcceleratorNames{"cuda", "spyre", "aiu", "privateuseone", "xpu", "mps", "hpu", "loopback"};
+const Keys& kAcceleratorNames = accelerator_names();
 
 struct InitInfo {
   std::string_view name;
@@ -1348,45 +1348,6 @@ bool Normalizer::run(const yaml::Tree& tree, Manifest& out) {
 }  // namespace
 
 // ------------------------------------------------------------------------------------------------------------------
-
-DeviceKind classify_device(std::string_view s) {
-  auto colon = s.find(':');
-  std::string_view type = s.substr(0, colon);
-  if (colon != std::string_view::npos) {
-    std::string_view index = s.substr(colon + 1);
-    if (index.empty() || index.size() > 9) return DeviceKind::NotADevice;
-    for (char c : index)
-      if (c < '0' || c > '9') return DeviceKind::NotADevice;
-  }
-  if (type == "cpu") return DeviceKind::Host;
-  if (contains(kAcceleratorNames, type)) return DeviceKind::DeviceUnderTest;
-  return DeviceKind::NotADevice;
-}
-
-bool classify_string(std::string_view s, PyValue& out, std::string& error, int& error_col) {
-  error.clear();
-  error_col = 0;
-  if (s == "None") {
-    out = PyValue::none();
-  } else if (s == "True" || s == "False") {
-    out = PyValue::boolean(s == "True");
-  } else if (s == "inf" || s == "+inf") {
-    out = PyValue::real(HUGE_VAL);
-  } else if (s == "-inf") {
-    out = PyValue::real(-HUGE_VAL);
-  } else if (s == "nan") {
-    out = PyValue::real(std::nan(""));
-  } else if (!s.empty() && (s[0] == '(' || s[0] == '[')) {
-    return parse_py_literal(s, out, error, error_col);
-  } else if (s.substr(0, 6) == "torch." && parse_dtype(s)) {
-    out = PyValue::of_dtype(*parse_dtype(s));
-  } else if (classify_device(s) != DeviceKind::NotADevice) {
-    out = PyValue::device(std::string(s));
-  } else {
-    out = PyValue::string(std::string(s));
-  }
-  return true;
-}
 
 const std::vector<std::string_view>& manifest_top_keys() { return kTopKeys; }
 const std::vector<std::string_view>& manifest_case_keys() { return kCaseKeys; }

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "common/yaml_tree.h"
+#include "manifest/string_values.h"
 #include "opcheck/case.h"
 
 namespace opcheck {
@@ -48,16 +49,6 @@ class CallReader {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
-
-/// How a device spelling is read: `cpu`/`cpu:N` stay on the host; cuda, spyre, aiu, privateuseone, xpu, mps, hpu
-/// and loopback (each with an optional `:N`) mean the device under test.
-enum class DeviceKind { NotADevice, Host, DeviceUnderTest };
-DeviceKind classify_device(std::string_view spelling);
-
-/// Classifies a string of `value:`, `attrs`, `kwmap` or `init_args` (after YAML typing made it a string):
-/// None/True/False, inf/-inf/nan, a Python literal when it starts with '(' or '[', a `torch.` dtype, a device,
-/// else a plain string. Returns false (with error and 1-based column in `text`) when a literal does not parse.
-bool classify_string(std::string_view text, PyValue& out, std::string& error, int& error_col);
 
 /// The names of the keys each manifest level accepts, for documentation and schema generation.
 const std::vector<std::string_view>& manifest_top_keys();

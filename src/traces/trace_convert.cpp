@@ -9,7 +9,8 @@
 #include <map>
 #include <optional>
 
-#include "manifest/normalize.h"
+#include "manifest/manifest_writer.h"
+#include "manifest/string_values.h"
 #include "opcheck/value.h"
 
 namespace opcheck::traces {
@@ -120,59 +121,20 @@ bool listed(const char* const (&names)[N], const std::string& op) {
 
 // ---- Text helpers -------------------------------------------------------------------------------------------------
 
-std::string yaml_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\n') {
-      out += " ";
-      continue;
-    }
-    out.push_back(c);
-    if (c == '\'') out.push_back('\'');
-  }
-  return out + "'";
-}
-
 bool is_identifier(const std::string& s) {
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
   return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
-/// A map key as YAML text: quoted when the core schema would read it as something other than a string.
-std::string yaml_key(const std::string& key) {
-  std::string lower;
-  for (char c : key) lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-  const bool special = lower == "null" || lower == "true" || lower == "false";
-  return special ? yaml_quote(key) : key;
-}
-
-/// A kwmap string as the loader must read it back. The loader gives some strings meaning (None, True, inf, "(...)"
-/// literals, dtypes, devices); a trace string that would change kind is written as a parenthesized Python string
-/// literal, which the loader reads back as exactly that string. Dtype and device spellings keep their meaning.
-std::string kwmap_string(const std::string& s) {
+/// A trace string as a manifest value: a dtype or device spelling keeps its meaning, anything else stays exactly
+/// that string (the writer protects strings the loader would read as something else).
+PyValue text_value(const std::string& s) {
   PyValue read;
   std::string error;
   int col = 0;
-  const bool ok = classify_string(s, read, error, col);
-  if (ok && read.kind == PyValue::Kind::String && read.s == s) return s;
-  if (ok && (read.kind == PyValue::Kind::DType || read.kind == PyValue::Kind::Device)) return s;
-  return "(" + PyValue::string(s).repr() + ")";
-}
-
-std::string ints_flow(const std::vector<std::int64_t>& v) {
-  std::string out = "[";
-  for (std::size_t k = 0; k < v.size(); ++k) out += (k ? ", " : "") + std::to_string(v[k]);
-  return out + "]";
-}
-
-/// A float as a YAML core-schema scalar (always with a '.' so no YAML reader takes it for an int or a string).
-std::string yaml_float(double v) {
-  if (std::isnan(v)) return "'nan'";
-  if (std::isinf(v)) return v > 0 ? "'inf'" : "'-inf'";
-  std::string s = PyValue::real(v).repr();
-  const auto e = s.find_first_of("eE");
-  if (s.find('.') == std::string::npos) s.insert(e == std::string::npos ? s.size() : e, ".0");
-  return s;
+  if (classify_string(s, read, error, col) && (read.kind == PyValue::Kind::DType || read.kind == PyValue::Kind::Device))
+    return read;
+  return PyValue::string(s);
 }
 
 std::string torch_dtype(DType t) { return PyValue::of_dtype(t).repr(); }
@@ -242,11 +204,11 @@ std::optional<PyValue> to_py(const TraceValue& v) {
 /// A scalar as a YAML value, or nullopt when it needs `py:` (or a quoted string) instead.
 std::optional<std::string> yaml_scalar(const TraceValue& v) {
   switch (v.kind) {
-    case Kind::None: return std::string("null");
-    case Kind::Bool: return std::string(v.b ? "true" : "false");
-    case Kind::Int: return std::to_string(v.i);
-    case Kind::Float: return yaml_float(v.f);
-    case Kind::DType: return torch_dtype(v.dtype);
+    case Kind::None:
+    case Kind::Bool:
+    case Kind::Int:
+    case Kind::Float:
+    case Kind::DType: return manifest_text::value(*to_py(v));
     default: return std::nullopt;
   }
 }
@@ -356,7 +318,7 @@ class CallConverter {
       } else {
         auto p = to_py(a);
         if (!p) return Refusal{"argument " + std::to_string(k) + " cannot be written as a Python literal", a.col};
-        inputs.push_back("      - py: " + yaml_quote(p->repr()) + "\n");
+        inputs.push_back("      - py: " + manifest_text::quoted(p->repr()) + "\n");
       }
     }
 
@@ -368,13 +330,13 @@ class CallConverter {
       if (auto s = yaml_scalar(v)) {
         text = *s;
       } else if (v.kind == Kind::String || v.kind == Kind::Symbol || v.kind == Kind::Device) {
-        text = yaml_quote(kwmap_string(v.text));
+        text = manifest_text::value(text_value(v.text));
       } else if (auto p = to_py(v)) {
-        text = yaml_quote(p->repr());
+        text = manifest_text::quoted(p->repr());
       } else {
         return Refusal{"keyword argument '" + key + "' cannot be written as a value", v.col};
       }
-      kwmap += "      " + yaml_key(key) + ": " + text + "\n";
+      kwmap += "      " + manifest_text::key(key) + ": " + text + "\n";
     }
 
     case_dtype = !float_dtypes.empty() ? float_dtypes.front() : first_tensor_dtype.value_or(default_dtype);
@@ -392,7 +354,7 @@ class CallConverter {
                               (e_.call.count == 0 ? " (synthetic input, not a call the model made)" : "");
     for (const auto& n : notes_) description += "; " + n;
 
-    out_case = "  - name: " + yaml_quote(case_name) + "\n";
+    out_case = "  - name: " + manifest_text::quoted(case_name) + "\n";
     out_case += "    op: " + schema_op_name(e_.op) + "\n";
     if (inputs.empty()) {
       out_case += "    inputs: []\n";
@@ -400,7 +362,7 @@ class CallConverter {
       out_case += "    inputs:\n";
       for (const auto& i : inputs) out_case += i;
     }
-    out_case += "    description: " + yaml_quote(description) + "\n";
+    out_case += "    description: " + manifest_text::quoted(description) + "\n";
     if (case_dtype != default_dtype) out_case += "    dtype: " + std::string(dtype_name(case_dtype)) + "\n";
     if (!marks.empty()) {
       out_case += "    marks:\n";
@@ -565,8 +527,8 @@ class CallConverter {
     Recipe r;
     if (auto refusal = recipe_for(ref, t, v.col, r)) return refusal;
     if (!r.note.empty()) notes_.push_back(r.note);
-    out += indent + "shape: " + ints_flow(t.shape) + "\n";
-    out += indent + "stride: " + ints_flow(t.stride ? *t.stride : contiguous_stride(t.shape)) + "\n";
+    out += indent + "shape: " + manifest_text::ints(t.shape) + "\n";
+    out += indent + "stride: " + manifest_text::ints(t.stride ? *t.stride : contiguous_stride(t.shape)) + "\n";
     out += indent + "storage_offset: 0\n";
     out += indent + "dtype: " + torch_dtype(t.dtype) + "\n";
     out += indent + "device: cuda:0\n";
@@ -609,12 +571,12 @@ bool view_possible(const std::vector<std::int64_t>& shape, const std::vector<std
   for (std::size_t d = 0; d < target.size(); ++d) {
     if (target[d] == -1) {
       if (infer >= 0) {
-        why = "only one dimension can be -1 in " + ints_flow(target);
+        why = "only one dimension can be -1 in " + manifest_text::ints(target);
         return false;
       }
       infer = static_cast<int>(d);
     } else if (target[d] < 0) {
-      why = "invalid size " + std::to_string(target[d]) + " in " + ints_flow(target);
+      why = "invalid size " + std::to_string(target[d]) + " in " + manifest_text::ints(target);
       return false;
     } else {
       known *= target[d];
@@ -622,21 +584,22 @@ bool view_possible(const std::vector<std::int64_t>& shape, const std::vector<std
   }
   if (infer >= 0) {
     if (known == 0 || n % known != 0) {
-      why = "shape " + ints_flow(target) + " is invalid for a tensor of " + std::to_string(n) + " elements";
+      why = "shape " + manifest_text::ints(target) + " is invalid for a tensor of " + std::to_string(n) + " elements";
       return false;
     }
     target[static_cast<std::size_t>(infer)] = n / known;
   }
   if (numel(target) != n) {
-    why = "shape " + ints_flow(target) + " is invalid for a tensor of " + std::to_string(n) + " elements";
+    why = "shape " + manifest_text::ints(target) + " is invalid for a tensor of " + std::to_string(n) + " elements";
     return false;
   }
   if (n == 0 || shape.empty()) return true;
   // Walk the old dims from the innermost, grouping runs that are contiguous with each other; each run must be
   // covered exactly by a run of new dims.
   const auto describe = [&] {
-    return "a " + ints_flow(shape) + " tensor with stride " + ints_flow(stride) + " cannot be viewed as " +
-           ints_flow(target) + " (view size is not compatible with the input's size and stride)";
+    return "a " + manifest_text::ints(shape) + " tensor with stride " + manifest_text::ints(stride) +
+           " cannot be viewed as " +
+           manifest_text::ints(target) + " (view size is not compatible with the input's size and stride)";
   };
   std::int64_t view_d = static_cast<std::int64_t>(target.size()) - 1;
   std::int64_t chunk_base_stride = stride.back();
@@ -718,8 +681,9 @@ ConvertedTrace convert_trace(const TraceFile& file, const std::string& model) {
        " lines reported.\n";
   y += "# Each case is one `cnt:` line; its description names the trace line. Integer index inputs draw values\n";
   y += "# valid for the op (the range and why are in the description); other inputs use opcheck's default init.\n";
-  y += "model: " + yaml_quote(model) + "\n";
-  y += "description: " + yaml_quote("Op trace " + base_file_name(file.path) + " (PyTorch operator-trace format)") + "\n";
+  y += "model: " + manifest_text::quoted(model) + "\n";
+  y += "description: " +
+       manifest_text::quoted("Op trace " + base_file_name(file.path) + " (PyTorch operator-trace format)") + "\n";
   y += "defaults:\n";
   y += "  dtype: " + std::string(dtype_name(default_dtype)) + "\n";
   y += "  seed: 0\n";

@@ -12,6 +12,9 @@
 #include <nlohmann/json.hpp>
 
 #include "exec/bundle.h"
+#include "manifest/manifest_writer.h"
+#include "repro/bundle_layout.h"
+#include "repro_files.h"
 #include "exec/engine.h"
 #include "plan/plan.h"
 
@@ -20,31 +23,9 @@ namespace fs = std::filesystem;
 namespace opcheck::exec {
 namespace {
 
-/// A fresh folder under the system temp dir, removed with the object.
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& name) {
-    path = fs::temp_directory_path() / ("opcheck-repro-" + name + "-" + std::to_string(::getpid()));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-
-std::string read(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-void write(const fs::path& p, const std::string& text) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p, std::ios::binary) << text;
-}
+using test::read;
+using test::TempDir;
+using test::write;
 
 std::string diagnostics_text(const DiagnosticList& d) {
   std::string s;
@@ -53,23 +34,23 @@ std::string diagnostics_text(const DiagnosticList& d) {
 }
 
 TEST(BundleFolderName, KeepsReadableIdsAndSeparatesTheRest) {
-  EXPECT_EQ(bundle_folder_name("gpt-oss-20b::torch.mul.3"), "gpt-oss-20b__torch.mul.3");
-  EXPECT_EQ(bundle_folder_name("m::Case_1-x"), "m__Case_1-x");
+  EXPECT_EQ(repro::bundle_folder_name("gpt-oss-20b::torch.mul.3"), "gpt-oss-20b__torch.mul.3");
+  EXPECT_EQ(repro::bundle_folder_name("m::Case_1-x"), "m__Case_1-x");
 
   // Lossy forms carry a digest of the id, so ids that read alike still get their own folder.
-  const std::string slash = bundle_folder_name("m::stem/case");
-  const std::string space = bundle_folder_name("m::stem case");
+  const std::string slash = repro::bundle_folder_name("m::stem/case");
+  const std::string space = repro::bundle_folder_name("m::stem case");
   EXPECT_NE(slash, space);
   EXPECT_EQ(slash.rfind("m__stem_case-", 0), 0u) << slash;
-  EXPECT_NE(bundle_folder_name("a::b__c"), bundle_folder_name("a__b::c"));
-  EXPECT_EQ(bundle_folder_name("..::x").front(), '_');
-  EXPECT_EQ(bundle_folder_name("").front(), '_');
+  EXPECT_NE(repro::bundle_folder_name("a::b__c"), repro::bundle_folder_name("a__b::c"));
+  EXPECT_EQ(repro::bundle_folder_name("..::x").front(), '_');
+  EXPECT_EQ(repro::bundle_folder_name("").front(), '_');
 
   const std::string long_id = "m::" + std::string(300, 'x');
-  const std::string name = bundle_folder_name(long_id);
+  const std::string name = repro::bundle_folder_name(long_id);
   EXPECT_LE(name.size(), 130u);
-  EXPECT_NE(name, bundle_folder_name(long_id + "y"));
-  for (const std::string& id : {slash, space, name, bundle_folder_name("m::\"weird\"\n/name*?")})
+  EXPECT_NE(name, repro::bundle_folder_name(long_id + "y"));
+  for (const std::string& id : {slash, space, name, repro::bundle_folder_name("m::\"weird\"\n/name*?")})
     EXPECT_EQ(id.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"),
               std::string::npos)
         << id;
@@ -85,16 +66,16 @@ std::size_t expect_round_trip(const std::vector<std::string>& paths, const fs::p
   std::set<std::string> folders;
   for (const auto& m : set.manifests) {
     for (const auto& c : m.cases) {
-      const fs::path folder = dir / bundle_folder_name(c.id);
+      const fs::path folder = dir / repro::bundle_folder_name(c.id);
       EXPECT_TRUE(folders.insert(folder.string()).second) << "two cases share the folder " << folder;
-      std::vector<std::vector<BundleTensor>> tensors(c.inputs.size());
+      std::vector<std::vector<manifest_text::TensorSource>> tensors(c.inputs.size());
       for (std::size_t i = 0; i < c.inputs.size(); ++i) {
         const Input& in = c.inputs[i];
         const bool list = in.kind == Input::Kind::TensorList;
         const std::size_t n = in.kind == Input::Kind::Value ? 0 : list ? in.list.size() : 1;
         for (std::size_t j = 0; j < n; ++j) {
           const TensorSpec& t = list ? in.list[j] : in.tensor;
-          BundleTensor b;
+          manifest_text::TensorSource b;
           if (t.init == InitKind::File) {
             b.file = "inputs/" + std::to_string(i) + "_" + std::to_string(j) + ".pt";
             fs::create_directories((folder / b.file).parent_path());
@@ -103,9 +84,9 @@ std::size_t expect_round_trip(const std::vector<std::string>& paths, const fs::p
           tensors[i].push_back(b);
         }
       }
-      const std::string text = one_case_manifest(c, tensors, "round trip of " + c.id);
-      write(folder / kBundleManifest, text);
-      ManifestSet back = load_manifests({(folder / kBundleManifest).string()});
+      const std::string text = manifest_text::case_manifest(c, tensors, "round trip of " + c.id);
+      write(folder / repro::kBundleManifest, text);
+      ManifestSet back = load_manifests({(folder / repro::kBundleManifest).string()});
       if (back.diagnostics.has_errors() || back.manifests.size() != 1 || back.manifests[0].cases.size() != 1) {
         ADD_FAILURE() << c.id << " does not load back:\n" << diagnostics_text(back.diagnostics) << text;
         continue;
@@ -174,7 +155,7 @@ cases:
   ASSERT_EQ(set.manifests.at(0).cases.size(), 1u);
   const Case& c = set.manifests[0].cases[0];
   ASSERT_EQ(c.kwargs.size(), 9u);
-  const std::string out = one_case_manifest(c, {});
+  const std::string out = manifest_text::case_manifest(c, {});
   ManifestSet back = load_manifest_text((tmp.path / "back.yaml").string(), out);
   ASSERT_FALSE(back.diagnostics.has_errors()) << diagnostics_text(back.diagnostics) << out;
   const Case& b = back.manifests.at(0).cases.at(0);
@@ -207,12 +188,12 @@ std::unique_ptr<Executor> cpu_executor(const std::string& bundles) {
   return ex;
 }
 
-nlohmann::json facts_of(const fs::path& folder) { return nlohmann::json::parse(read(folder / kBundleFacts)); }
+nlohmann::json facts_of(const fs::path& folder) { return nlohmann::json::parse(read(folder / repro::kBundleFacts)); }
 
 /// The one case of a bundle, loaded as `opcheck run --manifests BUNDLE/case.yaml` loads it.
 Case bundle_case(const fs::path& folder) {
-  ManifestSet set = load_manifests({(folder / kBundleManifest).string()});
-  EXPECT_FALSE(set.diagnostics.has_errors()) << diagnostics_text(set.diagnostics) << read(folder / kBundleManifest);
+  ManifestSet set = load_manifests({(folder / repro::kBundleManifest).string()});
+  EXPECT_FALSE(set.diagnostics.has_errors()) << diagnostics_text(set.diagnostics) << read(folder / repro::kBundleManifest);
   EXPECT_EQ(set.manifests.size(), 1u);
   return set.manifests.at(0).cases.at(0);
 }
@@ -244,20 +225,20 @@ TEST_F(CpuBundles, AnErroredCaseKeepsItsExactInputsAndRerunsTheSame) {
 )");
   const Result r = ex->run(c);
   ASSERT_EQ(r.stage, Stage::FAILED_REFERENCE) << r.message;
-  const fs::path folder = bundles / bundle_folder_name(c.id);
-  ASSERT_TRUE(fs::exists(folder / kBundleManifest)) << folder;
+  const fs::path folder = bundles / repro::bundle_folder_name(c.id);
+  ASSERT_TRUE(fs::exists(folder / repro::kBundleManifest)) << folder;
   EXPECT_TRUE(fs::exists(folder / "inputs" / "0_0.pt"));
   EXPECT_TRUE(fs::exists(folder / "inputs" / "0_1.pt"));
-  EXPECT_FALSE(fs::exists(folder / kBundleReference)) << "the reference raised: there is no output to keep";
+  EXPECT_FALSE(fs::exists(folder / repro::kBundleReference)) << "the reference raised: there is no output to keep";
 
   const auto facts = facts_of(folder);
   EXPECT_EQ(facts["case_id"], c.id);
   EXPECT_EQ(facts["stage"], "FAILED_REFERENCE");
   EXPECT_EQ(facts["message"], r.message);
   EXPECT_EQ(facts["input_digests"].get<std::vector<std::string>>(), r.input_digests);
-  const std::string readme = read(folder / kBundleReadme);
+  const std::string readme = read(folder / repro::kBundleReadme);
   EXPECT_NE(readme.find("FAILED_REFERENCE"), std::string::npos);
-  EXPECT_NE(readme.find("run --manifests " + (folder / kBundleManifest).string() + " --device cpu"), std::string::npos)
+  EXPECT_NE(readme.find("run --manifests " + (folder / repro::kBundleManifest).string() + " --device cpu"), std::string::npos)
       << readme;
   EXPECT_NE(readme.find("repro --bundle " + folder.string() + " --python"), std::string::npos) << readme;
 
@@ -285,7 +266,7 @@ TEST_F(CpuBundles, AnInvalidCaseKeepsItsRecipe) {
 )");
   const Result r = ex->run(c);
   ASSERT_EQ(r.stage, Stage::INVALID_CASE);
-  const fs::path folder = bundles / bundle_folder_name(c.id);
+  const fs::path folder = bundles / repro::bundle_folder_name(c.id);
   const Case again = bundle_case(folder);
   EXPECT_EQ(again.inputs.at(0).tensor.init, InitKind::Uniform);
   EXPECT_EQ(dedupe_key(again), dedupe_key(c));
@@ -300,8 +281,8 @@ TEST_F(CpuBundles, PassingCasesLeaveNothingAndReplaceAnOlderBundle) {
       - tensor: {shape: [2, 2]}
       - tensor: {shape: [2, 2]}
 )");
-  const fs::path folder = bundles / bundle_folder_name(c.id);
-  write(folder / kBundleReadme, "a bundle from an earlier, failing run");
+  const fs::path folder = bundles / repro::bundle_folder_name(c.id);
+  write(folder / repro::kBundleReadme, "a bundle from an earlier, failing run");
   EXPECT_EQ(ex->run(c).stage, Stage::PASSED);
   EXPECT_FALSE(fs::exists(folder)) << "the case passes now: its old bundle would mislead";
 }
@@ -319,9 +300,9 @@ TEST_F(CpuBundles, AStagedBundleSaysTheRunDidNotFinish) {
   info.device_name = "loopback";
   FailureBundles staged(bundles.string(), o, info);
   staged.stage(c);
-  const fs::path folder = bundles / bundle_folder_name(c.id);
+  const fs::path folder = bundles / repro::bundle_folder_name(c.id);
   EXPECT_EQ(dedupe_key(bundle_case(folder)), dedupe_key(c));
-  EXPECT_NE(read(folder / kBundleReadme).find("did not finish"), std::string::npos);
+  EXPECT_NE(read(folder / repro::kBundleReadme).find("did not finish"), std::string::npos);
   EXPECT_EQ(facts_of(folder)["finished"], false);
   EXPECT_EQ(facts_of(folder)["rerun_device_args"], nlohmann::json::array({"--device", "loopback"}));
 }

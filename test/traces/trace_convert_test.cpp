@@ -297,6 +297,25 @@ TEST(TraceConvert, KeywordStringsKeepTheirKind) {
   EXPECT_EQ(sr->kwargs[4].second.s, "inf");
 }
 
+TEST(TraceConvert, StringsKeepNewlinesQuotesAndYamlWords) {
+  // A string argument as the trace writes it (Python's repr: \n and \t escapes) comes back as that very string.
+  Converted c = convert_and_load(
+      "Operator: aten.div.Tensor_mode\n"
+      "cnt: 1, ((T([4], f32), T([4], f32)), {'rounding_mode': 'line one\\nline two\\ttab # not: a comment', "
+      "'yes': 'no', 'on': 'null', 'x': 'ünïcødé \"q\" it\\'s'})\n");
+  const Case* div = c.find("aten.div.Tensor_mode.1");
+  ASSERT_NE(div, nullptr) << c.trace.yaml;
+  ASSERT_EQ(div->kwargs.size(), 4u) << c.trace.yaml;
+  EXPECT_EQ(div->kwargs[0].second.kind, PyValue::Kind::String);
+  EXPECT_EQ(div->kwargs[0].second.s, "line one\nline two\ttab # not: a comment") << c.trace.yaml;
+  EXPECT_EQ(div->kwargs[1].first, "yes");
+  EXPECT_EQ(div->kwargs[1].second.s, "no");
+  EXPECT_EQ(div->kwargs[2].first, "on");
+  EXPECT_EQ(div->kwargs[2].second.kind, PyValue::Kind::String);
+  EXPECT_EQ(div->kwargs[2].second.s, "null");
+  EXPECT_EQ(div->kwargs[3].second.s, "ünïcødé \"q\" it's");
+}
+
 TEST(TraceImport, FoldersUniqueModelsAndUnreadableInput) {
   const std::string dir = std::string(OPCHECK_BUILD_DIR) + "/trace_import_test";
   std::filesystem::remove_all(dir);

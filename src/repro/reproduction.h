@@ -1,0 +1,87 @@
+// `opcheck repro`: finding the case (in manifests or in a failure bundle), the device the reproduction runs on, and
+// the command line that reruns the case alone. The script itself is repro/script.h. No libtorch, no printing: every
+// problem comes back as a message that says what is wrong and ends with a `Fix:`.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "opcheck/case.h"
+#include "repro/script.h"
+
+namespace opcheck::repro {
+
+/// What a bundle's failure.json says, as far as a reproduction uses it.
+struct BundleFacts {
+  std::string stage;    // "" when the run did not finish the case, or no failure.json
+  std::string message;  // the failure's message
+  std::vector<std::string> rerun_device_args;                     // the run's device flags
+  std::vector<std::pair<std::string, std::string>> environment;  // the run's device faults
+  std::vector<std::size_t> written_slots;                         // tensor slots the op writes in place
+};
+
+/// The bundle folder `bundle` means for `case_id`: `bundle` itself when it holds a bundle, else its sub-folder for
+/// the case (a --save-failures folder). "" with `error` set when there is none.
+std::string find_bundle_folder(const std::string& bundle, const std::string& case_id, std::string& error);
+
+/// The facts of the bundle in `folder`; none when it has no failure.json, and `warning` set when that is not
+/// readable JSON.
+BundleFacts read_bundle_facts(const std::string& folder, std::string& warning);
+
+/// The case `id` names: among `selected` first, then any case of `set` (templates and variants are not selected by
+/// default, but a case named by id is still found), then with the model part matched as --model matches it. nullptr
+/// with `error` set (near ids and a Fix) when none does.
+const Case* find_case(const ManifestSet& set, const std::vector<const Case*>& selected, const std::string& id,
+                      std::string& error);
+
+/// The manifest of `set` that holds `c`; nullptr when none does.
+const Manifest* manifest_of(const ManifestSet& set, const Case& c);
+
+/// The device flags the user gave `repro`.
+struct DeviceFlags {
+  std::string device;                       // "" = the bundle's, else auto
+  std::string device_lib;                   // --device-lib
+  std::string device_name;                  // --device-name
+  std::vector<std::string> device_imports;  // --device-import
+  std::string compile_backend;              // --compile-backend ("none" = eager)
+};
+
+/// The `opcheck run` device flags of the reproduction: the user's, else the bundle's, else `--device auto`.
+std::vector<std::string> device_args(const DeviceFlags& f, const BundleFacts& facts);
+
+/// The value after `flag` in `args` ("" when absent).
+std::string arg_value(const std::vector<std::string>& args, const char* flag);
+
+/// Where the script runs the device half for the run flags `args`: the torch device string and the library to load
+/// (auto resolved as the run resolves it). `library_dirs` are where opcheck's own libraries are installed (the
+/// loopback device, the Python packages of its Python devices), in order. False with `error` set when the device
+/// cannot be set up (the loopback library is missing).
+bool script_device(const std::vector<std::string>& args, const std::vector<std::string>& library_dirs,
+                   ScriptDevice& out, std::string& error);
+
+/// What the script says about the bundle in `folder`, with the run's device faults when the script runs on the same
+/// stand-in device (`device`).
+ScriptBundle script_bundle(const std::string& folder, const BundleFacts& facts, ScriptDevice& device);
+
+/// Where the rerun command takes the case from.
+struct RerunSource {
+  std::string bundle;         // a bundle folder; "" = the manifest below
+  std::string manifest;       // the case's manifest file
+  std::string config;         // --config given to repro; "" = none
+};
+
+/// The words of the `opcheck run` command that reruns `c` alone (`binary` is opcheck's path), ending in -v.
+std::vector<std::string> rerun_words(const std::string& binary, const Case& c, const RerunSource& source,
+                                     const std::vector<std::string>& device_args);
+
+/// What `opcheck repro` prints without --python: a comment naming the case (and bundle, and `note` when not ""), then
+/// the command with the bundle's device faults as environment assignments.
+std::string rerun_text(const Case& c, const std::string& bundle, const BundleFacts& facts,
+                       const std::vector<std::string>& words, const std::string& note);
+
+/// Command words as one line a POSIX shell reads back (each quoted where it needs it).
+std::string join_words(const std::vector<std::string>& words);
+
+}  // namespace opcheck::repro
