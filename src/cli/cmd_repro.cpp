@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "config/status_config.h"
+#include "opcheck/device_environment.h"
 #include "repro/bundle_layout.h"
 #include "repro/reproduction.h"
 #include "repro/script.h"
@@ -155,6 +156,8 @@ int cmd_repro(const ReproFlags& f) {
   if (found.bundle.empty()) {
     source.manifest = repro::manifest_of(found.set, *found.c)->path;
     source.config = f.config;
+    // Without a bundle, the device faults of this environment are the run's: the command keeps them.
+    found.facts.environment = device_environment_set();
   }
   const std::vector<std::string> words = repro::rerun_words(opcheck_binary(), c, source, args);
   const std::string note = found.bundle.empty() ? selection_note(c, words[3]) : std::string();

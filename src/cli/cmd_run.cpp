@@ -18,6 +18,7 @@
 #include "cli/exec_library.h"
 #include "common/sha256.h"
 #include "config/status_config.h"
+#include "opcheck/device_environment.h"
 #include "plan/plan.h"
 #include "report/console.h"
 #include "report/diff.h"
@@ -62,8 +63,8 @@ CLI::Validator positive_finite(const char* what) {
       "> 0");
 }
 
-// The command that reruns one failed case alone: `opcheck repro ID` with the run's manifests and device flags (its
-// bundle with --save-failures). None for a case rejected while loading (it has no dedupe key): there is nothing to
+// The command that reruns one failed case alone: `opcheck repro ID` with the run's manifests, device flags and device
+// faults (its bundle with --save-failures, which records the faults). None for a case rejected while loading (it has no dedupe key): there is nothing to
 // rerun.
 std::string repro_command(const CaseRecord& r, const RunFlags& f) {
   if (r.key.empty()) return {};
@@ -85,7 +86,10 @@ std::string repro_command(const CaseRecord& r, const RunFlags& f) {
   if (!f.exec.device_name.empty()) words.insert(words.end(), {"--device-name", f.exec.device_name});
   for (const auto& m : f.exec.device_imports) words.insert(words.end(), {"--device-import", m});
   if (!f.exec.compile_backend.empty()) words.insert(words.end(), {"--compile-backend", f.exec.compile_backend});
-  return join_words(words);
+  // The device faults of the run come along, so that the rerun computes what the run computed.
+  std::string env;
+  for (const auto& [name, value] : device_environment_set()) env += name + "=" + join_words({value}) + " ";
+  return env + join_words(words);
 }
 
 // Colour only for a person at a terminal, and never when NO_COLOR is set (no-color.org).

@@ -45,8 +45,7 @@ std::string describe_changes(const std::vector<IdentityChange>& changes) {
 
 std::vector<std::string> device_environment_now() {
   std::vector<std::string> out;
-  for (const char* name : kDeviceEnvironment)
-    if (const char* v = std::getenv(name); v != nullptr && *v != '\0') out.push_back(std::string(name) + "=" + v);
+  for (const auto& [name, value] : device_environment_set()) out.push_back(name + "=" + value);
   return out;
 }
 

@@ -2,6 +2,7 @@
 --tb, the pytest habits (--lf, did-you-mean, mark warnings), fault injection into the overloads opcheck reports, and
 the smaller console defects."""
 import json
+import os
 import re
 import shlex
 import subprocess
@@ -109,13 +110,23 @@ def test_failures_section_shows_location_overload_figures_and_repro(failing_run)
     assert re.search(r"aten::softmax: aten::softmax\.int: got an unexpected keyword argument 'dimm'", bind), bind
     # A deduplicated occurrence points at the one shown instead of repeating it.
     assert "the same call as mine::add.1: its failure is shown above" in entry(failures, "mine::add.again")
-    # The repro command reruns the case: it names the case, the run's manifests and device, and works.
+    # The repro command reruns the case: it names the case, the run's manifests, device and device faults, and works.
     [rerun] = [l for l in add.splitlines() if l.startswith("rerun: ")]
     words = shlex.split(rerun[len("rerun: "):])
+    assert words[0] == "OPCHECK_LOOPBACK_FAULTS=" + ADD_BIAS["OPCHECK_LOOPBACK_FAULTS"], words
+    words = words[1:]
     assert words[1:3] == ["repro", "mine::add.1"] and words[3:5] == ["--manifests", str(m)], words
     assert words[-2:] == ["--device", "loopback"], words
-    rp = subprocess.run(words, capture_output=True, text=True)
+    rp = subprocess.run(["sh", "-c", rerun[len("rerun: "):]], capture_output=True, text=True)
     assert rp.returncode == 0 and "mine::add.1" in rp.stdout and "run --manifests" in rp.stdout, (rp.stdout, rp.stderr)
+    # What it prints, run as printed (in a shell without the fault setting), fails the way the run did.
+    [command] = [l for l in rp.stdout.splitlines() if not l.startswith("#")]
+    assert command.startswith("OPCHECK_LOOPBACK_FAULTS="), command
+    env = {k: v for k, v in os.environ.items() if k != "OPCHECK_LOOPBACK_FAULTS"}
+    again = subprocess.run(["sh", "-c", command + " --artifact-dir " + shlex.quote(str(d / "rerun"))],
+                           capture_output=True, text=True, env=env)
+    assert again.returncode == 1 and "FAILED mine::add.1 [INCORRECT_RESULT]" in again.stdout, (again.stdout,
+                                                                                                again.stderr)
 
 
 def test_short_summary_is_pytests_fE_by_default_and_last_before_the_summary_line(failing_run):
