@@ -56,7 +56,7 @@ std::string find_loopback_library(const ExecOptions& opts, std::string& error) {
   if (!self.empty()) {
     const std::string dir = dir_of(self);
     tried.push_back(dir + "/" + kLoopbackLibName);
-    tried.push_back(dir + "/../lib/opcheck/" + kLoopbackLibName);
+    tried.push_back(dir + "/../" OPCHECK_INSTALL_LIBDIR "/opcheck/" + kLoopbackLibName);
   }
   char exe[4096];
   ssize_t n = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -64,7 +64,7 @@ std::string find_loopback_library(const ExecOptions& opts, std::string& error) {
     exe[n] = '\0';
     const std::string dir = dir_of(exe);
     tried.push_back(dir + "/" + kLoopbackLibName);
-    tried.push_back(dir + "/../lib/opcheck/" + kLoopbackLibName);
+    tried.push_back(dir + "/../" OPCHECK_INSTALL_LIBDIR "/opcheck/" + kLoopbackLibName);
   }
   for (const auto& p : tried)
     if (file_exists(p)) return p;
