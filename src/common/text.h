@@ -3,6 +3,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace opcheck {
 
@@ -18,5 +19,9 @@ std::string join(const Words& words, std::string_view sep = ", ") {
   }
   return out;
 }
+
+/// The items of a `sep`-separated list, each without the spaces around it, empty items left out:
+/// split_list("aten::a.x, aten::b,", ',') == {"aten::a.x", "aten::b"}.
+std::vector<std::string> split_list(std::string_view text, char sep = ',');
 
 }  // namespace opcheck

@@ -110,6 +110,8 @@ bool parse_report_chars(const std::string& chars, std::string& out, std::string&
 
 namespace {
 
+// Not split_list (common/text.h): a message's indentation and its blank lines between paragraphs are part of how it
+// reads, so lines keep their spaces and only the blank lines at the end go.
 std::vector<std::string> message_lines(const std::string& text) {
   std::vector<std::string> lines;
   std::size_t pos = 0;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/text.h"
+
 namespace opcheck {
 namespace {
 
@@ -64,21 +66,6 @@ double case_time_ms(const CaseRecord& rec) {
   return r.materialize_ms + r.reference_ms + r.device_ms + r.compare_ms + r.compile_ms;
 }
 
-std::vector<std::string> split_resolved_ops(const std::string& resolved) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= resolved.size()) {
-    auto comma = resolved.find(',', start);
-    if (comma == std::string::npos) comma = resolved.size();
-    std::string part = resolved.substr(start, comma - start);
-    const auto b = part.find_first_not_of(' ');
-    const auto e = part.find_last_not_of(' ');
-    if (b != std::string::npos) out.push_back(part.substr(b, e - b + 1));
-    start = comma + 1;
-  }
-  return out;
-}
-
 RunStats compute_stats(const RunReport& report) {
   RunStats st;
   for (int s = 0; s <= static_cast<int>(Stage::SKIPPED); ++s) st.stages[stage_name(static_cast<Stage>(s))] = 0;
@@ -104,7 +91,7 @@ RunStats compute_stats(const RunReport& report) {
       c->ops.insert(rec.op);
       c->signatures.insert({rec.op, rec.signature});
     }
-    for (auto& op : split_resolved_ops(r.resolved_op)) st.resolved_ops.insert(op);
+    for (auto& op : split_list(r.resolved_op)) st.resolved_ops.insert(op);  // "aten::a.x, aten::b": the ops used
 
     if (!served) {
       ran.push_back(i);

@@ -74,9 +74,6 @@ struct RunStats {
 /// Total time of one occurrence's run in milliseconds (0 for a deduplicated occurrence).
 double case_time_ms(const CaseRecord& rec);
 
-/// Splits Result::resolved_op ("aten::a.x, aten::b") into its ops.
-std::vector<std::string> split_resolved_ops(const std::string& resolved);
-
 RunStats compute_stats(const RunReport& report);
 
 }  // namespace opcheck
