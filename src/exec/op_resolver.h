@@ -1,5 +1,8 @@
 // Op resolution: every spelling of an op name -> a dispatcher op (overload chosen from the schema), a reference
 // decomposition, or one of the few Python-level builtins; plus did-you-mean for names that resolve to nothing.
+// op_resolver.cpp routes a name (schema form, a Python-name table row, the default rule) and suggests;
+// op_python_names.cpp holds the table (no libtorch), overload_resolution.cpp the overload choice and decompositions,
+// builtin_invocations.cpp the builtins.
 #pragma once
 
 #include <map>
@@ -11,29 +14,9 @@
 #include "common/op_names.h"
 #include "exec/binder.h"
 #include "exec/invocation.h"
+#include "exec/op_python_names.h"
 
 namespace opcheck::exec {
-
-/// parse_op_name (common/op_names.h), except that a name the Python-name table knows verbatim
-/// (torch._C._log_api_usage_once) is taken as written.
-OpName normalize_op_name(const std::string& written);
-
-/// Builtins that are not dispatcher ops.
-enum class Builtin { None, GetItem, SetItem, SymSum, TensorLiteral, NotATensorOp };
-
-/// One row of the Python-name table: how a Python-level name maps onto an aten op when its signature differs from
-/// the schema. Data only; the binder does the work. Lists are comma separated.
-struct PythonOpRow {
-  const char* python;        // canonical Python name
-  const char* signature;     // the Python signature in schema syntax; "" = the call binds straight to the aten schema
-  const char* aten;          // target "aten::name" or "aten::name.overload"; "" for builtins
-  const char* renames;       // "python_arg:aten_arg" pairs
-  const char* dropped;       // Python arguments the aten op has no use for, accepted with any value
-  const char* must_default;  // Python arguments opcheck supports only at their default value
-  const char* fixed;         // aten keyword values the row sets: "train=False", "dtype=torch.float32"
-  bool swap_operands;        // reflected operators (__radd__): the first two positional arguments trade places
-  Builtin builtin;
-};
 
 /// What resolving a case gives: an invocation, or why not.
 struct Resolution {
