@@ -55,7 +55,7 @@ void Sha256::update(const void* data, std::size_t len) {
   buf_len_ = len;
 }
 
-std::string Sha256::hex_digest() {
+std::string Sha256::digest() {
   std::uint64_t bits = total_ * 8;
   std::uint8_t pad = 0x80;
   update(&pad, 1);
@@ -64,11 +64,22 @@ std::string Sha256::hex_digest() {
   std::uint8_t len_be[8];
   for (int i = 0; i < 8; ++i) len_be[i] = std::uint8_t(bits >> (56 - 8 * i));
   update(len_be, 8);
+  std::string out;
+  out.reserve(32);
+  for (std::uint32_t v : h_)
+    for (int s = 24; s >= 0; s -= 8) out.push_back(static_cast<char>((v >> s) & 0xff));
+  return out;
+}
+
+std::string Sha256::hex_digest() {
   static const char* hex = "0123456789abcdef";
   std::string out;
   out.reserve(64);
-  for (std::uint32_t v : h_)
-    for (int s = 28; s >= 0; s -= 4) out.push_back(hex[(v >> s) & 0xf]);
+  for (char c : digest()) {
+    const auto b = static_cast<unsigned char>(c);
+    out.push_back(hex[b >> 4]);
+    out.push_back(hex[b & 0xf]);
+  }
   return out;
 }
 

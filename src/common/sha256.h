@@ -13,7 +13,8 @@ class Sha256 {
   Sha256();
   void update(const void* data, std::size_t len);
   void update(std::string_view s) { update(s.data(), s.size()); }
-  std::string hex_digest();  // finishes the hash; call once
+  std::string digest();      // finishes the hash: its 32 bytes; call once (or hex_digest once)
+  std::string hex_digest();  // finishes the hash: its 64 hex digits; call once
 
  private:
   void block(const std::uint8_t* p);

@@ -8,10 +8,12 @@
 #include <string_view>
 #include <utility>
 
+#include "common/base64.h"
 #include "common/sha256.h"
 #include "report/atomic_file.h"
 #include "report/console.h"
 #include "report/diff.h"
+#include "report/html_assets.h"
 #include "report/junit.h"
 #include "report/metrics.h"
 #include "report/report_error.h"
@@ -117,165 +119,13 @@ std::int64_t counted(const OutcomeCounts& c) { return c.passed + c.failed + c.er
 bool failing(Outcome o) { return fails_run(o, XfailStrictness::Strict, RunPolicy{}); }
 
 // ---------------------------------------------------------------------------------------------------------------
-// The inline script: fixed text (never run data), allowed by its hash in the page's Content-Security-Policy.
-// Sorting: click a column heading (again to reverse); numeric columns sort by data-sort, blanks last.
-// Filtering: a text box matches anywhere in a row (its folded details included); selects match a row attribute.
-
-constexpr std::string_view kScript = R"JS(
-(function () {
-  'use strict';
-  function key(row, i) {
-    var c = row.cells[i];
-    if (!c) return '';
-    return c.hasAttribute('data-sort') ? c.getAttribute('data-sort') : c.textContent.trim();
-  }
-  function sortBy(table, th) {
-    var col = th.cellIndex, numeric = th.getAttribute('data-type') === 'num';
-    var dir = th.getAttribute('aria-sort') === 'ascending' ? -1 : 1;
-    Array.prototype.forEach.call(th.parentNode.cells, function (h) { h.removeAttribute('aria-sort'); });
-    th.setAttribute('aria-sort', dir === 1 ? 'ascending' : 'descending');
-    var body = table.tBodies[0];
-    var rows = Array.prototype.slice.call(body.rows);
-    rows.sort(function (a, b) {
-      var x = key(a, col), y = key(b, col);
-      if (numeric) {
-        var nx = parseFloat(x), ny = parseFloat(y), bx = isNaN(nx), by = isNaN(ny);
-        if (bx || by) return bx === by ? 0 : (bx ? 1 : -1);
-        return (nx < ny ? -1 : nx > ny ? 1 : 0) * dir;
-      }
-      return x.localeCompare(y, undefined, { numeric: true }) * dir;
-    });
-    rows.forEach(function (r) { body.appendChild(r); });
-  }
-  function filter(table) {
-    var q = '', picks = [];
-    document.querySelectorAll('[data-filter-table="' + table.id + '"]').forEach(function (el) {
-      if (el.tagName === 'INPUT') q = el.value.trim().toLowerCase();
-      else if (el.value) picks.push([el.getAttribute('data-filter-attr'), el.value]);
-    });
-    var rows = table.tBodies[0].rows, shown = 0;
-    for (var i = 0; i < rows.length; i++) {
-      var r = rows[i], ok = !q || r.textContent.toLowerCase().indexOf(q) >= 0;
-      for (var j = 0; j < picks.length && ok; j++) ok = r.getAttribute(picks[j][0]) === picks[j][1];
-      r.hidden = !ok;
-      if (ok) shown++;
-    }
-    var count = document.querySelector('[data-count-for="' + table.id + '"]');
-    if (count) count.textContent = shown === rows.length ? String(rows.length) : shown + ' of ' + rows.length;
-  }
-  document.querySelectorAll('table.sortable').forEach(function (table) {
-    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th) {
-      th.tabIndex = 0;
-      th.addEventListener('click', function () { sortBy(table, th); });
-      th.addEventListener('keydown', function (e) {
-        if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); sortBy(table, th); }
-      });
-    });
-  });
-  document.querySelectorAll('[data-filter-table]').forEach(function (el) {
-    var table = document.getElementById(el.getAttribute('data-filter-table'));
-    if (!table) return;
-    el.addEventListener(el.tagName === 'INPUT' ? 'input' : 'change', function () { filter(table); });
-    filter(table);
-  });
-  document.querySelectorAll('[data-js-controls]').forEach(function (el) { el.hidden = false; });
-  document.documentElement.setAttribute('data-js', 'ready');
-})();
-)JS";
-
-constexpr std::string_view kStyle = R"CSS(
-:root { --ink:#1f2933; --muted:#616e7c; --line:#e4e7eb; --bg:#f5f7fa; --card:#fff; --accent:#1565c0; }
-* { box-sizing: border-box; }
-[hidden] { display:none !important; }
-body { margin:0; font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif; color:var(--ink); background:var(--bg); }
-header.top { background:#102a43; color:#f0f4f8; padding:20px 32px 16px; }
-header.top h1 { margin:0 0 4px; font-size:22px; font-weight:600; }
-header.top .summary { font-size:15px; color:#d9e2ec; }
-header.top dl { display:grid; grid-template-columns:repeat(auto-fill,minmax(220px,1fr)); gap:6px 24px; margin:14px 0 0; }
-header.top dt { font-size:11px; text-transform:uppercase; letter-spacing:.04em; color:#9fb3c8; }
-header.top dd { margin:0; font-size:13px; word-break:break-all; }
-header.top details { color:#d9e2ec; font-size:13px; margin-top:8px; }
-nav { position:sticky; top:0; z-index:2; background:#243b53; padding:6px 32px; display:flex; flex-wrap:wrap; gap:4px 18px; }
-nav a { color:#d9e2ec; text-decoration:none; font-size:13px; }
-nav a:hover { color:#fff; text-decoration:underline; }
-main { padding:20px 32px 48px; max-width:1400px; }
-.banner { background:#fff4e5; border:1px solid #f0b429; color:#8d2b0b; padding:10px 14px; border-radius:6px; margin-bottom:16px; }
-section { background:var(--card); border:1px solid var(--line); border-radius:8px; padding:16px 20px; margin:0 0 20px; }
-section > h2 { margin:0 0 12px; font-size:17px; font-weight:600; }
-h2 .count { color:var(--muted); font-weight:400; font-size:14px; }
-.note { color:var(--muted); font-size:13px; margin:6px 0; }
-.kpis { display:grid; grid-template-columns:repeat(auto-fill,minmax(150px,1fr)); gap:12px; margin-bottom:16px; }
-.kpi { background:var(--card); border:1px solid var(--line); border-radius:8px; padding:10px 14px; border-top:4px solid var(--accent); }
-.kpi-label { font-size:11px; text-transform:uppercase; letter-spacing:.04em; color:var(--muted); }
-.kpi-value { font-size:26px; font-weight:600; margin:2px 0; }
-.kpi-sub { font-size:12px; color:var(--muted); }
-.kpi.good { border-top-color:#2e7d32; } .kpi.warn { border-top-color:#f9a825; } .kpi.bad { border-top-color:#c62828; }
-.kpi.bad .kpi-value { color:#c62828; }
-.legend { display:flex; flex-wrap:wrap; gap:4px 16px; font-size:12px; color:var(--muted); margin:6px 0 0; }
-.legend i { display:inline-block; width:10px; height:10px; border-radius:2px; margin-right:5px; vertical-align:-1px; }
-svg text { font-family:inherit; }
-.chart { display:block; width:100%; height:auto; }
-.strip { display:block; width:100%; height:26px; border-radius:4px; }
-#coverage-chart { height:14px; }
-table { border-collapse:collapse; width:100%; font-size:13px; }
-th, td { text-align:left; padding:5px 8px; border-bottom:1px solid var(--line); vertical-align:top; }
-th { background:#f0f4f8; font-weight:600; position:sticky; top:34px; white-space:nowrap; }
-td.num, th[data-type=num] { text-align:right; font-variant-numeric:tabular-nums; }
-tbody tr:hover { background:#f8fafc; }
-table.sortable th { cursor:pointer; user-select:none; }
-table.sortable th[aria-sort=ascending]::after { content:" \25B2"; font-size:10px; }
-table.sortable th[aria-sort=descending]::after { content:" \25BC"; font-size:10px; }
-.scroll { max-height:560px; overflow:auto; border:1px solid var(--line); border-radius:6px; }
-.scroll th { top:0; }
-code, .mono { font-family:ui-monospace,"DejaVu Sans Mono",Menlo,Consolas,monospace; font-size:12px; }
-.sub { color:var(--muted); font-size:12px; }
-.pill { display:inline-block; padding:0 7px; border-radius:9px; font-size:12px; font-weight:600; color:#fff; }
-.o-passed { background:#2e7d32; } .o-failed { background:#c62828; } .o-error { background:#ef6c00; }
-.o-xpassed { background:#8e24aa; } .o-xfailed { background:#78909c; } .o-skipped { background:#90a4ae; }
-.chips { display:flex; flex-wrap:wrap; gap:6px; }
-.chip { background:#f0f4f8; border:1px solid var(--line); border-radius:12px; padding:1px 9px; font-size:12px; }
-.chip b { margin-left:4px; }
-.chips.scrollable { max-height:240px; overflow:auto; padding:4px; border:1px solid var(--line); border-radius:6px; }
-.controls { display:flex; flex-wrap:wrap; gap:8px 12px; align-items:center; margin:0 0 10px; }
-.controls input, .controls select { font:inherit; padding:4px 8px; border:1px solid #bcccdc; border-radius:5px; }
-.controls input { min-width:260px; }
-details.more summary { cursor:pointer; color:var(--accent); font-size:12px; }
-details.more pre { white-space:pre-wrap; word-break:break-word; background:#f8fafc; border:1px solid var(--line); padding:8px; margin:6px 0; max-width:720px; }
-td.msg { min-width:300px; max-width:520px; overflow-wrap:anywhere; }
-td.case { min-width:260px; max-width:380px; overflow-wrap:anywhere; }
-tr.regressed td { background:#fdecea; }
-tr.current td { font-weight:600; }
-.delta-up { color:#2e7d32; } .delta-down { color:#c62828; font-weight:600; }
-.cols { display:grid; grid-template-columns:repeat(auto-fit,minmax(420px,1fr)); gap:20px; }
-details.reg { margin:8px 0; } details.reg summary { cursor:pointer; font-weight:600; color:#c62828; }
-footer { color:var(--muted); font-size:12px; padding:0 32px 24px; }
-)CSS";
+// The inline script (html_assets/report.js), allowed by its hash in the page's Content-Security-Policy.
 
 // The script's CSP source: 'sha256-' + base64 of the digest.
 std::string script_hash_source() {
-  const std::string hex = sha256_hex(kScript);
-  std::string bytes;
-  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) bytes += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
-  static const char* kB64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  std::size_t i = 0;
-  for (; i + 2 < bytes.size(); i += 3) {
-    const unsigned v = (static_cast<unsigned char>(bytes[i]) << 16) | (static_cast<unsigned char>(bytes[i + 1]) << 8) |
-                       static_cast<unsigned char>(bytes[i + 2]);
-    out += kB64[(v >> 18) & 63];
-    out += kB64[(v >> 12) & 63];
-    out += kB64[(v >> 6) & 63];
-    out += kB64[v & 63];
-  }
-  if (i < bytes.size()) {
-    unsigned v = static_cast<unsigned char>(bytes[i]) << 16;
-    if (i + 1 < bytes.size()) v |= static_cast<unsigned char>(bytes[i + 1]) << 8;
-    out += kB64[(v >> 18) & 63];
-    out += kB64[(v >> 12) & 63];
-    out += i + 1 < bytes.size() ? kB64[(v >> 6) & 63] : '=';
-    out += '=';
-  }
-  return "'sha256-" + out + "'";
+  Sha256 h;
+  h.update(html_report_script());
+  return "'sha256-" + base64_encode(h.digest()) + "'";
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -952,7 +802,7 @@ std::string html_report(const RunReport& run, const std::vector<RunReport>& hist
   std::string title = "opcheck report";
   if (!run.info.device_name.empty()) title += " — " + run.info.device_name;
   if (!run.info.started_at.empty()) title += " — " + short_time(run.info.started_at, 0);
-  out += "<title>" + esc(title) + "</title>\n<style>" + std::string(kStyle) + "</style>\n</head>\n<body>\n";
+  out += "<title>" + esc(title) + "</title>\n<style>" + std::string(html_report_style()) + "</style>\n</head>\n<body>\n";
   header(out, run);
   nav(out, trend.points.size() >= 2);
   out += "<main>\n";
@@ -968,7 +818,7 @@ std::string html_report(const RunReport& run, const std::vector<RunReport>& hist
   trend_section(out, trend);
   out += "</main>\n<footer>Written by opcheck " + esc(run.info.opcheck_version) +
          ". Pass rate = passed / (passed + failed + errors + xpassed); the figures are those of the metrics file.</footer>\n";
-  out += "<script>" + std::string(kScript) + "</script>\n</body>\n</html>\n";
+  out += "<script>" + std::string(html_report_script()) + "</script>\n</body>\n</html>\n";
   return out;
 }
 
