@@ -164,6 +164,18 @@ struct Settings {
   }
 };
 
+/// The keys of one tensor mapping; a handle is null when its key is absent.
+struct TensorFields {
+  NodeRef shape, stride, offset, dtype, device, contiguous, init, init_args, data, file, preset, preset_args;
+};
+TensorFields tensor_fields(NodeRef t);
+
+/// A tensor file named by init_args (path, key), torch-spyre's spelling of `file:`.
+struct TensorFileName {
+  NodeRef path;
+  std::string key;
+};
+
 class Normalizer {
  public:
   Normalizer(const std::string& path, DiagnosticList& diags) : path_(path), diags_(diags) {}
@@ -213,6 +225,15 @@ class Normalizer {
   bool read_case(NodeRef c, const Settings& defaults, const std::vector<std::string>& file_marks, Case& out);
   bool read_input(NodeRef item, const Case& c, Input& out);
   bool read_tensor(NodeRef t, const Case& c, TensorSpec& out);
+  // ---- a tensor's parts, one job each, in the order read_tensor reads them
+  void read_placement(NodeRef device, TensorSpec& out);
+  const InitInfo* read_init_kind(const TensorFields& f, bool has_path, TensorSpec& out);  // null when unusable
+  bool read_shape(NodeRef t, const TensorFields& f, bool has_path, TensorSpec& out);     // true when usable
+  void read_init_args(const TensorFields& f, const InitInfo& init, TensorSpec& out, TensorFileName& file);
+  void check_init_args(NodeRef t, const TensorFields& f, bool have_shape, const TensorSpec& out);
+  void read_layout(NodeRef t, const TensorFields& f, bool have_shape, TensorSpec& out);
+  void read_stride(const TensorFields& f, bool claims_contiguous, TensorSpec& out);
+  void read_preset(const TensorFields& f, TensorSpec& out);
   bool read_data(NodeRef n, const std::vector<std::int64_t>& shape, std::size_t dim, PyValue& out);
   bool resolve_file(NodeRef n, const std::string& key, bool dtype_given, TensorSpec& out);
   void use_v2_file_paths() { v2_paths_ = true; }
@@ -764,6 +785,39 @@ bool Normalizer::read_data(NodeRef n, const std::vector<std::int64_t>& shape, st
   return true;
 }
 
+TensorFields tensor_fields(NodeRef t) {
+  TensorFields f;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    std::string_view k = t.key(i).text();
+    NodeRef v = t.value(i);
+    if (k == "shape")
+      f.shape = v;
+    else if (k == "stride")
+      f.stride = v;
+    else if (k == "storage_offset")
+      f.offset = v;
+    else if (k == "dtype")
+      f.dtype = v;
+    else if (k == "device")
+      f.device = v;
+    else if (k == "contiguous")
+      f.contiguous = v;
+    else if (k == "init")
+      f.init = v;
+    else if (k == "init_args")
+      f.init_args = v;
+    else if (k == "data")
+      f.data = v;
+    else if (k == "file")
+      f.file = v;
+    else if (k == "preset")
+      f.preset = v;
+    else if (k == "preset_args")
+      f.preset_args = v;
+  }
+  return f;
+}
+
 bool Normalizer::read_tensor(NodeRef t, const Case& c, TensorSpec& out) {
   out.loc = loc(t);
   out.dtype = c.dtype;
@@ -775,69 +829,61 @@ bool Normalizer::read_tensor(NodeRef t, const Case& c, TensorSpec& out) {
   }
   std::size_t errors_before = diags_.error_count();
   check_keys(t, kTensorKeys, "in a tensor");
+  const TensorFields f = tensor_fields(t);
 
-  NodeRef shape, stride, offset, dtype, device, contiguous, init, init_args, data, file, preset, preset_args;
-  for (std::size_t i = 0; i < t.size(); ++i) {
-    std::string_view k = t.key(i).text();
-    NodeRef v = t.value(i);
-    if (k == "shape")
-      shape = v;
-    else if (k == "stride")
-      stride = v;
-    else if (k == "storage_offset")
-      offset = v;
-    else if (k == "dtype")
-      dtype = v;
-    else if (k == "device")
-      device = v;
-    else if (k == "contiguous")
-      contiguous = v;
-    else if (k == "init")
-      init = v;
-    else if (k == "init_args")
-      init_args = v;
-    else if (k == "data")
-      data = v;
-    else if (k == "file")
-      file = v;
-    else if (k == "preset")
-      preset = v;
-    else if (k == "preset_args")
-      preset_args = v;
+  // Each reader below reports its own problems; the order is the order of the messages.
+  if (f.dtype) read_dtype(f.dtype, "dtype", out.dtype, out.dtype_spelling);
+  if (f.device) read_placement(f.device, out);
+  // A tensor file is named by `file:` or by init_args.path (torch-spyre's spelling).
+  const bool has_path = f.init_args && f.init_args.is_mapping() && f.init_args.find("path");
+  const InitInfo* init = read_init_kind(f, has_path, out);
+  const bool have_shape = read_shape(t, f, has_path, out);
+  TensorFileName file;
+  if (init) {
+    if (f.init_args) read_init_args(f, *init, out, file);
+    check_init_args(t, f, have_shape, out);
   }
+  if (!file.key.empty() && !f.file && !file.path)
+    error(f.init_args, "init_args.key names a tensor in a file, but no file is given", "add init_args.path");
 
-  if (dtype) read_dtype(dtype, "dtype", out.dtype, out.dtype_spelling);
+  if (f.data && have_shape && out.init == InitKind::Data) read_data(f.data, out.shape, 0, out.data);
 
-  if (device) {
-    std::string d;
-    if (read_string(device, "device", d)) {
-      switch (classify_device(d)) {
-        case DeviceKind::Host: out.placement = Placement::Host; break;
-        case DeviceKind::DeviceUnderTest: out.placement = Placement::DeviceUnderTest; break;
-        case DeviceKind::NotADevice: {
-          Keys names{"cpu"};
-          names.insert(names.end(), kAcceleratorNames.begin(), kAcceleratorNames.end());
-          // "gpu" is one edit from "cpu", but suggesting the host for a device typo would mislead.
-          std::string guess = closest_spelling(d, names);
-          if (guess == "cpu" && d != "CPU" && d != "Cpu") guess.clear();
-          error(device, "unknown device " + q(d) + (guess.empty() ? std::string() : " (did you mean '" + guess + "'?)"),
-                "use cpu (stays on the host) or cuda, cuda:0, spyre, aiu, privateuseone, xpu, mps, hpu, loopback "
-                "(the device under test)");
-        }
-      }
+  if ((f.file || file.path) && (have_shape || out.shape_from_file))
+    resolve_file(f.file ? f.file : file.path, file.key, /*dtype_given=*/static_cast<bool>(f.dtype), out);
+
+  // The layout last: a preset's strides depend on the shape, and the storage extent on everything.
+  read_layout(t, f, have_shape, out);
+  return diags_.error_count() == errors_before;
+}
+
+void Normalizer::read_placement(NodeRef device, TensorSpec& out) {
+  std::string d;
+  if (!read_string(device, "device", d)) return;
+  switch (classify_device(d)) {
+    case DeviceKind::Host: out.placement = Placement::Host; break;
+    case DeviceKind::DeviceUnderTest: out.placement = Placement::DeviceUnderTest; break;
+    case DeviceKind::NotADevice: {
+      Keys names{"cpu"};
+      names.insert(names.end(), kAcceleratorNames.begin(), kAcceleratorNames.end());
+      // "gpu" is one edit from "cpu", but suggesting the host for a device typo would mislead.
+      std::string guess = closest_spelling(d, names);
+      if (guess == "cpu" && d != "CPU" && d != "Cpu") guess.clear();
+      error(device, "unknown device " + q(d) + (guess.empty() ? std::string() : " (did you mean '" + guess + "'?)"),
+            "use cpu (stays on the host) or cuda, cuda:0, spyre, aiu, privateuseone, xpu, mps, hpu, loopback "
+            "(the device under test)");
     }
   }
+}
 
-  // A tensor file is named by `file:` or by init_args.path (torch-spyre's spelling).
-  const bool has_path = init_args && init_args.is_mapping() && init_args.find("path");
+const InitInfo* Normalizer::read_init_kind(const TensorFields& f, bool has_path, TensorSpec& out) {
   // init: explicit, or implied by data:/file:, else rand.
   const InitInfo* init_info = &kInits[0];
-  if (init) {
+  if (f.init) {
     std::string name;
-    if (read_string(init, "init", name)) {
+    if (read_string(f.init, "init", name)) {
       auto it = std::find_if(kInits.begin(), kInits.end(), [&](const InitInfo& i) { return i.name == name; });
       if (it == kInits.end()) {
-        error(init, "unknown init " + q(name) + did_you_mean(name, names_of_inits()),
+        error(f.init, "unknown init " + q(name) + did_you_mean(name, names_of_inits()),
               "use one of " + join(names_of_inits()));
         init_info = nullptr;
       } else {
@@ -846,257 +892,256 @@ bool Normalizer::read_tensor(NodeRef t, const Case& c, TensorSpec& out) {
     } else {
       init_info = nullptr;
     }
-  } else if (data || file) {
-    const InitKind implied = data ? InitKind::Data : InitKind::File;
+  } else if (f.data || f.file) {
+    const InitKind implied = f.data ? InitKind::Data : InitKind::File;
     init_info = &*std::find_if(kInits.begin(), kInits.end(), [&](const InitInfo& i) { return i.kind == implied; });
   }
   if (init_info) {
     out.init = init_info->kind;
-    if (data && out.init != InitKind::Data)
-      error(data, "'data' is given but init is " + q(init_info->name), "drop 'init' or write init: data");
-    if (file && out.init != InitKind::File)
-      error(file, "'file' is given but init is " + q(init_info->name), "drop 'init' or write init: file");
-    if (out.init == InitKind::Data && !data) error(init, "init: data needs a 'data' list", "add data: [[...], ...]");
-    if (out.init == InitKind::File && !file && !has_path)
-      error(init, "init: file needs a file path", "add init_args: {path: name.pt} (or file: name.pt)");
-    if (file && has_path)
-      error(file, "'file' and init_args.path name the tensor file twice", "keep one of them");
+    if (f.data && out.init != InitKind::Data)
+      error(f.data, "'data' is given but init is " + q(init_info->name), "drop 'init' or write init: data");
+    if (f.file && out.init != InitKind::File)
+      error(f.file, "'file' is given but init is " + q(init_info->name), "drop 'init' or write init: file");
+    if (out.init == InitKind::Data && !f.data) error(f.init, "init: data needs a 'data' list", "add data: [[...], ...]");
+    if (out.init == InitKind::File && !f.file && !has_path)
+      error(f.init, "init: file needs a file path", "add init_args: {path: name.pt} (or file: name.pt)");
+    if (f.file && has_path)
+      error(f.file, "'file' and init_args.path name the tensor file twice", "keep one of them");
   }
+  return init_info;
+}
 
-  // shape (a file tensor may leave it to the file)
-  bool have_shape = false;
-  if (shape) {
-    if (read_int_list(shape, "shape", out.shape)) {
-      have_shape = true;
-      for (std::size_t i = 0; i < out.shape.size(); ++i)
-        if (out.shape[i] < 0) {
-          error(shape.item(i), "negative size " + std::to_string(out.shape[i]) + " in shape " + shape_text(out.shape),
-                "sizes are >= 0");
-          have_shape = false;
-        }
-      if (have_shape) {
-        std::int64_t extent = shape_extent(out.shape);
-        if (extent < 0 || extent > kMaxElements) {
-          const bool empty = std::find(out.shape.begin(), out.shape.end(), 0) != out.shape.end();
-          // An empty shape holds no elements, but its other sizes still make its strides and storage extent.
-          error(shape,
-                empty ? "shape " + shape_text(out.shape) + " has 0 elements, but its other sizes are absurdly large (" +
-                            (extent < 0 ? std::string("their product overflows int64")
-                                        : "their product is " + std::to_string(extent)) +
-                            ", which its strides would reach; the limit is 2^40)"
-                      : "shape " + shape_text(out.shape) + " is absurdly large (" +
-                            (extent < 0 ? std::string("overflows int64") : std::to_string(extent) + " elements") +
-                            "; the limit is 2^40 elements)",
-                "check the sizes; opcheck builds every input in memory");
-          have_shape = false;
-        }
+bool Normalizer::read_shape(NodeRef t, const TensorFields& f, bool has_path, TensorSpec& out) {
+  // A file tensor may leave its shape to the file.
+  if (!f.shape) {
+    if (!f.file && !has_path)
+      error(t, "tensor has no 'shape'", "add shape: [sizes...] (use [] for a 0-dim tensor)");
+    else
+      out.shape_from_file = true;
+    return false;
+  }
+  if (!read_int_list(f.shape, "shape", out.shape)) return false;
+  bool have_shape = true;
+  for (std::size_t i = 0; i < out.shape.size(); ++i)
+    if (out.shape[i] < 0) {
+      error(f.shape.item(i), "negative size " + std::to_string(out.shape[i]) + " in shape " + shape_text(out.shape),
+            "sizes are >= 0");
+      have_shape = false;
+    }
+  if (!have_shape) return false;
+  std::int64_t extent = shape_extent(out.shape);
+  if (extent < 0 || extent > kMaxElements) {
+    const bool empty = std::find(out.shape.begin(), out.shape.end(), 0) != out.shape.end();
+    // An empty shape holds no elements, but its other sizes still make its strides and storage extent.
+    error(f.shape,
+          empty ? "shape " + shape_text(out.shape) + " has 0 elements, but its other sizes are absurdly large (" +
+                      (extent < 0 ? std::string("their product overflows int64")
+                                  : "their product is " + std::to_string(extent)) +
+                      ", which its strides would reach; the limit is 2^40)"
+                : "shape " + shape_text(out.shape) + " is absurdly large (" +
+                      (extent < 0 ? std::string("overflows int64") : std::to_string(extent) + " elements") +
+                      "; the limit is 2^40 elements)",
+          "check the sizes; opcheck builds every input in memory");
+    return false;
+  }
+  return true;
+}
+
+void Normalizer::read_init_args(const TensorFields& f, const InitInfo& init, TensorSpec& out, TensorFileName& file) {
+  NodeRef init_args = f.init_args;
+  if (!want_mapping(init_args, "init_args")) return;
+  for (std::size_t i = 0; i < init_args.size(); ++i) {
+    NodeRef k = init_args.key(i);
+    if (!contains(init.args, k.text())) {
+      std::string msg = "unknown init_args key " + q(k.text()) + " for init " + q(init.name);
+      if (init.args.empty())
+        error(k, msg + " (it takes no arguments)", "remove init_args");
+      else
+        error(k, msg + did_you_mean(k.text(), init.args), "init " + std::string(init.name) + " takes: " + join(init.args));
+      continue;
+    }
+    // path and key name the tensor file; resolve_file reads them.
+    if (k.text() == "path") {
+      file.path = init_args.value(i);
+      continue;
+    }
+    if (k.text() == "key") {
+      if (read_string(init_args.value(i), "key", file.key)) {
+        if (file.key.empty())
+          error(init_args.value(i), "init_args.key is empty", "name the tensor to take from the file");
+        else
+          out.init_args.emplace_back("key", PyValue::string(file.key));
+      }
+      continue;
+    }
+    PyValue v;
+    if (!read_value(init_args.value(i), k.text(), v)) continue;
+    const bool bool_ok = k.text() == "fill_value";  // torch.full(shape, True, dtype=torch.bool)
+    if (!v.is_number() || (v.kind == PyValue::Kind::Bool && !bool_ok)) {
+      error(init_args.value(i), "init_args " + q(k.text()) + " must be a number, got " + v.repr());
+      continue;
+    }
+    if (k.text() == "fill_value") {
+      if (const std::string problem = fill_value_problem(v, out.dtype); !problem.empty()) {
+        error(init_args.value(i), "init_args.fill_value " + v.repr() + " " + problem, "give a value the dtype can hold");
+        continue;
       }
     }
-  } else if (!file && !has_path) {
-    error(t, "tensor has no 'shape'", "add shape: [sizes...] (use [] for a 0-dim tensor)");
-  } else {
-    out.shape_from_file = true;
+    if (out.init == InitKind::Randint && v.kind != PyValue::Kind::Int) {
+      error(init_args.value(i), "randint bound " + q(k.text()) + " must be an integer, got " + v.repr());
+      continue;
+    }
+    out.init_args.emplace_back(std::string(k.text()), std::move(v));
+  }
+  std::sort(out.init_args.begin(), out.init_args.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+}
+
+void Normalizer::check_init_args(NodeRef t, const TensorFields& f, bool have_shape, const TensorSpec& out) {
+  // What each init needs of its arguments and its shape, as the torch call it stands for would refuse otherwise.
+  auto arg = [&](const char* name) -> const PyValue* {
+    for (const auto& kv : out.init_args)
+      if (kv.first == name) return &kv.second;
+    return nullptr;
+  };
+  const PyValue *low = arg("low"), *high = arg("high");
+  NodeRef where = f.init_args ? f.init_args : (f.init ? f.init : t);
+  if (out.init == InitKind::Randint) {
+    if (!high && !(f.init_args && f.init_args.find("high"))) {
+      error(where, "init: randint needs init_args.high (the exclusive upper bound)", "add init_args: {high: 100}");
+    } else if (high && high->kind == PyValue::Kind::Int) {
+      std::int64_t lo = low && low->kind == PyValue::Kind::Int ? low->i : 0;
+      if (!(lo < high->i))
+        error(where, "randint needs low < high, got low " + std::to_string(lo) + " and high " + std::to_string(high->i));
+    }
+  } else if (low && high && low->is_number() && high->is_number() && !(low->as_double() < high->as_double())) {
+    error(where, "init_args needs low < high, got low " + low->repr() + " and high " + high->repr());
   }
 
-  NodeRef path_node;
-  std::string file_key;
-  if (init_args && init_info) {
-    if (want_mapping(init_args, "init_args")) {
-      for (std::size_t i = 0; i < init_args.size(); ++i) {
-        NodeRef k = init_args.key(i);
-        if (!contains(init_info->args, k.text())) {
-          std::string msg = "unknown init_args key " + q(k.text()) + " for init " + q(init_info->name);
-          if (init_info->args.empty())
-            error(k, msg + " (it takes no arguments)", "remove init_args");
-          else
-            error(k, msg + did_you_mean(k.text(), init_info->args),
-                  "init " + std::string(init_info->name) + " takes: " + join(init_info->args));
-          continue;
-        }
-        if (k.text() == "path") {
-          path_node = init_args.value(i);
-          continue;
-        }
-        if (k.text() == "key") {
-          if (read_string(init_args.value(i), "key", file_key)) {
-            if (file_key.empty())
-              error(init_args.value(i), "init_args.key is empty", "name the tensor to take from the file");
-            else
-              out.init_args.emplace_back("key", PyValue::string(file_key));
-          }
-          continue;
-        }
-        PyValue v;
-        if (!read_value(init_args.value(i), k.text(), v)) continue;
-        const bool bool_ok = k.text() == "fill_value";  // torch.full(shape, True, dtype=torch.bool)
-        if (!v.is_number() || (v.kind == PyValue::Kind::Bool && !bool_ok)) {
-          error(init_args.value(i), "init_args " + q(k.text()) + " must be a number, got " + v.repr());
-          continue;
-        }
-        if (k.text() == "fill_value") {
-          if (const std::string problem = fill_value_problem(v, out.dtype); !problem.empty()) {
-            error(init_args.value(i), "init_args.fill_value " + v.repr() + " " + problem,
-                  "give a value the dtype can hold");
-            continue;
-          }
-        }
-        if (out.init == InitKind::Randint && v.kind != PyValue::Kind::Int) {
-          error(init_args.value(i), "randint bound " + q(k.text()) + " must be an integer, got " + v.repr());
-          continue;
-        }
-        out.init_args.emplace_back(std::string(k.text()), std::move(v));
-      }
-      std::sort(out.init_args.begin(), out.init_args.end(),
-                [](const auto& a, const auto& b) { return a.first < b.first; });
-    }
-  }
-  if (init_info) {
-    auto arg = [&](const char* name) -> const PyValue* {
-      for (const auto& kv : out.init_args)
-        if (kv.first == name) return &kv.second;
-      return nullptr;
-    };
-    const PyValue *low = arg("low"), *high = arg("high");
-    NodeRef where = init_args ? init_args : (init ? init : t);
-    if (out.init == InitKind::Randint) {
-      if (!high && !(init_args && init_args.find("high"))) {
-        error(where, "init: randint needs init_args.high (the exclusive upper bound)", "add init_args: {high: 100}");
-      } else if (high && high->kind == PyValue::Kind::Int) {
-        std::int64_t lo = low && low->kind == PyValue::Kind::Int ? low->i : 0;
-        if (!(lo < high->i))
-          error(where,
-                "randint needs low < high, got low " + std::to_string(lo) + " and high " + std::to_string(high->i));
-      }
-    } else if (low && high && low->is_number() && high->is_number() && !(low->as_double() < high->as_double())) {
-      error(where, "init_args needs low < high, got low " + low->repr() + " and high " + high->repr());
-    }
-  }
-
-  if (init_info && out.init == InitKind::Full && !(init_args && init_args.is_mapping() && init_args.find("fill_value")))
-    error(init_args ? init_args : (init ? init : t), "init: full needs init_args.fill_value",
-          "add init_args: {fill_value: 0.5}");
-  if (init_info && out.init == InitKind::Eye && have_shape && (out.shape.size() != 2 || out.shape[0] != out.shape[1]))
-    error(shape, "init: eye needs a square 2-D shape, got " + shape_text(out.shape),
+  if (out.init == InitKind::Full && !(f.init_args && f.init_args.is_mapping() && f.init_args.find("fill_value")))
+    error(where, "init: full needs init_args.fill_value", "add init_args: {fill_value: 0.5}");
+  if (out.init == InitKind::Eye && have_shape && (out.shape.size() != 2 || out.shape[0] != out.shape[1]))
+    error(f.shape, "init: eye needs a square 2-D shape, got " + shape_text(out.shape),
           "give shape [n, n] (torch.eye(n) is the identity)");
-  if (!file_key.empty() && !file && !path_node)
-    error(init_args, "init_args.key names a tensor in a file, but no file is given", "add init_args.path");
+}
 
-  if (data && have_shape && out.init == InitKind::Data) read_data(data, out.shape, 0, out.data);
-
-  if ((file || path_node) && (have_shape || out.shape_from_file))
-    resolve_file(file ? file : path_node, file_key, /*dtype_given=*/static_cast<bool>(dtype), out);
-
+void Normalizer::read_layout(NodeRef t, const TensorFields& f, bool have_shape, TensorSpec& out) {
   // Layout: explicit stride, a preset, column-major for contiguous: false, else row-major.
   bool contiguous_flag = true, have_contiguous = false;
-  if (contiguous) have_contiguous = read_bool(contiguous, "contiguous", contiguous_flag);
-  if (offset) {
-    if (read_int(offset, "storage_offset", out.storage_offset) && out.storage_offset < 0) {
-      error(offset, "storage_offset must be >= 0, got " + std::to_string(out.storage_offset));
+  if (f.contiguous) have_contiguous = read_bool(f.contiguous, "contiguous", contiguous_flag);
+  if (f.offset) {
+    if (read_int(f.offset, "storage_offset", out.storage_offset) && out.storage_offset < 0) {
+      error(f.offset, "storage_offset must be >= 0, got " + std::to_string(out.storage_offset));
     }
   }
-  if (preset && stride) error(preset, "'preset' and 'stride' cannot both be given", "keep one of them");
-  if (preset && contiguous) error(contiguous, "'contiguous' and 'preset' cannot both be given", "keep one of them");
-  if (preset_args && !preset) error(preset_args, "'preset_args' without a 'preset'", "add preset: <name>");
+  if (f.preset && f.stride) error(f.preset, "'preset' and 'stride' cannot both be given", "keep one of them");
+  if (f.preset && f.contiguous) error(f.contiguous, "'contiguous' and 'preset' cannot both be given", "keep one of them");
+  if (f.preset_args && !f.preset) error(f.preset_args, "'preset_args' without a 'preset'", "add preset: <name>");
 
-  if (have_shape && stride) {
-    if (read_int_list(stride, "stride", out.stride)) {
-      bool ok = true;
-      if (out.stride.size() != out.shape.size()) {
-        error(stride,
-              "stride " + shape_text(out.stride) + " has " + std::to_string(out.stride.size()) + " entries but shape " +
-                  shape_text(out.shape) + " has " + std::to_string(out.shape.size()) + " dims",
-              "give one stride per dim");
-        ok = false;
-      }
-      for (std::size_t i = 0; ok && i < out.stride.size(); ++i)
-        if (out.stride[i] < 0) {
-          error(stride.item(i), "negative stride " + std::to_string(out.stride[i]), "strides are >= 0");
-          ok = false;
-        }
-      if (ok && have_contiguous && contiguous_flag) {
-        TensorSpec probe;
-        probe.shape = out.shape;
-        probe.stride = out.stride;
-        if (!probe.is_contiguous())
-          error(contiguous,
-                "contiguous: true but stride " + shape_text(out.stride) + " is not contiguous for shape " +
-                    shape_text(out.shape),
-                "drop 'contiguous' or the stride");
-      }
-    }
-  } else if (have_shape && preset) {
-    std::string name;
-    if (read_string(preset, "preset", name)) {
-      auto it = std::find_if(kPresets.begin(), kPresets.end(), [&](const PresetInfo& p) { return p.name == name; });
-      if (it == kPresets.end()) {
-        error(preset, "unknown preset " + q(name) + did_you_mean(name, names_of_presets()),
-              "use one of " + join(names_of_presets()));
-      } else if (!preset_args) {
-        error(preset, "preset " + q(name) + " needs preset_args {" + join(it->args) + "}",
-              "add preset_args: {" + join(it->args) + "}");
-      } else if (want_mapping(preset_args, "preset_args") &&
-                 check_keys(preset_args, it->args, "in preset_args of " + name)) {
-        out.preset = name;
-        bool ok = true;
-        std::vector<std::int64_t> ints;
-        std::vector<std::int64_t> base_shape;
-        for (auto a : it->args) {
-          NodeRef v = preset_args.find(a);
-          if (!v) {
-            error(preset_args, "preset_args of " + name + " is missing " + q(a), "add " + std::string(a) + ": ...");
-            ok = false;
-            continue;
-          }
-          if (a == "base_shape") {
-            ok = read_int_list(v, a, base_shape) && ok;
-            for (std::size_t i = 0; ok && i < base_shape.size(); ++i)
-              if (base_shape[i] < 0) {
-                error(v.item(i), "negative size in base_shape");
-                ok = false;
-              }
-            if (ok) out.preset_args.emplace_back(std::string(a), PyValue::none());
-            if (ok) {
-              std::vector<PyValue> items;
-              for (auto d : base_shape) items.push_back(PyValue::integer(d));
-              out.preset_args.back().second = PyValue::sequence(PyValue::Kind::List, std::move(items));
-            }
-          } else {
-            std::int64_t x = 0;
-            if (read_int(v, a, x)) {
-              ints.push_back(x);
-              out.preset_args.emplace_back(std::string(a), PyValue::integer(x));
-            } else {
-              ok = false;
-            }
-          }
-        }
-        std::string err;
-        bool made = false;
-        if (ok) {
-          if (name == "noncontig_slice")
-            made = noncontig_slice_strides(out.shape, ints[0], ints[1], out.stride, err);
-          else if (name == "transpose_view")
-            made = transpose_view_strides(out.shape, ints[0], ints[1], out.stride, err);
-          else
-            made = expand_view_strides(out.shape, base_shape, out.stride, err);
-          if (!made) error(preset_args, err);
-        }
-      }
-    }
-  } else if (have_shape) {
-    out.stride =
-        (have_contiguous && !contiguous_flag) ? column_major_strides(out.shape) : contiguous_strides(out.shape);
-  }
+  if (have_shape && f.stride)
+    read_stride(f, /*claims_contiguous=*/have_contiguous && contiguous_flag, out);
+  else if (have_shape && f.preset)
+    read_preset(f, out);
+  else if (have_shape)
+    out.stride = (have_contiguous && !contiguous_flag) ? column_major_strides(out.shape) : contiguous_strides(out.shape);
 
   if (have_shape && out.stride.size() == out.shape.size()) {
     std::int64_t extent = storage_extent(out.shape, out.stride, out.storage_offset);
     if (extent < 0 || extent > kMaxElements)
-      error(stride ? stride : t,
+      error(f.stride ? f.stride : t,
             "the storage this layout needs is absurdly large (" +
                 (extent < 0 ? std::string("overflows int64") : std::to_string(extent) + " elements") +
                 "; the limit is 2^40 elements)");
   }
-  return diags_.error_count() == errors_before;
+}
+
+void Normalizer::read_stride(const TensorFields& f, bool claims_contiguous, TensorSpec& out) {
+  if (!read_int_list(f.stride, "stride", out.stride)) return;
+  if (out.stride.size() != out.shape.size()) {
+    error(f.stride,
+          "stride " + shape_text(out.stride) + " has " + std::to_string(out.stride.size()) + " entries but shape " +
+              shape_text(out.shape) + " has " + std::to_string(out.shape.size()) + " dims",
+          "give one stride per dim");
+    return;
+  }
+  for (std::size_t i = 0; i < out.stride.size(); ++i)
+    if (out.stride[i] < 0) {
+      error(f.stride.item(i), "negative stride " + std::to_string(out.stride[i]), "strides are >= 0");
+      return;
+    }
+  if (claims_contiguous) {
+    TensorSpec probe;
+    probe.shape = out.shape;
+    probe.stride = out.stride;
+    if (!probe.is_contiguous())
+      error(f.contiguous,
+            "contiguous: true but stride " + shape_text(out.stride) + " is not contiguous for shape " +
+                shape_text(out.shape),
+            "drop 'contiguous' or the stride");
+  }
+}
+
+void Normalizer::read_preset(const TensorFields& f, TensorSpec& out) {
+  // A preset names a common non-contiguous layout; its strides come from tensor_layout.h, as torch would make them.
+  std::string name;
+  if (!read_string(f.preset, "preset", name)) return;
+  auto it = std::find_if(kPresets.begin(), kPresets.end(), [&](const PresetInfo& p) { return p.name == name; });
+  if (it == kPresets.end()) {
+    error(f.preset, "unknown preset " + q(name) + did_you_mean(name, names_of_presets()),
+          "use one of " + join(names_of_presets()));
+    return;
+  }
+  NodeRef preset_args = f.preset_args;
+  if (!preset_args) {
+    error(f.preset, "preset " + q(name) + " needs preset_args {" + join(it->args) + "}",
+          "add preset_args: {" + join(it->args) + "}");
+    return;
+  }
+  if (!want_mapping(preset_args, "preset_args") || !check_keys(preset_args, it->args, "in preset_args of " + name))
+    return;
+  out.preset = name;
+  bool ok = true;
+  std::vector<std::int64_t> ints;
+  std::vector<std::int64_t> base_shape;
+  for (auto a : it->args) {
+    NodeRef v = preset_args.find(a);
+    if (!v) {
+      error(preset_args, "preset_args of " + name + " is missing " + q(a), "add " + std::string(a) + ": ...");
+      ok = false;
+      continue;
+    }
+    if (a == "base_shape") {
+      ok = read_int_list(v, a, base_shape) && ok;
+      for (std::size_t i = 0; ok && i < base_shape.size(); ++i)
+        if (base_shape[i] < 0) {
+          error(v.item(i), "negative size in base_shape");
+          ok = false;
+        }
+      if (ok) out.preset_args.emplace_back(std::string(a), PyValue::none());
+      if (ok) {
+        std::vector<PyValue> items;
+        for (auto d : base_shape) items.push_back(PyValue::integer(d));
+        out.preset_args.back().second = PyValue::sequence(PyValue::Kind::List, std::move(items));
+      }
+    } else {
+      std::int64_t x = 0;
+      if (read_int(v, a, x)) {
+        ints.push_back(x);
+        out.preset_args.emplace_back(std::string(a), PyValue::integer(x));
+      } else {
+        ok = false;
+      }
+    }
+  }
+  if (!ok) return;
+  std::string err;
+  bool made = false;
+  if (name == "noncontig_slice")
+    made = noncontig_slice_strides(out.shape, ints[0], ints[1], out.stride, err);
+  else if (name == "transpose_view")
+    made = transpose_view_strides(out.shape, ints[0], ints[1], out.stride, err);
+  else
+    made = expand_view_strides(out.shape, base_shape, out.stride, err);
+  if (!made) error(preset_args, err);
 }
 
 bool Normalizer::read_input(NodeRef item, const Case& c, Input& out) {
