@@ -15,29 +15,11 @@ import pytest
 import torch
 
 from conftest import SPYRE, opcheck
-
-ST_NAMES = {torch.float16: "F16", torch.bfloat16: "BF16", torch.float32: "F32", torch.int64: "I64"}
-
-
-def raw(t):
-    t = t.contiguous().reshape(-1)
-    return b"" if t.numel() == 0 else t.view(torch.uint8).numpy().tobytes()
+from tensor_files import raw, write_safetensors
 
 
 def digest(t):
     return hashlib.sha256(raw(t)).hexdigest()
-
-
-def write_safetensors(path, tensors):
-    """The .safetensors format by hand: 8-byte little-endian header size, the JSON header, then the bytes."""
-    header, blobs, at = {}, [], 0
-    for name, t in tensors.items():
-        data = raw(t)
-        header[name] = {"dtype": ST_NAMES[t.dtype], "shape": list(t.shape), "data_offsets": [at, at + len(data)]}
-        blobs.append(data)
-        at += len(data)
-    text = json.dumps(header).encode()
-    path.write_bytes(len(text).to_bytes(8, "little") + text + b"".join(blobs))
 
 
 def tensor(shape, dtype, init, **init_args):

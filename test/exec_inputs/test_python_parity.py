@@ -14,6 +14,9 @@ import subprocess
 import pytest
 import torch
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+from tensor_files import raw, read_safetensors, write_safetensors  # noqa: E402
+
 BUILD_DIR = os.environ.get("OPCHECK_BUILD_DIR", "")
 DUMP = os.path.join(BUILD_DIR, "dump_inputs")
 
@@ -88,44 +91,9 @@ def load_tensor_file(path, key=None):
         import numpy
         return torch.from_numpy(numpy.load(path)).contiguous()
     if path.endswith(".safetensors"):
-        return safetensors_read(path)[key] if key else next(iter(safetensors_read(path).values()))
+        return read_safetensors(path)[key] if key else next(iter(read_safetensors(path).values()))
     obj = torch.load(path)
     return obj[key] if isinstance(obj, dict) else obj
-
-
-ST_DTYPES = {"F16": torch.float16, "BF16": torch.bfloat16, "F32": torch.float32, "F64": torch.float64,
-             "I64": torch.int64, "I32": torch.int32, "I16": torch.int16, "I8": torch.int8, "U8": torch.uint8,
-             "BOOL": torch.bool}
-
-
-def safetensors_write(path, tensors):
-    """The .safetensors format written by hand: 8-byte header size, JSON header, then the tensors' bytes."""
-    names = {v: k for k, v in ST_DTYPES.items()}
-    header, blobs, at = {}, [], 0
-    for name, t in tensors.items():
-        data = raw(t)
-        header[name] = {"dtype": names[t.dtype], "shape": list(t.shape), "data_offsets": [at, at + len(data)]}
-        blobs.append(data)
-        at += len(data)
-    text = json.dumps(header).encode()
-    text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
-        f.write(len(text).to_bytes(8, "little") + text + b"".join(blobs))
-
-
-def safetensors_read(path):
-    with open(path, "rb") as f:
-        n = int.from_bytes(f.read(8), "little")
-        header = json.loads(f.read(n))
-        body = f.read()
-    out = {}
-    for name, e in header.items():
-        if name == "__metadata__":
-            continue
-        begin, end = e["data_offsets"]
-        data = bytearray(body[begin:end])
-        out[name] = torch.frombuffer(data, dtype=ST_DTYPES[e["dtype"]]).reshape(e["shape"]).clone()
-    return out
 
 
 def reference_tensor(spec):
@@ -145,15 +113,6 @@ def reference_tensor(spec):
     storage = torch.zeros(extent, dtype=dtype)
     storage.as_strided(value_shape, stride, offset).copy_(v)
     return storage.as_strided(shape, stride, offset), storage
-
-
-def raw(t):
-    t = t.contiguous().reshape(-1)
-    if t.numel() == 0:
-        return b""
-    if t.is_complex():
-        t = torch.view_as_real(t).reshape(-1)
-    return t.view(torch.uint8).numpy().tobytes()
 
 
 C10_NAMES = {torch.float32: "Float", torch.float64: "Double", torch.float16: "Half", torch.bfloat16: "BFloat16",
@@ -339,8 +298,8 @@ def test_npy_and_safetensors_files_read_back_exactly(tmp_path):
     numpy.save(tmp_path / "i.npy", numpy.arange(12, dtype=numpy.int64).reshape(4, 3))
     numpy.save(tmp_path / "b.npy", numpy.array([[True, False], [False, True]]))
     h, b = torch.randn(2, 7, dtype=torch.float16), torch.randn(7, 2, dtype=torch.bfloat16)
-    safetensors_write(tmp_path / "two.safetensors", {"h": h, "b": b})
-    safetensors_write(tmp_path / "one.safetensors", {"only": h})
+    write_safetensors(tmp_path / "two.safetensors", {"h": h, "b": b})
+    write_safetensors(tmp_path / "one.safetensors", {"only": h})
     torch.save({"x": a, "y": h}, tmp_path / "d.pt")
     specs = [
         {"shape": [3, 5], "dtype": "fp32", "init": "file", "file": str(tmp_path / "a.npy")},
@@ -368,7 +327,7 @@ def test_damaged_npy_and_safetensors_are_errors_not_reads(tmp_path):
     whole = (tmp_path / "a.npy").read_bytes()
     (tmp_path / "cut.npy").write_bytes(whole[:len(whole) // 2])
     (tmp_path / "junk.safetensors").write_bytes(b"\xff" * 64)
-    safetensors_write(tmp_path / "two.safetensors", {"h": torch.zeros(2), "b": torch.ones(2)})
+    write_safetensors(tmp_path / "two.safetensors", {"h": torch.zeros(2), "b": torch.ones(2)})
     _, lines = run_dump([
         {"shape": [64, 64], "dtype": "fp32", "init": "file", "file": str(tmp_path / "cut.npy")},
         {"shape": [2], "dtype": "fp32", "init": "file", "file": str(tmp_path / "junk.safetensors")},
