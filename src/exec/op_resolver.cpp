@@ -106,91 +106,7 @@ Resolution OpResolver::resolve_python_form(const OpName& name, CaseCall call) co
   if (!rows.empty() && rows.front()->builtin != Builtin::None)
     return resolve_builtin(rows.front()->builtin, name.python, std::move(call));
 
-  if (!rows.empty()) {
-    // Rows are alternatives (Python overloads): the one whose signature and target bind cheapest wins.
-    Resolution best;
-    int best_cost = INT_MAX;
-    std::string errors;
-    for (const PythonOpRow* row : rows) {
-      CaseCall mapped = call;
-      CallArgs& args = mapped.args;
-      if (row->swap_operands && args.positional.size() >= 2) std::swap(args.positional[0], args.positional[1]);
-      int cost = 0;
-      std::map<std::string, PyValue> python_defaults;
-      if (*row->signature) {
-        const auto& sig = row_signature(*row);
-        std::string why;
-        auto b = bind_to_schema(sig, args, mapped.slots, why);
-        if (!b) {
-          errors += "\n  " + std::string(row->signature) + ": " + why;
-          continue;
-        }
-        cost = b->cost;
-        CallArgs named;
-        named.none_means_default = true;
-        for (std::size_t i = 0; i < sig.arguments().size(); ++i) {
-          const auto& arg = sig.arguments()[i];
-          std::optional<PyValue> dflt;
-          if (arg.default_value()) dflt = pyvalue_of(*arg.default_value(), arg.real_type());
-          if (dflt) python_defaults[arg.name()] = *dflt;
-          if (b->args[i]) named.keywords.emplace_back(arg.name(), *b->args[i]);
-          else if (dflt) named.keywords.emplace_back(arg.name(), ArgRef::of_value(*dflt));
-        }
-        args = std::move(named);
-      }
-      std::string unsupported;
-      for (const auto& m : split_list(row->must_default)) {
-        ArgRef given;
-        if (!remove_keyword(args, m, &given)) continue;
-        const PyValue dflt = python_defaults.count(m) ? python_defaults[m] : PyValue::none();
-        if (given.kind != ArgRef::Kind::Value || given.value != dflt)
-          unsupported = m + "=" + (given.kind == ArgRef::Kind::Value ? given.value.repr() : given.describe()) +
-                        " is not supported (opcheck runs " + name.python + " with " + m + "=" + dflt.repr() + ")";
-      }
-      if (!unsupported.empty()) {
-        errors += "\n  " + unsupported;
-        continue;
-      }
-      for (const auto& d : split_list(row->dropped)) remove_keyword(args, d);
-      for (const auto& rn : split_list(row->renames)) {
-        const auto colon = rn.find(':');
-        for (auto& kw : args.keywords)
-          if (kw.first == rn.substr(0, colon)) kw.first = rn.substr(colon + 1);
-      }
-      for (const auto& [k, v] : parse_assignments(row->fixed)) set_keyword(args, k, ArgRef::of_value(v));
-
-      const std::string target = row->aten;
-      const auto dot = target.find('.', target.find("::"));
-      const std::string qualified = target.substr(0, dot);
-      std::optional<std::string> overload;
-      if (dot != std::string::npos) overload = target.substr(dot + 1);
-      Resolution r;
-      if (ops_.count(qualified)) {
-        r = resolve_overloads(qualified, overload, std::move(mapped), true);
-      } else if (const Decomposition* d = find_decomposition(qualified)) {
-        r = resolve_decomposition(*d, std::move(mapped));
-      } else {
-        errors += "\n  " + target + " is not in this libtorch";
-        continue;
-      }
-      if (!r.invocation) {
-        errors += "\n  " + r.error;
-        continue;
-      }
-      if (cost < best_cost) {
-        best = std::move(r);
-        best_cost = cost;
-      }
-    }
-    if (best.invocation) {
-      best.call = std::move(call);  // the call as written, not as mapped onto the aten schema
-      return best;
-    }
-    Resolution r;
-    r.error = "arguments " + call.args.describe() + " do not fit " + name.python + ":" + errors;
-    r.call = std::move(call);
-    return r;
-  }
+  if (!rows.empty()) return resolve_table_rows(name, rows, std::move(call));
 
   // The default rule: torch.X is aten::X, with `input` bound as `self`.
   std::string qualified = name.qualified;
@@ -216,6 +132,93 @@ Resolution OpResolver::resolve_python_form(const OpName& name, CaseCall call) co
   r.error = "unknown op '" + name.written_prefix + name.python.substr(name.python.rfind('.') + 1) + "'";
   const std::string near = suggest(name);
   if (!near.empty()) r.error += " (did you mean " + near + "?)";
+  r.call = std::move(call);
+  return r;
+}
+
+Resolution OpResolver::resolve_table_rows(const OpName& name, const std::vector<const PythonOpRow*>& rows,
+                                          CaseCall call) const {
+  // Rows are alternatives (Python overloads): the one whose signature and target bind cheapest wins.
+  Resolution best;
+  int best_cost = INT_MAX;
+  std::string errors;
+  for (const PythonOpRow* row : rows) {
+    CaseCall mapped = call;
+    CallArgs& args = mapped.args;
+    if (row->swap_operands && args.positional.size() >= 2) std::swap(args.positional[0], args.positional[1]);
+    int cost = 0;
+    std::map<std::string, PyValue> python_defaults;
+    if (*row->signature) {
+      const auto& sig = row_signature(*row);
+      std::string why;
+      auto b = bind_to_schema(sig, args, mapped.slots, why);
+      if (!b) {
+        errors += "\n  " + std::string(row->signature) + ": " + why;
+        continue;
+      }
+      cost = b->cost;
+      CallArgs named;
+      named.none_means_default = true;
+      for (std::size_t i = 0; i < sig.arguments().size(); ++i) {
+        const auto& arg = sig.arguments()[i];
+        std::optional<PyValue> dflt;
+        if (arg.default_value()) dflt = pyvalue_of(*arg.default_value(), arg.real_type());
+        if (dflt) python_defaults[arg.name()] = *dflt;
+        if (b->args[i]) named.keywords.emplace_back(arg.name(), *b->args[i]);
+        else if (dflt) named.keywords.emplace_back(arg.name(), ArgRef::of_value(*dflt));
+      }
+      args = std::move(named);
+    }
+    std::string unsupported;
+    for (const auto& m : split_list(row->must_default)) {
+      ArgRef given;
+      if (!remove_keyword(args, m, &given)) continue;
+      const PyValue dflt = python_defaults.count(m) ? python_defaults[m] : PyValue::none();
+      if (given.kind != ArgRef::Kind::Value || given.value != dflt)
+        unsupported = m + "=" + (given.kind == ArgRef::Kind::Value ? given.value.repr() : given.describe()) +
+                      " is not supported (opcheck runs " + name.python + " with " + m + "=" + dflt.repr() + ")";
+    }
+    if (!unsupported.empty()) {
+      errors += "\n  " + unsupported;
+      continue;
+    }
+    for (const auto& d : split_list(row->dropped)) remove_keyword(args, d);
+    for (const auto& rn : split_list(row->renames)) {
+      const auto colon = rn.find(':');
+      for (auto& kw : args.keywords)
+        if (kw.first == rn.substr(0, colon)) kw.first = rn.substr(colon + 1);
+    }
+    for (const auto& [k, v] : parse_assignments(row->fixed)) set_keyword(args, k, ArgRef::of_value(v));
+
+    const std::string target = row->aten;
+    const auto dot = target.find('.', target.find("::"));
+    const std::string qualified = target.substr(0, dot);
+    std::optional<std::string> overload;
+    if (dot != std::string::npos) overload = target.substr(dot + 1);
+    Resolution r;
+    if (ops_.count(qualified)) {
+      r = resolve_overloads(qualified, overload, std::move(mapped), true);
+    } else if (const Decomposition* d = find_decomposition(qualified)) {
+      r = resolve_decomposition(*d, std::move(mapped));
+    } else {
+      errors += "\n  " + target + " is not in this libtorch";
+      continue;
+    }
+    if (!r.invocation) {
+      errors += "\n  " + r.error;
+      continue;
+    }
+    if (cost < best_cost) {
+      best = std::move(r);
+      best_cost = cost;
+    }
+  }
+  if (best.invocation) {
+    best.call = std::move(call);  // the call as written, not as mapped onto the aten schema
+    return best;
+  }
+  Resolution r;
+  r.error = "arguments " + call.args.describe() + " do not fit " + name.python + ":" + errors;
   r.call = std::move(call);
   return r;
 }

@@ -43,6 +43,8 @@ class OpResolver {
  private:
   Resolution resolve_schema_form(const OpName& name, CaseCall call) const;
   Resolution resolve_python_form(const OpName& name, CaseCall call) const;
+  /// A Python name with rows in the Python-name table: the call mapped onto each row's aten op, cheapest binding wins.
+  Resolution resolve_table_rows(const OpName& name, const std::vector<const PythonOpRow*>& rows, CaseCall call) const;
   /// Chooses the overload of `qualified` the call binds to best; `hide_python_scalar` drops the .Scalar overloads
   /// of add/sub/mul/div that Python never binds (a number becomes a wrapped-number tensor instead).
   Resolution resolve_overloads(const std::string& qualified, const std::optional<std::string>& overload,
