@@ -6,6 +6,7 @@
 #include <regex>
 #include <unordered_map>
 
+#include "common/init_recipes.h"
 #include "common/spelling.h"
 #include "common/text.h"
 #include "manifest/pt_file.h"
@@ -53,25 +54,9 @@ const Keys kConditionKeys{"expr", "reason"};
 const Keys kCompareNames{"allclose", "pcc", "exact"};
 const Keys& kAcceleratorNames = accelerator_names();
 
-struct InitInfo {
-  std::string_view name;
-  InitKind kind;
-  Keys args;  // the init_args keys this init understands
-};
-const std::vector<InitInfo> kInits{
-    {"rand", InitKind::Rand, {"low", "high"}},
-    {"randn", InitKind::Randn, {"mean", "std"}},
-    {"zeros", InitKind::Zeros, {}},
-    {"ones", InitKind::Ones, {}},
-    {"arange", InitKind::Arange, {}},
-    {"randint", InitKind::Randint, {"low", "high"}},
-    {"uniform", InitKind::Uniform, {"low", "high"}},
-    {"data", InitKind::Data, {}},
-    {"xavier", InitKind::Xavier, {"gain"}},
-    {"file", InitKind::File, {"path", "key"}},
-    {"eye", InitKind::Eye, {}},
-    {"full", InitKind::Full, {"fill_value"}},
-};
+// The init kinds, their names and the init_args each takes: the one table the exec layer and repro scripts use too.
+using InitInfo = InitRecipe;
+const std::vector<InitRecipe>& kInits = init_recipes();
 
 struct PresetInfo {
   std::string_view name;
