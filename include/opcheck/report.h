@@ -45,6 +45,8 @@ struct RunInfo {
   std::int64_t workers_started = 0;         // worker processes that finished starting (with --no-isolation: 1)
   double worker_start_mean_s = 0;           // their start (device set-up, a Python device's interpreter and imports)
   double worker_start_max_s = 0;
+  double cases_wall_s = 0;                  // wall time from the first worker ready to the last result, summed over
+                                            // the run's batches: the cases' own, without start-up and reports
 };
 
 /// Adds the start times of a batch of workers to info's workers_started / worker_start_{mean,max}_s.

@@ -266,6 +266,7 @@ void write_run_info(JsonWriter& w, const RunInfo& info) {
     w.field("workers_started", info.workers_started);
     w.field("worker_start_mean_s", info.worker_start_mean_s);
     w.field("worker_start_max_s", info.worker_start_max_s);
+    w.field("cases_wall_s", info.cases_wall_s);
   }
   w.end_object();
 }
@@ -315,6 +316,7 @@ RunInfo run_info_from_json(const json& j, const JsonWhere& w) {
     info.workers_started = get_int(j, w, "workers_started");
     info.worker_start_mean_s = get_number(j, w, "worker_start_mean_s");
     info.worker_start_max_s = get_number(j, w, "worker_start_max_s");
+    if (j.contains("cases_wall_s")) info.cases_wall_s = get_number(j, w, "cases_wall_s");
   }
   return info;
 }

@@ -183,6 +183,7 @@ void RunSession::execute(const Plan& plan, Executor& executor, PoolOptions pool,
     const PoolStats stats = run_cases(
         executor, todo, pool, [&](std::size_t k, Result r) { done(todo_index[k], std::move(r)); }, stop);
     note_worker_starts(report.info, stats.worker_start_s);
+    report.info.cases_wall_s += stats.cases_wall_s;
   };
   run_session(plan, session, runner, report, [&](const CaseRecord& r) {
     // A resumed run appends only new results: what the journal holds already stays as it is.

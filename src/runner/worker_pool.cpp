@@ -19,6 +19,7 @@
 #include <cstring>
 #include <deque>
 #include <new>
+#include <optional>
 #include <string>
 
 #include "runner/result_wire.h"
@@ -330,6 +331,8 @@ class Pool {
       if (opts_.after_results) opts_.after_results();
     }
     for (auto& w : workers_) retire(w);
+    if (first_ready_ && last_result_ > *first_ready_)
+      stats_.cases_wall_s = std::chrono::duration<double>(last_result_ - *first_ready_).count();
     return stats_;
   }
 
@@ -504,6 +507,7 @@ class Pool {
       stats_.worker_start_s.push_back(start_s);
       w.ready = true;
       w.front_started = Clock::now();
+      if (!first_ready_) first_ready_ = w.front_started;
       return true;
     }
     if (w.outstanding.empty() || w.outstanding.front() != h.position) {
@@ -518,6 +522,7 @@ class Pool {
     mean_case_us_ = mean_case_us_ < 0 ? us : 0.8 * mean_case_us_ + 0.2 * us;
     w.outstanding.pop_front();
     w.front_started = now;
+    last_result_ = now;
     ++stats_.cases_run;
     on_result_(h.position, std::move(r));
     if (stopping_ && !w.outstanding.empty()) {
@@ -606,6 +611,7 @@ class Pool {
   }
 
   void report(std::size_t position, Result r) {
+    last_result_ = Clock::now();
     ++stats_.cases_run;
     on_result_(position, std::move(r));
   }
@@ -682,6 +688,8 @@ class Pool {
   std::string start_error_;
   double mean_case_us_ = -1;
   PoolStats stats_;
+  std::optional<Clock::time_point> first_ready_;  // the first worker's Ready frame: the cases' clock starts
+  Clock::time_point last_result_{};
   SignalScope signals_;
 };
 
@@ -699,13 +707,15 @@ PoolStats run_in_process(Executor& ex, const std::vector<const Case*>& cases, co
   } catch (const std::exception& e) {
     error = e.what();
   }
-  if (ready) stats.worker_start_s.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+  const auto cases_start = Clock::now();
+  if (ready) stats.worker_start_s.push_back(std::chrono::duration<double>(cases_start - start).count());
   for (std::size_t i = 0; i < cases.size(); ++i) {
     if (should_stop && should_stop()) break;
     ++stats.cases_run;
     on_result(i, ready ? run_guarded(ex, *cases[i]) : failure(*cases[i], Stage::CRASHED, "cannot run cases: " + error));
     if (opts.after_results) opts.after_results();
   }
+  if (ready) stats.cases_wall_s = std::chrono::duration<double>(Clock::now() - cases_start).count();
   return stats;
 }
 

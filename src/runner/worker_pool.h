@@ -39,6 +39,7 @@ struct PoolStats {
   std::size_t timeouts = 0;
   int parent_threads = 0;            // threads of this process when it first forked; > 1 risks hung workers
   std::vector<double> worker_start_s;  // each started worker's prepare_worker time (device set-up, Python imports)
+  double cases_wall_s = 0;  // from the first worker ready to the last result: the cases' own wall time
 };
 
 /// Runs cases[i] for each i, calling on_result(i, Result) in this process as results arrive (any order).

@@ -206,6 +206,8 @@ def test_a_slow_device_start_is_reported_and_not_charged_to_the_first_case(tmp_p
     run = m["run"]
     assert run["workers_started"] == 2, run
     assert 4.0 <= run["worker_start_mean_s"] <= run["worker_start_max_s"], run
+    # The cases' own wall time starts when a worker is ready: the 4 s start is not in it.
+    assert 0 < run["cases_wall_s"] <= run["duration_s"] - 4.0, run
 
 
 def test_device_import_needs_a_module_name_and_one_backend(tmp_path, kinds):

@@ -579,6 +579,20 @@ TEST(Metrics, RoundTripsThroughReadMetrics) {
   EXPECT_EQ(back.info.duration_s, orig.info.duration_s);
 }
 
+TEST(Metrics, WorkerStartsAndTheCasesWallTimeRoundTrip) {
+  TempDir dir;
+  const auto path = dir.file("metrics.json");
+  RunReport orig = sample_report();
+  note_worker_starts(orig.info, {0.5, 1.5});
+  orig.info.cases_wall_s = 12.25;
+  write_metrics_json(orig, path);
+  const RunReport back = read_metrics(path);
+  EXPECT_EQ(back.info.workers_started, 2);
+  EXPECT_DOUBLE_EQ(back.info.worker_start_mean_s, 1.0);
+  EXPECT_DOUBLE_EQ(back.info.worker_start_max_s, 1.5);
+  EXPECT_DOUBLE_EQ(back.info.cases_wall_s, 12.25);
+}
+
 TEST(Metrics, InvalidUtf8IsShownNotDropped) {
   RunReport rep = sample_report();
   find_case(rep, "llama::mul").result.captured_stderr = "bad \xff\xfe bytes";
