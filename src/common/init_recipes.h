@@ -104,7 +104,9 @@ std::pair<std::int64_t, std::int64_t> int_bounds(const TensorSpec& t, Builder& b
   const PyValue lo = number_arg(t, "low", b).value_or(PyValue::integer(0));
   const PyValue hi = number_arg(t, "high", b).value_or(PyValue::integer(1));
   if (std::isnan(lo.as_double()) || std::isnan(hi.as_double())) b.fail("init_args low/high must not be nan.", "");
-  const auto [lowest, highest] = iinfo_range(t.dtype);
+  // Plain variables, not a structured binding: C++17 lambdas cannot capture those.
+  const std::pair<std::int64_t, std::int64_t> range = iinfo_range(t.dtype);
+  const std::int64_t lowest = range.first, highest = range.second;
   auto to_int = [&](const PyValue& v, bool up) -> std::int64_t {
     if (v.kind == PyValue::Kind::Int) return std::clamp(v.i, lowest, highest);
     const double d = up ? std::ceil(v.as_double()) : std::floor(v.as_double());
