@@ -20,7 +20,10 @@ std::string join(const Words& words, std::string_view sep = ", ") {
   return out;
 }
 
-/// The items of a `sep`-separated list, each without the spaces around it, empty items left out:
+/// `text` without the spaces and tabs around it.
+std::string_view trim_blanks(std::string_view text);
+
+/// The items of a `sep`-separated list, each without the spaces and tabs around it, empty items left out:
 /// split_list("aten::a.x, aten::b,", ',') == {"aten::a.x", "aten::b"}.
 std::vector<std::string> split_list(std::string_view text, char sep = ',');
 

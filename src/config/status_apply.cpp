@@ -10,6 +10,7 @@
 #include "config/status_config.h"
 
 #include "common/text.h"
+
 namespace opcheck {
 
 bool ConfigRule::matches(const Case& c) const {
@@ -216,7 +217,7 @@ void report_stale(const ConfigRule& r, const std::vector<const Case*>& cases, Di
   diags.error(r.loc,
                 "entry matches no case: " + std::to_string(by_op.size()) + " case" +
                     (by_op.size() == 1 ? "" : "s") + " match its id" + (r.op.empty() ? "" : " and op") +
-                    ", none with dtype " + r.dtype + " (they have " + join(std::vector<std::string>(dtypes.begin(), dtypes.end())) + ")",
+                    ", none with dtype " + r.dtype + " (they have " + join(dtypes) + ")",
                 {}, fix);
 }
 

@@ -2,17 +2,12 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <sstream>
 #include <stdexcept>
+
+#include "common/text.h"
 
 namespace opcheck {
 namespace {
-
-std::string trimmed(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
-}
 
 constexpr const char* kNameChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.";
 
@@ -97,13 +92,8 @@ bool resolve_python_device(const std::vector<std::string>& import_flags, const s
                            const EnvLookup& env, PythonDeviceSettings& out, std::string& error) {
   out = {};
   out.imports = import_flags;
-  if (out.imports.empty()) {
-    if (const auto list = env("OPCHECK_DEVICE_IMPORT")) {
-      std::stringstream in(*list);
-      for (std::string item; std::getline(in, item, ',');)
-        if (!trimmed(item).empty()) out.imports.push_back(trimmed(item));
-    }
-  }
+  if (out.imports.empty())
+    if (const auto list = env("OPCHECK_DEVICE_IMPORT")) out.imports = split_list(*list);
   for (const auto& m : out.imports) {
     const bool ok =
         !m.empty() && m.find_first_not_of(kNameChars) == std::string::npos && m.front() != '.' && m.back() != '.';
@@ -115,7 +105,7 @@ bool resolve_python_device(const std::vector<std::string>& import_flags, const s
   }
   std::string backend = backend_flag;
   if (backend.empty())
-    if (const auto b = env("TEST_COMPILE_BACKEND")) backend = trimmed(*b);
+    if (const auto b = env("TEST_COMPILE_BACKEND")) backend = std::string(trim_blanks(*b));
   if (backend == "none") backend.clear();
   if (!backend.empty() && backend.find_first_not_of(std::string(kNameChars) + "-") != std::string::npos) {
     error = "--compile-backend '" + backend + "' is not a backend name\n" +

@@ -11,13 +11,16 @@ namespace {
 
 using Items = std::vector<std::string>;
 
-TEST(SplitList, ItemsAreTrimmedOfSpacesAndEmptyOnesLeftOut) {
+TEST(SplitList, ItemsAreTrimmedOfSpacesAndTabsAndEmptyOnesLeftOut) {
   EXPECT_EQ(split_list("aten::mul.Tensor, aten::transpose.int,aten::matmul"),
             (Items{"aten::mul.Tensor", "aten::transpose.int", "aten::matmul"}));
   EXPECT_EQ(split_list(" a ,, b ,"), (Items{"a", "b"}));
   EXPECT_EQ(split_list(""), Items{});
   EXPECT_EQ(split_list(" , "), Items{});
   EXPECT_EQ(split_list("one"), Items{"one"});
+  EXPECT_EQ(split_list("\ttorch_spyre ,\t extra.mod\t"), (Items{"torch_spyre", "extra.mod"}));
+  EXPECT_EQ(trim_blanks(" \t x y \t"), "x y");
+  EXPECT_EQ(trim_blanks(" \t "), "");
 }
 
 TEST(SplitList, OnlyTheSeparatorSplitsAndInnerSpacesStay) {
