@@ -27,6 +27,7 @@
 #include "report/metrics.h"
 #include "report/outputs.h"
 #include "report/progress.h"
+#include "repro/reproduction.h"
 #include "runner/run_session.h"
 #include "runner/run_settings.h"
 
@@ -87,9 +88,7 @@ std::string repro_command(const CaseRecord& r, const RunFlags& f) {
   for (const auto& m : f.exec.device_imports) words.insert(words.end(), {"--device-import", m});
   if (!f.exec.compile_backend.empty()) words.insert(words.end(), {"--compile-backend", f.exec.compile_backend});
   // The device faults of the run come along, so that the rerun computes what the run computed.
-  std::string env;
-  for (const auto& [name, value] : device_environment_set()) env += name + "=" + join_words({value}) + " ";
-  return env + join_words(words);
+  return repro::environment_prefix(device_environment_set()) + join_words(words);
 }
 
 // Colour only for a person at a terminal, and never when NO_COLOR is set (no-color.org).

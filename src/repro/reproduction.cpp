@@ -236,8 +236,13 @@ std::string rerun_text(const Case& c, const std::string& bundle, const BundleFac
   if (!bundle.empty())
     out += "# bundle " + bundle + (facts.stage.empty() ? "" : ", recorded " + facts.stage) + "\n";
   if (!note.empty()) out += "# note: " + note + "\n";
-  for (const auto& [k, v] : facts.environment) out += k + "=" + shell_word(v) + " ";
-  return out + join_words(words) + "\n";
+  return out + environment_prefix(facts.environment) + join_words(words) + "\n";
+}
+
+std::string environment_prefix(const std::vector<std::pair<std::string, std::string>>& environment) {
+  std::string out;
+  for (const auto& [name, value] : environment) out += name + "=" + shell_word(value) + " ";
+  return out;
 }
 
 std::string join_words(const std::vector<std::string>& words) {

@@ -81,6 +81,10 @@ std::vector<std::string> rerun_words(const std::string& binary, const Case& c, c
 std::string rerun_text(const Case& c, const std::string& bundle, const BundleFacts& facts,
                        const std::vector<std::string>& words, const std::string& note);
 
+/// Environment assignments a POSIX shell reads in front of a command: "NAME=value " for each (the value quoted
+/// where it needs it); "" for none.
+std::string environment_prefix(const std::vector<std::pair<std::string, std::string>>& environment);
+
 /// Command words as one line a POSIX shell reads back (each quoted where it needs it).
 std::string join_words(const std::vector<std::string>& words);
 
