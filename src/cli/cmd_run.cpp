@@ -65,8 +65,8 @@ CLI::Validator positive_finite(const char* what) {
 }
 
 // The command that reruns one failed case alone: `opcheck repro ID` with the run's manifests, device flags and device
-// faults (its bundle with --save-failures, which records the faults). None for a case rejected while loading (it has no dedupe key): there is nothing to
-// rerun.
+// faults (its bundle with --save-failures, which records the faults). None for a case rejected while loading (it has
+// no dedupe key): there is nothing to rerun.
 std::string repro_command(const CaseRecord& r, const RunFlags& f) {
   if (r.key.empty()) return {};
   namespace fs = std::filesystem;
