@@ -70,9 +70,6 @@ void print_diagnostics(const DiagnosticList& d, bool errors_only = false);
 /// "opcheck: error: <context>what". Never two "error:" prefixes.
 void print_error(const std::exception& e, const std::string& context = {});
 
-/// Command words as one line a POSIX shell reads back (each quoted where it needs it).
-std::string join_words(const std::vector<std::string>& words);
-
 /// The opcheck binary that is running (its path), for the commands opcheck prints.
 std::string opcheck_binary();
 

@@ -15,8 +15,6 @@ namespace fs = std::filesystem;
 
 namespace opcheck::cli {
 
-std::string join_words(const std::vector<std::string>& words) { return repro::join_words(words); }
-
 std::string opcheck_binary() {
   const fs::path here = fs::path(exe_dir()) / "opcheck";
   std::error_code ec;

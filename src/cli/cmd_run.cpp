@@ -78,7 +78,7 @@ std::string repro_command(const CaseRecord& r, const RunFlags& f) {
   std::vector<std::string> words{opcheck_binary(), "repro", r.id};
   if (!f.exec.save_failures_dir.empty() && r.deduplicated_from.empty()) {
     words.insert(words.end(), {"--bundle", absolute(f.exec.save_failures_dir)});
-    return join_words(words);
+    return repro::join_words(words);
   }
   for (const auto& m : f.manifest.manifests) words.insert(words.end(), {"--manifests", absolute(m)});
   if (!f.config.empty()) words.insert(words.end(), {"--config", absolute(f.config)});
@@ -88,7 +88,7 @@ std::string repro_command(const CaseRecord& r, const RunFlags& f) {
   for (const auto& m : f.exec.device_imports) words.insert(words.end(), {"--device-import", m});
   if (!f.exec.compile_backend.empty()) words.insert(words.end(), {"--compile-backend", f.exec.compile_backend});
   // The device faults of the run come along, so that the rerun computes what the run computed.
-  return repro::environment_prefix(device_environment_set()) + join_words(words);
+  return repro::environment_prefix(device_environment_set()) + repro::join_words(words);
 }
 
 // Colour only for a person at a terminal, and never when NO_COLOR is set (no-color.org).
