@@ -38,8 +38,8 @@ FLOOR_OPS = {
     "torch.nn.functional.softmax": ("aten::softmax", "int"), "torch.matmul": ("aten::matmul", ""),
 }
 
-FULL = dict(models=4, cases=2500, small_cases=250, dup=0.3, cpu_cases=64, cpu_n=512, huge_rows=201088, reps=5)
-QUICK = dict(models=4, cases=250, small_cases=25, dup=0.3, cpu_cases=24, cpu_n=512, huge_rows=25136, reps=2)
+FULL = dict(models=4, cases=2500, small_cases=250, dup=0.3, cpu_cases=64, cpu_n=1280, huge_rows=201088, reps=5)
+QUICK = dict(models=4, cases=250, small_cases=25, dup=0.3, cpu_cases=24, cpu_n=1280, huge_rows=25136, reps=2)
 
 
 # ------------------------------------------------------------------------------------------------------------------

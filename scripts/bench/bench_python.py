@@ -7,11 +7,12 @@ one after the other in this process, so that both see the same machine:
 
 - per-case overhead of a Python-hosted eager device: pyloop with its compile-wrapped kernels run eagerly
   (OPCHECK_PYLOOP_EAGER=1) against the C++ loopback on the synthetic tiny set (10,000 cases; --quick 1,000), both
-  with one worker and one intra-op thread. The per-case figure is the run's cases wall time (run.cases_wall_s in its
-  metrics: from the worker ready to the last result) / unique cases, the least of the runs, so that what both pay
-  once (process start, libtorch, the Python device's probe and the worker's interpreter and imports) is left out of
-  it. The worker's start is reported from the run's metrics (run.worker_start_mean_s), and each case's time is split
-  into the device's own (device_ms: its kernels and copies, Python ones for pyloop) and opcheck's around it.
+  with one worker and one intra-op thread, five runs of each (--quick: two), the two devices alternating. The per-case
+  figure is the run's cases wall time (run.cases_wall_s in its metrics: from the worker ready to the last result) /
+  unique cases, so that what both pay once (process start, libtorch, the Python device's probe and the worker's
+  interpreter and imports) is left out of it; of each device's runs, the least disturbed (the lowest) counts. The
+  worker's start is reported from the run's metrics (run.worker_start_mean_s), and each case's time is split into the
+  device's own (device_ms: its kernels and copies, Python ones for pyloop) and opcheck's around it.
 - inductor's caches: `--device cpu --compile-backend inductor -j 1` over the bundled manifests, a first run with an
   empty artifact folder (inductor's caches live in ARTIFACT_DIR/inductor-cache) against a second run on it.
 - parallel compiles: the same first run at -j 2 (an empty artifact folder again) against -j 1.
@@ -30,7 +31,7 @@ import time
 import bench  # noqa: E402  (the same directory: measure, best_of, tiny_set, machine, log)
 from bench import ROOT, best_of, log, measure, run_facts  # noqa: E402
 
-FULL = dict(models=4, cases=2500, dup=0.3, reps=3, compile_models=[])    # [] = every bundled manifest
+FULL = dict(models=4, cases=2500, dup=0.3, reps=5, compile_models=[])    # [] = every bundled manifest
 QUICK = dict(models=2, cases=500, dup=0.3, reps=2, compile_models=["convnet"])
 
 
@@ -43,7 +44,7 @@ def main():
     ap.add_argument("--build-dir", required=True, help="holds opcheck, its libraries and python/opcheck_pyloop")
     ap.add_argument("--out", default=str(ROOT / "bench-results"))
     ap.add_argument("--quick", action="store_true", help="1,000 tiny cases and one model compiled: a smoke test")
-    ap.add_argument("--reps", type=int, help="runs per eager figure (default 3, 2 with --quick); compiled runs: 1")
+    ap.add_argument("--reps", type=int, help="runs per eager figure (default 5, 2 with --quick); compiled runs: 1")
     ap.add_argument("--keep", action="store_true", help="keep the generated manifests and reports (printed path)")
     a, _ = ap.parse_known_args()
     cfg = dict(QUICK if a.quick else FULL)
@@ -94,11 +95,12 @@ def run(a, cfg, reps, opcheck, out):
     # from what opcheck adds around it. What a run pays once (process start, libtorch, the Python device's probe, the
     # worker's interpreter and imports) is outside cases_wall_s and reported beside it.
     one_worker = ["-j", "1", "--intra-op-threads", "1"]
-    for label, flags, extra_env in (("loopback", ["--device", "loopback"] + one_worker, None),
-                                    ("pyloop", pyloop + one_worker, eager)):
-        log(f"bench-python: {label}, the tiny set")
-        samples = []
-        for _ in range(reps):
+    # The two devices' runs alternate, so that a busy spell of a shared machine falls on both alike.
+    devices = (("loopback", ["--device", "loopback"] + one_worker, None), ("pyloop", pyloop + one_worker, eager))
+    samples = {label: [] for label, _, _ in devices}
+    for rep in range(reps):
+        for label, flags, extra_env in devices:
+            log(f"bench-python: {label}, the tiny set ({rep + 1} of {reps})")
             r = measure(run_cmd(big["dir"], art, *flags), env=extra_env)
             m = metrics_of(art / "metrics.json")
             if m["totals"]["passed"] != m["totals"]["total"]:
@@ -106,12 +108,13 @@ def run(a, cfg, reps, opcheck, out):
             r.update(cases_wall_s=m["run"]["cases_wall_s"], workers_started=m["run"].get("workers_started"),
                      worker_start_mean_s=m["run"].get("worker_start_mean_s"), unique=m["dedupe"]["unique"],
                      time_totals_ms=m["time"]["totals"])
-            samples.append(r)
-        best = min(samples, key=lambda s: s["cases_wall_s"])  # the least disturbed by other load
-        walls = sorted(s["cases_wall_s"] for s in samples)
+            samples[label].append(r)
+    for label, runs_of_label in samples.items():
+        best = min(runs_of_label, key=lambda s: s["cases_wall_s"])  # the least disturbed by other load
+        walls = sorted(s["cases_wall_s"] for s in runs_of_label)
         log(f"  {label}: cases {best['cases_wall_s']:.3f} s (median {walls[len(walls) // 2]:.3f} s), whole run "
             f"{best['wall_s']:.3f} s, worker start {best['worker_start_mean_s']:.2f} s ({reps} runs)")
-        best["cases_wall_samples_s"] = [s["cases_wall_s"] for s in samples]
+        best["cases_wall_samples_s"] = [s["cases_wall_s"] for s in runs_of_label]
         runs[label] = best
     unique = runs["loopback"]["unique"]
     per_case = {label: runs[label]["cases_wall_s"] / unique for label in runs}

@@ -1,4 +1,5 @@
-"""An installed opcheck finds its manifests, exec layer and loopback device without flags, from any directory."""
+"""An installed opcheck finds its manifests, exec layer and loopback device without flags, from any directory, and
+its Python device host finds the installed pyloop package."""
 import os
 import subprocess
 
@@ -28,3 +29,23 @@ def test_installed_opcheck_runs_gpt_oss_from_another_directory(tmp_path):
     assert "device: loopback" in run.stderr, run.stderr
     assert run.stdout.strip().splitlines()[-1].split()[1] == "passed", run.stdout[-2000:]
     assert (elsewhere / "opcheck-out" / "journal.jsonl").exists()
+
+
+def test_installed_opcheck_runs_the_installed_pyloop(tmp_path):
+    prefix = tmp_path / "prefix"
+    inst = subprocess.run(["cmake", "--install", str(BUILD_DIR), "--prefix", str(prefix)], capture_output=True,
+                          text=True)
+    assert inst.returncode == 0, inst.stderr
+    package = list(prefix.glob("lib*/opcheck/python/opcheck_pyloop"))
+    assert len(package) == 1, list(prefix.rglob("opcheck_pyloop*"))
+    assert list(package[0].glob("_C*.so")), list(package[0].iterdir())  # the extension module, not only __init__.py
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = dict(os.environ, NO_COLOR="1")
+    env.pop("OPCHECK_MANIFESTS", None)
+    run = subprocess.run([str(prefix / "bin" / "opcheck"), "run", "--model", "gpt_oss", "--device-import",
+                          "opcheck_pyloop", "--device", "pyloop", "-j", "1"], cwd=elsewhere, capture_output=True,
+                         text=True, env=env, timeout=900)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert "registered from Python by opcheck_pyloop" in run.stderr, run.stderr
+    assert run.stdout.strip().splitlines()[-1].split()[1] == "passed", run.stdout[-2000:]

@@ -1,8 +1,9 @@
 """pyloop: opcheck's Python-registered PrivateUse1 device, built the way torch-spyre is.
 
-A small C++ part (_device.so: allocator, device guard, empty/empty_strided, resize_, the view ops and a boxed CPU
-fallback, plus opcheck_pyloop::host_alias) is loaded here; everything a Python backend registers from Python is
-registered below through torch.library: the host<->device copy (_copy_from, _copy_from_and_resize), the scalar read
+A small C++ part, the extension module opcheck_pyloop._C as torch-spyre's is torch_spyre._C (allocator, device guard,
+empty/empty_strided, resize_, the view ops and a boxed CPU fallback, plus the runtime functions host_alias, copy_bytes
+and upload), is imported here; everything a Python backend registers from Python is registered below through
+torch.library: the host<->device copy (_copy_from, _copy_from_and_resize), the scalar read
 (_local_scalar_dense), and compute kernels (add, mul, mm, bmm, softmax), some of them wrapped in
 torch.compile(backend="aot_eager") as torch-spyre wraps its eager kernels in its own compiler. The device is named
 `pyloop` (torch.utils.rename_privateuse1_backend).
@@ -28,7 +29,8 @@ import torch
 __version__ = "0.1.0"
 NAME = "pyloop"
 
-torch.ops.load_library(os.path.join(os.path.dirname(os.path.abspath(__file__)), "_device.so"))
+from . import _C  # noqa: E402  (registers the C++ part with the dispatcher; needs torch imported first)
+
 torch.utils.rename_privateuse1_backend(NAME)
 
 
@@ -47,8 +49,8 @@ def _module():
 torch._register_device_module(NAME, _module())
 torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, for_storage=True)
 
-_host = torch.ops.opcheck_pyloop.host_alias.default
-_copy_bytes = torch.ops.opcheck_pyloop.copy_bytes.default  # one runtime call per transfer, as a backend's DMA
+_host = _C.host_alias
+_copy_bytes = _C.copy_bytes  # one runtime call per transfer, as a backend's DMA
 _lib = torch.library.Library("aten", "IMPL")
 _EAGER = os.environ.get("OPCHECK_PYLOOP_EAGER", "") not in ("", "0")
 
@@ -58,10 +60,7 @@ def host(t):
     return _host(t) if isinstance(t, torch.Tensor) and t.device.type == NAME else t
 
 
-def to_device(result, like):
-    """A fresh pyloop tensor holding `result` (a CPU tensor), on the device of `like`."""
-    return _copy_bytes(torch.empty_strided(result.shape, result.stride(), dtype=result.dtype, device=like.device),
-                       result)
+to_device = _C.upload  # to_device(result, like): a fresh pyloop tensor holding CPU tensor `result`, on like's device
 
 
 def _fault_ops(op):
