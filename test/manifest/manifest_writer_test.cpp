@@ -121,7 +121,9 @@ TEST(ManifestWriter, TrickyValuesComeBackThroughTheLoader) {
       continue;
     }
     EXPECT_EQ(got, want) << "input " << i << ": wrote " << want.repr() << ", read " << got.repr() << "\n" << text;
-    if (want.kind == PyValue::Kind::Float) EXPECT_EQ(std::signbit(got.f), std::signbit(want.f)) << i;
+    if (want.kind == PyValue::Kind::Float) {
+      EXPECT_EQ(std::signbit(got.f), std::signbit(want.f)) << i;
+    }
   }
   ASSERT_EQ(b.kwargs.size(), c.kwargs.size()) << text;
   for (std::size_t k = 0; k < c.kwargs.size(); ++k) {

@@ -93,8 +93,11 @@ void expect_same_result(const Result& a, const Result& b) {
   // By value; NaN equals NaN here (a figure that was NaN must come back NaN).
   auto same_figure = [](const std::optional<double>& x, const std::optional<double>& y, const char* name) {
     ASSERT_EQ(x.has_value(), y.has_value()) << name;
-    if (x && std::isnan(*x)) EXPECT_TRUE(std::isnan(*y)) << name;
-    else if (x) EXPECT_EQ(*x, *y) << name;
+    if (x && std::isnan(*x)) {
+      EXPECT_TRUE(std::isnan(*y)) << name;
+    } else if (x) {
+      EXPECT_EQ(*x, *y) << name;
+    }
   };
   same_figure(a.figures.max_abs_diff, b.figures.max_abs_diff, "max_abs_diff");
   same_figure(a.figures.max_rel_diff, b.figures.max_rel_diff, "max_rel_diff");
