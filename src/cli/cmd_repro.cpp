@@ -131,6 +131,8 @@ int cmd_repro(const ReproFlags& f) {
     if (!load_command_config(f.config, f.manifest, config)) return kUsageError;
     const std::string name = !f.device_name.empty() ? f.device_name : repro::arg_value(args, "--device");
     if (!config.rules.empty()) apply_status_config(config, c, name);
+    // Without a bundle, the device faults of this environment are the run's: the script and the command keep them.
+    found.facts.environment = device_environment_set();
   }
 
   if (f.python) {
@@ -144,7 +146,8 @@ int cmd_repro(const ReproFlags& f) {
       std::cerr << "opcheck: note: the script runs on " << device.device
                 << " without loading a backend library; pass --device-lib PATH if Python needs one\n";
     repro::ScriptBundle bundle;
-    if (!found.bundle.empty()) bundle = repro::script_bundle(found.bundle, found.facts, device);
+    if (found.bundle.empty()) repro::carry_environment(found.facts.environment, device);
+    else bundle = repro::script_bundle(found.bundle, found.facts, device);
     std::cout << repro::python_repro_script(c, device, bundle);
     return kOk;
   }
@@ -154,8 +157,6 @@ int cmd_repro(const ReproFlags& f) {
   if (found.bundle.empty()) {
     source.manifest = repro::manifest_of(found.set, *found.c)->path;
     source.config = f.config;
-    // Without a bundle, the device faults of this environment are the run's: the command keeps them.
-    found.facts.environment = device_environment_set();
   }
   const std::vector<std::string> words = repro::rerun_words(opcheck_binary(), c, source, args);
   const std::string note = found.bundle.empty() ? selection_note(c, words[3]) : std::string();

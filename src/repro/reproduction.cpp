@@ -201,6 +201,11 @@ bool script_device(const std::vector<std::string>& args, const std::vector<std::
   return true;
 }
 
+void carry_environment(const std::vector<std::pair<std::string, std::string>>& environment, ScriptDevice& device) {
+  const bool pyloop = std::find(device.imports.begin(), device.imports.end(), "opcheck_pyloop") != device.imports.end();
+  if (device.library.find("libopcheck_loopback") != std::string::npos || pyloop) device.environment = environment;
+}
+
 ScriptBundle script_bundle(const std::string& folder, const BundleFacts& facts, ScriptDevice& device) {
   ScriptBundle bundle;
   bundle.folder = folder;
@@ -208,9 +213,7 @@ ScriptBundle script_bundle(const std::string& folder, const BundleFacts& facts, 
   if (!facts.stage.empty())
     bundle.failure =
         facts.stage + (facts.message.empty() ? "" : ": " + facts.message.substr(0, facts.message.find('\n')));
-  // The run's device faults travel with the script only when it runs on the same stand-in device.
-  const bool pyloop = std::find(device.imports.begin(), device.imports.end(), "opcheck_pyloop") != device.imports.end();
-  if (device.library.find("libopcheck_loopback") != std::string::npos || pyloop) device.environment = facts.environment;
+  carry_environment(facts.environment, device);
   return bundle;
 }
 

@@ -61,8 +61,11 @@ std::string arg_value(const std::vector<std::string>& args, const char* flag);
 bool script_device(const std::vector<std::string>& args, const std::vector<std::string>& library_dirs,
                    ScriptDevice& out, std::string& error);
 
-/// What the script says about the bundle in `folder`, with the run's device faults when the script runs on the same
-/// stand-in device (`device`).
+/// Gives the script the run's device faults (`environment`: OPCHECK_LOOPBACK_FAULTS and the like) when it runs on
+/// the same stand-in device (the loopback library, or pyloop); a real device's script gets none.
+void carry_environment(const std::vector<std::pair<std::string, std::string>>& environment, ScriptDevice& device);
+
+/// What the script says about the bundle in `folder`, with the run's device faults as carry_environment gives them.
 ScriptBundle script_bundle(const std::string& folder, const BundleFacts& facts, ScriptDevice& device);
 
 /// Where the rerun command takes the case from.

@@ -191,7 +191,7 @@ std::string python_repro_script(const Case& c, const ScriptDevice& device, const
         "it,\n# which kills the process (SIGILL) on CPUs that have AMX.\n"
         "os.environ.setdefault(\"ONEDNN_MAX_CPU_ISA\", \"AVX512_CORE_BF16\")\n";
   for (const auto& [k, v] : device.environment)
-    py << "os.environ.setdefault(" << py_str(k) << ", " << py_str(v) << ")  # as in the failing run\n";
+    py << "os.environ.setdefault(" << py_str(k) << ", " << py_str(v) << ")  # the run's device faults\n";
   py << "\nimport argparse  # noqa: E402\nimport importlib  # noqa: E402\nimport math  # noqa: E402,F401\n"
         "import operator  # noqa: E402,F401\nimport re  # noqa: E402\nimport sys  # noqa: E402\n"
         "import types  # noqa: E402\n\n"

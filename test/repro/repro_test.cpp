@@ -94,6 +94,28 @@ TEST(BundleFacts, ReadBackWhatTheRunRecorded) {
   EXPECT_TRUE(has(warning, "failure.json is not readable JSON")) << warning;
 }
 
+TEST(CarryEnvironment, OnlyToTheStandInDevicesTheFaultsAreFor) {
+  const std::vector<std::pair<std::string, std::string>> faults{{"OPCHECK_PYLOOP_FAULTS", "aten::mm=raise"}};
+  ScriptDevice pyloop;
+  pyloop.device = "pyloop:0";
+  pyloop.imports = {"opcheck_pyloop"};
+  carry_environment(faults, pyloop);
+  EXPECT_EQ(pyloop.environment, faults);
+  ScriptDevice loopback;
+  loopback.library = "/opt/opcheck/lib/opcheck/libopcheck_loopback.so";
+  carry_environment(faults, loopback);
+  EXPECT_EQ(loopback.environment, faults);
+  ScriptDevice spyre;  // a real backend, registered from Python: its script gets no stand-in's faults
+  spyre.device = "spyre:0";
+  spyre.imports = {"torch_spyre"};
+  carry_environment(faults, spyre);
+  EXPECT_TRUE(spyre.environment.empty());
+  ScriptDevice vendor;
+  vendor.library = "/opt/vendor/libvendor_backend.so";
+  carry_environment(faults, vendor);
+  EXPECT_TRUE(vendor.environment.empty());
+}
+
 // ---- cases --------------------------------------------------------------------------------------------------------
 
 ManifestSet two_models() {

@@ -395,6 +395,26 @@ def test_repro_command_runs_the_one_case(tmp_path):
     assert ran.stdout.splitlines()[-1].startswith("1 passed"), ran.stdout + ran.stderr
 
 
+def test_python_repro_without_a_bundle_keeps_the_environments_loopback_faults(tmp_path):
+    manifest = tmp_path / "faulty.yaml"
+    manifest.write_text("model: faulty\ncases:\n  - name: exp.1\n    op: torch.exp\n    inputs:\n"
+                        "      - tensor: {shape: [4]}\n")
+    fault = "os.environ.setdefault('OPCHECK_LOOPBACK_FAULTS', 'aten::exp=bias:1e-2')"
+    made = opcheck("repro", "faulty::exp.1", "--manifests", manifest, "--device", "loopback", "--python",
+                   env=EXP_FAULT)
+    assert made.returncode == 0, made.stderr
+    assert fault in made.stdout, made.stdout
+    path = tmp_path / "exp.py"
+    path.write_text(made.stdout)
+    run = python_script(path)  # without the fault in its own environment: the script carries it
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "device (privateuseone:0) DIFFERS from the cpu reference" in run.stdout, run.stdout
+    # A script that runs on the cpu gets no stand-in device's faults.
+    on_cpu = opcheck("repro", "faulty::exp.1", "--manifests", manifest, "--device", "cpu", "--python", env=EXP_FAULT)
+    assert on_cpu.returncode == 0, on_cpu.stderr
+    assert "OPCHECK_LOOPBACK_FAULTS" not in on_cpu.stdout
+
+
 def test_repro_reports_unknown_cases_and_bundles(tmp_path):
     unknown = opcheck("repro", "template::init_arang", "--manifests", TEMPLATE)
     assert unknown.returncode == 4
