@@ -1,5 +1,4 @@
 // `opcheck validate [PATH]...`: load everything, report every problem, exit 2 on any error.
-#include <cstdlib>
 #include <iostream>
 #include <optional>
 
@@ -7,6 +6,7 @@
 #include "cli/exec_library.h"
 #include "config/status_config.h"
 #include "runner/op_check.h"
+#include "runner/run_settings.h"
 
 namespace opcheck::cli {
 
@@ -34,12 +34,18 @@ int cmd_validate(ManifestFlags f, const ValidateFlags& v) {
     if (load_status_config(config_path, cfg, l.diagnostics)) check_status_config(cfg, all, l.diagnostics);
   }
   if (v.ops) {
-    // The CPU reference's dispatcher knows every aten op; --device-import sets up the device its modules register.
-    ExecOptions opts;
-    opts.device = v.device_imports.empty() ? "cpu" : "auto";
-    opts.device_imports = v.device_imports;
-    if (const char* py = std::getenv("OPCHECK_PYTHON"); py != nullptr && *py != '\0') opts.python = py;
+    // The CPU reference's dispatcher knows every aten op; --device-import (or OPCHECK_DEVICE_IMPORT, as `run` reads
+    // it) sets up the device its modules register, with the interpreter `run` would host (OPCHECK_PYTHON).
+    PythonDeviceSettings py;
     std::string error;
+    if (!resolve_python_device(v.device_imports, "none", process_environment(), py, error)) {
+      std::cerr << "opcheck: error: " << error << "\n";
+      return kUsageError;
+    }
+    ExecOptions opts;
+    opts.device = py.imports.empty() ? "cpu" : "auto";
+    opts.device_imports = py.imports;
+    if (!py.python.empty()) opts.python = py.python;
     bool setup_failed = false;
     std::unique_ptr<Executor> ex = exec_library->create(opts, error, setup_failed);
     if (!ex) {

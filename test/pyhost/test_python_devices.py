@@ -272,3 +272,9 @@ def test_validate_ops_sets_up_the_device_its_modules_register(kinds):
     missing = opcheck("validate", "--ops", "--device-import", "opcheck_no_such_module", kinds)
     assert missing.rc == 4, missing
     assert "validate --ops: " in missing.err and "opcheck_no_such_module" in missing.err, missing
+    # The run's settings: OPCHECK_DEVICE_IMPORT names the modules when no flag does, and a name that cannot be a
+    # module is the run's usage error.
+    from_env = opcheck("validate", "--ops", kinds, env={"OPCHECK_DEVICE_IMPORT": "opcheck_no_such_module"})
+    assert from_env.rc == 4 and "opcheck_no_such_module" in from_env.err, from_env
+    bad = opcheck("validate", "--ops", "--device-import", "no such", kinds)
+    assert bad.rc == 4 and "is not a Python module name" in bad.err and "Fix:" in bad.err, bad
