@@ -8,7 +8,8 @@
 //   Python _copy_from hands a transfer to its runtime's DMA. Returns dst. The GIL is released while bytes move.
 // - upload(result, like): a fresh pyloop tensor on like's device with result's sizes, strides, dtype and values, as a
 //   backend's kernel puts what its runtime computed into device memory (one allocation and one transfer).
-// Both are plain CPython functions (no dispatcher on the way): the kernel that calls them is what torch dispatches to.
+// All three are plain CPython functions (no dispatcher on the way): the kernel that calls them is what torch
+// dispatches to.
 #include <Python.h>
 
 #include <torch/csrc/Exceptions.h>
