@@ -36,6 +36,9 @@ struct ExecOptions {
   std::string python;
   /// Inductor's on-disk cache (TORCHINDUCTOR_CACHE_DIR unless the environment sets it); "" = inductor's default.
   std::string inductor_cache_dir;
+  /// The `opcheck run` arguments that rerun a case under this run's settings (runner/run_settings.h), which failure
+  /// bundles record.
+  std::vector<std::string> rerun;
 };
 
 /// Facts about the execution environment, for logs and reports.

@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "opcheck/result.h"
@@ -25,6 +26,9 @@ struct RunInfo {
   std::vector<std::string> device_environment;  // "NAME=value" of each device setting set (fault injection)
   std::string status_config_sha256;         // content hash of the status config used; "" = none
   std::string dedupe_key_version;           // version of the dedupe keys the results are filed under
+  /// What, changed, could change a verdict (runner/run_identity.h), as named parts in order: --resume, the results
+  /// cache and merge compare it part by part.
+  std::vector<std::pair<std::string, std::string>> identity;
   std::string host;
   std::string started_at;     // ISO-8601 UTC
   double duration_s = 0;

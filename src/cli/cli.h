@@ -2,31 +2,52 @@
 #pragma once
 
 #include <exception>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "config/status_config.h"
 #include "opcheck/case.h"
 #include "opcheck/exit_code.h"
+#include "runner/run_settings.h"
+#include "runner/selection.h"
 #include "select/select.h"
 
 namespace CLI {
 class App;
+class Validator;
 }
 
 namespace opcheck::cli {
 
-/// Flags every manifest-reading subcommand shares.
-struct ManifestFlags {
-  std::vector<std::string> manifests;  // --manifests (repeatable)
-  std::vector<std::string> models;     // --model (repeatable)
-  std::string variant;                 // --variant
-  std::string mark_expr;               // -m
-  std::string keyword_expr;            // -k
-  bool strict_markers = false;         // --strict-markers
-  std::vector<std::string> ids;        // positional case ids (MODEL::CASE, globs allowed)
-  std::vector<std::string> deselect;   // --deselect (repeatable)
+/// The subcommands of one command line: each file registers its own with its flags (add_*_command), and main runs
+/// the one that was parsed.
+struct Commands {
+  struct Entry {
+    CLI::App* app;
+    std::function<int()> run;
+  };
+  std::vector<Entry> entries;
+  std::vector<std::string> argv;  // the arguments after the program name, once parsed
+  void add(CLI::App* app, std::function<int()> run) { entries.push_back({app, std::move(run)}); }
 };
+
+void add_list_commands(CLI::App& app, Commands& commands);      // list-models, list-cases (cmd_list.cpp)
+void add_validate_command(CLI::App& app, Commands& commands);   // cmd_validate.cpp
+void add_run_command(CLI::App& app, Commands& commands);        // cmd_run.cpp
+void add_report_commands(CLI::App& app, Commands& commands);    // merge, diff, report (cmd_report.cpp)
+void add_import_command(CLI::App& app, Commands& commands);     // import-traces (cmd_import.cpp)
+void add_repro_command(CLI::App& app, Commands& commands);      // cmd_repro.cpp
+
+/// The flags of a run's settings (--device ... --timeout) that `run` and `repro` share.
+void add_settings_flags(CLI::App& app, RunSettings& s);
+/// Whether any of those flags was given on the command line of `app`.
+bool settings_given(const CLI::App& app);
+/// A CLI11 check: a finite number greater than zero ("nan", "inf", 0 and negatives are usage errors).
+CLI::Validator positive_finite(const char* what);
+
+/// Flags every manifest-reading subcommand shares: the selection request they parse into.
+using ManifestFlags = SelectionRequest;
 
 void add_manifest_flags(CLI::App& app, ManifestFlags& f, bool with_selection);
 /// Positional case ids and --deselect (run and list-cases).
@@ -45,13 +66,6 @@ std::string shipped_manifest_dir();
 
 /// --manifests if given, else the shipped manifests plus OPCHECK_MANIFESTS (':'-separated).
 std::vector<std::string> manifest_paths(const ManifestFlags& f);
-
-/// Loaded manifests, the chosen cases, and everything said on the way.
-struct Loaded {
-  ManifestSet set;
-  Selected selected;
-  DiagnosticList diagnostics;  // load + registry + selection
-};
 
 /// Loads manifests and the marker registry (markers.yaml in the shipped folder and in every given folder),
 /// then selects. Prints nothing.
@@ -72,17 +86,5 @@ void print_error(const std::exception& e, const std::string& context = {});
 
 /// The opcheck binary that is running (its path), for the commands opcheck prints.
 std::string opcheck_binary();
-
-int cmd_list_models(const ManifestFlags& f);
-int cmd_list_cases(const ManifestFlags& f, bool json);
-/// What `validate` checks beyond the manifests themselves.
-struct ValidateFlags {
-  std::vector<std::string> paths;           // manifest files or folders
-  std::string config;                       // --config
-  bool ops = false;                         // --ops: resolve every op and bind its arguments (loads the exec layer)
-  std::vector<std::string> device_imports;  // --device-import, with --ops
-};
-
-int cmd_validate(ManifestFlags f, const ValidateFlags& v);
 
 }  // namespace opcheck::cli

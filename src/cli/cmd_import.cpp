@@ -3,9 +3,9 @@
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 
 #include "cli/cli.h"
-#include "cli/cmd_run.h"
 #include "traces/trace_import.h"
 
 namespace fs = std::filesystem;
@@ -42,7 +42,9 @@ void print_summary(const traces::TraceImport& imported, const std::vector<std::s
 
 }  // namespace
 
-CLI::App* add_import_traces_command(CLI::App& app, ImportFlags& f) {
+void add_import_command(CLI::App& app, Commands& commands) {
+  auto flags = std::make_shared<ImportFlags>();
+  ImportFlags& f = *flags;
   auto* cmd = app.add_subcommand(
       "import-traces",
       "Convert op traces (PyTorch operator benchmark logs, BackendBench) into manifests, one per trace file");
@@ -54,7 +56,7 @@ CLI::App* add_import_traces_command(CLI::App& app, ImportFlags& f) {
   cmd->add_option("paths", f.paths, "Trace files, or folders searched for *.txt traces")->required();
   cmd->add_option("-o,--output", f.out_dir, "Folder to write the manifests to")->required()->type_name("DIR");
   cmd->add_flag("-q,--quiet", f.quiet, "Only the summary, not one line per reported trace line");
-  return cmd;
+  commands.add(cmd, [flags] { return cmd_import_traces(*flags); });
 }
 
 int cmd_import_traces(const ImportFlags& f) {
@@ -84,7 +86,7 @@ void add_run_traces_flag(CLI::App& run, std::vector<std::string>& traces) {
       ->type_name("PATH");
 }
 
-int prepare_trace_run(const std::vector<std::string>& traces, RunFlags& f) {
+int prepare_trace_run(const std::vector<std::string>& traces, RunRequest& f) {
   traces::TraceImport imported = traces::import_traces(traces);
   DiagnosticList errors = imported.errors;
   const std::string dir = (fs::path(f.session.artifact_dir) / "traces").string();
@@ -93,8 +95,8 @@ int prepare_trace_run(const std::vector<std::string>& traces, RunFlags& f) {
   print_diagnostics(errors);
   if (!f.quiet) print_summary(imported, written, std::cerr);
   if (errors.has_errors()) return kInterrupted;
-  f.manifest.manifests.insert(f.manifest.manifests.end(), written.begin(), written.end());
-  if (f.manifest.manifests.empty()) {
+  f.selection.manifests.insert(f.selection.manifests.end(), written.begin(), written.end());
+  if (f.selection.manifests.empty()) {
     std::cerr << "opcheck: the traces gave no manifest to run\n";
     return kNoTests;
   }

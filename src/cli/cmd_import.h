@@ -4,13 +4,14 @@
 #include <string>
 #include <vector>
 
+#include "runner/run.h"
+
 namespace CLI {
 class App;
 }
 
 namespace opcheck::cli {
 
-struct RunFlags;
 
 /// Flags of `import-traces`.
 struct ImportFlags {
@@ -18,9 +19,6 @@ struct ImportFlags {
   std::string out_dir;             // -o
   bool quiet = false;              // only the summary, not one line per reported trace line
 };
-
-/// Registers the `import-traces` subcommand on `app`.
-CLI::App* add_import_traces_command(CLI::App& app, ImportFlags& f);
 
 /// Converts the traces, writes DIR/<stem>.yaml, prints every reported line (file:line: reason) and a summary per
 /// file, then loads what it wrote as a check. Exit 0 when every line was converted or reported; 2 for input that
@@ -32,6 +30,6 @@ void add_run_traces_flag(CLI::App& run, std::vector<std::string>& traces);
 
 /// For `run --traces`: converts the traces into <artifact dir>/traces/ and adds those manifests to the run (alone
 /// when --manifests was not given). Returns -1 to go on with the run, or the exit code to stop with.
-int prepare_trace_run(const std::vector<std::string>& traces, RunFlags& f);
+int prepare_trace_run(const std::vector<std::string>& traces, RunRequest& f);
 
 }  // namespace opcheck::cli

@@ -1,11 +1,15 @@
 // `opcheck list-models` and `opcheck list-cases`.
 #include <iostream>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
+
+#include <CLI/CLI.hpp>
 
 #include "cli/cli.h"
 
 namespace opcheck::cli {
+namespace {
 
 int cmd_list_models(const ManifestFlags& f) {
   Loaded l = load_and_select(f);
@@ -65,6 +69,26 @@ int cmd_list_cases(const ManifestFlags& f, bool json) {
   }
   if (l.diagnostics.has_errors()) return kInterrupted;
   return l.selected.cases.empty() ? kNoTests : kOk;
+}
+
+}  // namespace
+
+void add_list_commands(CLI::App& app, Commands& commands) {
+  auto models = std::make_shared<ManifestFlags>();
+  auto* list_models = app.add_subcommand("list-models", "One line per manifest: model, file, case count, variant");
+  list_models->footer("Example: opcheck list-models --manifests ../shared/fixtures/torch-spyre");
+  add_manifest_flags(*list_models, *models, false);
+  commands.add(list_models, [models] { return cmd_list_models(*models); });
+
+  auto cases = std::make_shared<ManifestFlags>();
+  auto json = std::make_shared<bool>(false);
+  auto* list_cases = app.add_subcommand("list-cases", "One line per selected case: model::case  op  (path:line)");
+  list_cases->footer("Example: opcheck list-cases --model gpt-oss-20b -m \"not bf16operation\" -k linear\n"
+                     "         opcheck list-cases 'gpt_oss::torch.add.*' --deselect gpt_oss::torch.add.3");
+  add_manifest_flags(*list_cases, *cases, true);
+  add_case_id_args(*list_cases, *cases);
+  list_cases->add_flag("--json", *json, "Print a JSON array instead");
+  commands.add(list_cases, [cases, json] { return cmd_list_cases(*cases, *json); });
 }
 
 }  // namespace opcheck::cli

@@ -1,16 +1,63 @@
-// `opcheck report`: the HTML dashboard of a metrics file, with the trend across a folder of earlier runs.
-#include "cli/cmd_report.h"
+// The commands that read reports: `opcheck merge` (shard metrics -> one run's reports), `opcheck diff` (two runs) and
+// `opcheck report` (the HTML dashboard of a metrics file, with the trend across a folder of earlier runs).
+#include <CLI/CLI.hpp>
 
+#include <array>
 #include <iostream>
+#include <memory>
 #include <vector>
 
 #include "cli/cli.h"
 #include "report/console.h"
+#include "report/diff.h"
 #include "report/html.h"
+#include "report/junit.h"
+#include "report/merge.h"
 #include "report/metrics.h"
 
 namespace opcheck::cli {
+namespace {
 
+struct MergeFlags {
+  std::vector<std::string> inputs;
+  std::string junit_xml;
+  std::string metrics_json;
+  bool allow_partial = false;
+};
+
+int cmd_merge(const MergeFlags& f) {
+  std::vector<RunReport> shards;
+  try {
+    for (const auto& p : f.inputs) shards.push_back(read_metrics(p));
+    std::string partial;
+    RunReport merged = merge_reports(shards, f.allow_partial, &partial);
+    if (!partial.empty()) std::cerr << "opcheck merge: warning: " << partial << "\n";
+    if (!f.junit_xml.empty()) write_junit_xml(merged, f.junit_xml);
+    if (!f.metrics_json.empty()) write_metrics_json(merged, f.metrics_json);
+    std::cout << "shards: " << merged.info.shard_count << ", longest "
+              << format_session_duration(merged.info.shard_longest_s) << ", summed "
+              << format_session_duration(merged.info.shard_sum_s) << "\n";
+    std::cout << summary_line(merged) << "\n";
+  } catch (const std::exception& e) {
+    print_error(e);
+    return kInterrupted;
+  }
+  return kOk;
+}
+
+int cmd_diff(const std::string& old_path, const std::string& new_path) {
+  try {
+    DiffResult d = diff_reports(read_metrics(old_path), read_metrics(new_path));
+    std::cout << render_diff(d);
+    return diff_exit_code(d);
+  } catch (const std::exception& e) {
+    print_error(e);
+    return kInterrupted;
+  }
+}
+
+/// Reads `metrics` (and, when `history_dir` is given, the metrics files in it) and writes the HTML dashboard to
+/// `html`. Exit 0 when written, 2 when a file cannot be read or written (the message names it).
 int cmd_report(const std::string& metrics, const std::string& history_dir, const std::string& html) {
   try {
     const RunReport run = read_metrics(metrics);
@@ -29,6 +76,38 @@ int cmd_report(const std::string& metrics, const std::string& history_dir, const
     return kInterrupted;
   }
   return kOk;
+}
+
+}  // namespace
+
+void add_report_commands(CLI::App& app, Commands& commands) {
+  auto m = std::make_shared<MergeFlags>();
+  auto* merge =
+      app.add_subcommand("merge", "Combine shard metrics files into the reports one machine would have written");
+  merge->footer("Example: opcheck merge shard-*.json --junit-xml all.xml --metrics-json all.json");
+  merge->add_option("metrics", m->inputs, "Metrics files of the shards")->required();
+  merge->add_option("--junit-xml", m->junit_xml, "Write the merged JUnit XML")->type_name("PATH");
+  merge->add_option("--metrics-json", m->metrics_json, "Write the merged metrics file")->type_name("PATH");
+  merge->add_flag("--allow-partial", m->allow_partial,
+                  "Merge an incomplete shard set (what is missing is printed and the merged run records its shards)");
+  commands.add(merge, [m] { return cmd_merge(*m); });
+
+  auto paths = std::make_shared<std::pair<std::string, std::string>>();
+  auto* diff = app.add_subcommand(
+      "diff", "Regressions, fixes, added and removed cases between two metrics files (exit 1 on regressions)");
+  diff->footer("Example: opcheck diff last-night.json tonight.json");
+  diff->add_option("old", paths->first, "Earlier metrics file")->required();
+  diff->add_option("new", paths->second, "Later metrics file")->required();
+  commands.add(diff, [paths] { return cmd_diff(paths->first, paths->second); });
+
+  auto r = std::make_shared<std::array<std::string, 3>>();  // metrics, history folder, html
+  auto* report = app.add_subcommand(
+      "report", "Write a self-contained HTML dashboard of a metrics file (with --history: the nightly trend)");
+  report->footer("Example: opcheck report tonight.json --history nightly/ --html report.html");
+  report->add_option("metrics", (*r)[0], "Metrics file of the run")->required();
+  report->add_option("--history", (*r)[1], "Folder of earlier runs' metrics files, for the trend")->type_name("DIR");
+  report->add_option("--html", (*r)[2], "Write the HTML report here")->type_name("PATH")->required();
+  commands.add(report, [r] { return cmd_report((*r)[0], (*r)[1], (*r)[2]); });
 }
 
 }  // namespace opcheck::cli

@@ -4,9 +4,9 @@
 
 #include <filesystem>
 #include <iostream>
+#include <memory>
 
 #include "config/status_config.h"
-#include "opcheck/device_environment.h"
 #include "repro/bundle_layout.h"
 #include "repro/reproduction.h"
 #include "repro/script.h"
@@ -21,7 +21,9 @@ std::string opcheck_binary() {
   return fs::exists(here, ec) ? here.string() : std::string("opcheck");
 }
 
-CLI::App* add_repro_command(CLI::App& app, ReproFlags& f) {
+void add_repro_command(CLI::App& app, Commands& commands) {
+  auto flags = std::make_shared<ReproFlags>();
+  ReproFlags& f = *flags;
   auto* cmd = app.add_subcommand(
       "repro", "Print a standalone reproduction of one case: the opcheck command that runs it alone, or (--python) "
                "a PyTorch script that builds the same inputs and calls the op on cpu and on the device");
@@ -30,6 +32,7 @@ CLI::App* add_repro_command(CLI::App& app, ReproFlags& f) {
       "  opcheck repro gpt-oss-20b::torch.mul.3 --device loopback\n"
       "  opcheck repro gpt-oss-20b::torch.mul.3 --python > repro.py && python3 repro.py\n"
       "  opcheck repro --bundle failures/gpt-oss-20b__torch.mul.3 --python > repro.py   # a --save-failures bundle\n"
+      "The settings flags (--device ... --timeout) are run's; without any, a bundle's recorded ones are used.\n"
       "Exit codes: 0 printed, 2 a manifest does not load, 4 unknown case or bundle.");
   cmd->add_option("case", f.case_id, "Case id (model::case), as reports and list-cases print it");
   cmd->add_option("--bundle", f.bundle,
@@ -37,20 +40,14 @@ CLI::App* add_repro_command(CLI::App& app, ReproFlags& f) {
                   "case's bundle: its exact tensors and device flags are used")
       ->type_name("DIR");
   cmd->add_flag("--python", f.python, "Print the PyTorch script instead of the opcheck command");
-  cmd->add_option("--device", f.device,
-                  "Device the reproduction runs on (auto, cpu, loopback, privateuseone, cuda, ...); default: the "
-                  "bundle's, else auto");
-  cmd->add_option("--device-lib", f.device_lib, "PrivateUse1 backend library (also OPCHECK_DEVICE_LIB)")
-      ->type_name("PATH");
-  cmd->add_option("--device-name", f.device_name, "Name the status config's device overrides use");
-  cmd->add_option("--device-import", f.device_imports, "Python module that registers the device (repeatable)")
-      ->type_name("MODULE");
-  cmd->add_option("--compile-backend", f.compile_backend, "Run the device call through torch.compile(backend=NAME)")
-      ->type_name("NAME");
+  add_settings_flags(*cmd, f.settings);
   cmd->add_option("--config", f.config, "Status config (default: opcheck.yaml in a manifest folder)")
       ->type_name("FILE");
   add_manifest_flags(*cmd, f.manifest, true);
-  return cmd;
+  commands.add(cmd, [flags, cmd] {
+    flags->settings_given = settings_given(*cmd);
+    return cmd_repro(*flags);
+  });
 }
 
 namespace {
@@ -123,21 +120,21 @@ int cmd_repro(const ReproFlags& f) {
   if (int rc = find_case(f, found); rc != kOk) return rc;
   Case c = *found.c;
 
-  const std::vector<std::string> args = repro::device_args(
-      {f.device, f.device_lib, f.device_name, f.device_imports, f.compile_backend}, found.facts);
-  // The status config's tolerances and comparator, as `run` applies them (bundles carry them already).
+  RunSettings settings = f.settings;
+  std::string error;
+  if (!resolve_run_settings(settings, process_environment(), "opcheck-out", error)) {
+    std::cerr << "opcheck: error: " << error << "\n";
+    return kUsageError;
+  }
+  const std::vector<std::string> args = repro::device_args(f.settings_given, settings, found.facts);
   if (found.bundle.empty()) {
     StatusConfig config;
     if (!load_command_config(f.config, f.manifest, config)) return kUsageError;
-    const std::string name = !f.device_name.empty() ? f.device_name : repro::arg_value(args, "--device");
-    if (!config.rules.empty()) apply_status_config(config, c, name);
-    // Without a bundle, the device faults of this environment are the run's: the script and the command keep them.
-    found.facts.environment = device_environment_set();
+    repro::as_the_run_would(config, settings, args, c, found.facts);
   }
 
   if (f.python) {
     repro::ScriptDevice device;
-    std::string error;
     if (!repro::script_device(args, library_dirs(), device, error)) {
       std::cerr << "opcheck: error: " << error << "\n";
       return kUsageError;

@@ -1,6 +1,9 @@
 // `opcheck validate [PATH]...`: load everything, report every problem, exit 2 on any error.
 #include <iostream>
+#include <memory>
 #include <optional>
+
+#include <CLI/CLI.hpp>
 
 #include "cli/cli.h"
 #include "cli/exec_library.h"
@@ -9,6 +12,15 @@
 #include "runner/run_settings.h"
 
 namespace opcheck::cli {
+namespace {
+
+/// What `validate` checks beyond the manifests themselves.
+struct ValidateFlags {
+  std::vector<std::string> paths;           // manifest files or folders
+  std::string config;                       // --config
+  bool ops = false;                         // --ops: resolve every op and bind its arguments (loads the exec layer)
+  std::vector<std::string> device_imports;  // --device-import, with --ops
+};
 
 int cmd_validate(ManifestFlags f, const ValidateFlags& v) {
   if (!v.ops && !v.device_imports.empty()) {
@@ -64,6 +76,39 @@ int cmd_validate(ManifestFlags f, const ValidateFlags& v) {
             << "\n";
   if (l.selected.usage_error) return kUsageError;
   return errors ? kInterrupted : kOk;
+}
+
+}  // namespace
+
+void add_validate_command(CLI::App& app, Commands& commands) {
+  auto f = std::make_shared<ManifestFlags>();
+  auto v = std::make_shared<ValidateFlags>();
+  auto* validate =
+      app.add_subcommand("validate", "Check manifests and report every problem with file:line (exit 2 on errors)");
+  validate->footer("Example: opcheck validate manifests/ my_model.yaml\n"
+                   "         opcheck validate --ops manifests/   # also resolve every op and bind its arguments");
+  add_manifest_flags(*validate, *f, false);
+  validate->add_flag("--strict-markers", f->strict_markers, "A mark not registered in markers.yaml is an error");
+  validate
+      ->add_option("-m", f->mark_expr,
+                   "Check a marker expression (as run -m takes it) against the marks the manifests use and "
+                   "markers.yaml declares")
+      ->type_name("EXPR");
+  validate
+      ->add_option("--config", v->config,
+                   "Status config to check against the manifests (stale and ambiguous entries); default: "
+                   "opcheck.yaml in a manifest folder")
+      ->type_name("FILE");
+  validate->add_flag("--ops", v->ops,
+                     "Also resolve every case's op and bind its arguments against the op schemas, as a run would "
+                     "(loads libtorch; nothing runs)");
+  validate
+      ->add_option("--device-import", v->device_imports,
+                   "With --ops: Python module to import first, so the ops it registers resolve (repeatable)")
+      ->type_name("MODULE")
+      ->allow_extra_args(false);
+  validate->add_option("paths", v->paths, "Manifest files or folders (default: as --manifests)");
+  commands.add(validate, [f, v] { return cmd_validate(*f, *v); });
 }
 
 }  // namespace opcheck::cli

@@ -4,7 +4,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "select/marker_registry.h"
+#include "report/console.h"
 
 namespace fs = std::filesystem;
 
@@ -68,58 +68,13 @@ std::string shipped_manifest_dir() {
   return std::string(OPCHECK_INSTALL_DATADIR) + "/manifests";
 }
 
-std::vector<std::string> manifest_paths(const ManifestFlags& f) {
-  if (!f.manifests.empty()) return f.manifests;
-  std::vector<std::string> out{shipped_manifest_dir()};
-  if (const char* extra = std::getenv("OPCHECK_MANIFESTS")) {
-    std::string s = extra;
-    std::size_t start = 0;
-    while (start <= s.size()) {
-      auto end = s.find(':', start);
-      if (end == std::string::npos) end = s.size();
-      if (end > start) out.push_back(s.substr(start, end - start));
-      start = end + 1;
-    }
-  }
-  return out;
-}
+std::vector<std::string> manifest_paths(const ManifestFlags& f) { return opcheck::manifest_paths(f, shipped_manifest_dir()); }
 
-Loaded load_and_select(const ManifestFlags& f) {
-  Loaded out;
-  const auto paths = manifest_paths(f);
-  out.set = load_manifests(paths);
-  out.diagnostics.append(out.set.diagnostics);
-
-  // The registry: the shipped one, plus a markers.yaml at the top of any folder given.
-  MarkerRegistry registry;
-  std::vector<std::string> registries{shipped_manifest_dir() + "/markers.yaml"};
-  for (const auto& p : paths) {
-    std::error_code ec;
-    if (fs::is_directory(p, ec)) registries.push_back((fs::path(p) / "markers.yaml").string());
-  }
-  for (const auto& r : registries) {
-    std::error_code ec;
-    if (fs::exists(r, ec)) load_marker_registry(r, registry, out.diagnostics);
-  }
-
-  Selection sel;
-  sel.models = f.models;
-  sel.variant = f.variant;
-  sel.mark_expr = f.mark_expr;
-  sel.keyword_expr = f.keyword_expr;
-  sel.strict_markers = f.strict_markers;
-  sel.ids = f.ids;
-  sel.deselect = f.deselect;
-  sel.registered_markers = marker_names(registry);
-  out.selected = select_cases(out.set, sel);
-  out.diagnostics.append(out.selected.diagnostics);
-  return out;
-}
+Loaded load_and_select(const ManifestFlags& f) { return opcheck::load_and_select(f, shipped_manifest_dir()); }
 
 bool load_command_config(const std::string& flag, const ManifestFlags& f, StatusConfig& out) {
   DiagnosticList diags;
-  const std::string path = !flag.empty() ? flag : default_status_config_path(manifest_paths(f), diags);
-  if (!path.empty() && !load_status_config(path, out, diags)) {
+  if (!load_status_config_for(flag, manifest_paths(f), out, diags)) {
     print_diagnostics(diags);
     return false;
   }
@@ -127,26 +82,8 @@ bool load_command_config(const std::string& flag, const ManifestFlags& f, Status
   return true;
 }
 
-void print_error(const std::exception& e, const std::string& context) {
-  const std::string what = e.what();
-  if (what.find(": error: ") != std::string::npos) std::cerr << what << "\n";
-  else std::cerr << "opcheck: error: " << context << what << "\n";
-}
+void print_error(const std::exception& e, const std::string& context) { std::cerr << error_text(e, context); }
 
-void print_diagnostics(const DiagnosticList& d, bool errors_only) {
-  std::size_t hidden = 0;
-  for (const auto& item : d.items) {
-    // A warning about the command line itself (an -m mark nothing has) is about what the user just typed: always
-    // shown. Warnings about the manifests are counted and left to `opcheck validate`.
-    if (errors_only && item.severity == Diagnostic::Severity::Warning && !item.loc.file.empty()) {
-      ++hidden;
-      continue;
-    }
-    std::cerr << item.format() << "\n";
-  }
-  if (hidden)
-    std::cerr << "opcheck: " << hidden << " warning" << (hidden == 1 ? "" : "s")
-              << " about the manifests; `opcheck validate` lists them\n";
-}
+void print_diagnostics(const DiagnosticList& d, bool errors_only) { std::cerr << diagnostics_text(d, errors_only); }
 
 }  // namespace opcheck::cli

@@ -1,14 +1,6 @@
 #include "common/device_choice.h"
 
-#include <cstdlib>
-
 namespace opcheck {
-
-std::string device_lib_or_env(const std::string& flag) {
-  if (!flag.empty()) return flag;
-  const char* env = std::getenv("OPCHECK_DEVICE_LIB");
-  return env ? env : "";
-}
 
 std::string resolve_auto_device(const std::string& device, const std::string& device_lib, bool device_imports,
                                 std::string* why) {

@@ -5,9 +5,6 @@
 
 namespace opcheck {
 
-/// The device library a run loads: `flag` (--device-lib), else OPCHECK_DEVICE_LIB, else "".
-std::string device_lib_or_env(const std::string& flag);
-
 /// The device `--device auto` (or no --device, "") stands for: the PrivateUse1 device when modules register one
 /// (`device_imports`) or a device library is configured, else opcheck's loopback stand-in. Any other device is
 /// returned as given. `why`, when not null, gets the reason for the log line ("" for a device given by name).

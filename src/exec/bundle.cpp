@@ -13,7 +13,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/device_choice.h"
 #include "exec/engine.h"
 #include "exec/pickle_io.h"
 #include "manifest/manifest_writer.h"
@@ -107,32 +106,7 @@ std::string describe_tensor(const at::Tensor& t) {
 
 }  // namespace
 
-std::vector<std::string> rerun_device_args(const ExecOptions& opts) {
-  std::string lib = device_lib_or_env(opts.device_lib);
-  if (!opts.device_imports.empty()) lib.clear();  // the imports register the device; no library is loaded
-  std::string device = opts.device.empty() ? "auto" : opts.device;
-  // With imports the rerun keeps auto: its own imports register the device again.
-  if (opts.device_imports.empty()) device = resolve_auto_device(device, lib, false);
-  std::vector<std::string> args{"--device", device};
-  if (!lib.empty() && device != "cpu" && device != "loopback") {
-    args.push_back("--device-lib");
-    args.push_back(fs::absolute(lib).string());
-  }
-  if (!opts.device_name.empty()) {
-    args.push_back("--device-name");
-    args.push_back(opts.device_name);
-  }
-  switch (opts.reference_dtype) {
-    case ReferenceDtype::Same: args.insert(args.end(), {"--reference-dtype", "same"}); break;
-    case ReferenceDtype::Float32: args.insert(args.end(), {"--reference-dtype", "float32"}); break;
-    case ReferenceDtype::Float64: args.insert(args.end(), {"--reference-dtype", "float64"}); break;
-    case ReferenceDtype::Auto: break;
-  }
-  if (opts.repeat > 0) args.insert(args.end(), {"--repeat", std::to_string(opts.repeat)});
-  for (const auto& m : opts.device_imports) args.insert(args.end(), {"--device-import", m});
-  if (!opts.compile_backend.empty()) args.insert(args.end(), {"--compile-backend", opts.compile_backend});
-  return args;
-}
+std::vector<std::string> rerun_device_args(const ExecOptions& opts) { return opts.rerun; }
 
 FailureBundles::FailureBundles(std::string dir, const ExecOptions& opts, const ExecInfo& info)
     : dir_(fs::absolute(dir).lexically_normal().string()), opts_(opts), info_(info) {

@@ -276,7 +276,8 @@ bool setup_python_device(const ExecOptions& opts, const std::string& type, int i
 
 bool setup_device(const ExecOptions& opts, DeviceSetup& out, std::string& error) {
   out = DeviceSetup{};
-  std::string device_lib = device_lib_or_env(opts.device_lib);
+  // The run's settings took the library from OPCHECK_DEVICE_LIB when no flag gave one (runner/run_settings.h).
+  std::string device_lib = opts.device_lib;
 
   std::string type;
   int index = -1;

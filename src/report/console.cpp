@@ -338,4 +338,26 @@ std::string run_banner(const ExecInfo& info, std::size_t cases, std::size_t uniq
   return line + "\n";
 }
 
+std::string diagnostics_text(const DiagnosticList& d, bool errors_only) {
+  std::string out;
+  std::size_t hidden = 0;
+  for (const auto& item : d.items) {
+    if (errors_only && item.severity == Diagnostic::Severity::Warning && !item.loc.file.empty()) {
+      ++hidden;
+      continue;
+    }
+    out += item.format() + "\n";
+  }
+  if (hidden)
+    out += "opcheck: " + std::to_string(hidden) + " warning" + (hidden == 1 ? "" : "s") +
+           " about the manifests; `opcheck validate` lists them\n";
+  return out;
+}
+
+std::string error_text(const std::exception& e, const std::string& context) {
+  const std::string what = e.what();
+  if (what.find(": error: ") != std::string::npos) return what + "\n";
+  return "opcheck: error: " + context + what + "\n";
+}
+
 }  // namespace opcheck

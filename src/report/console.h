@@ -1,13 +1,24 @@
 // The console's closing lines, worded (and coloured) exactly as pytest words them.
 #pragma once
 
+#include <exception>
 #include <functional>
 #include <string>
 
+#include "opcheck/diagnostic.h"
 #include "opcheck/exec_api.h"
 #include "opcheck/report.h"
 
 namespace opcheck {
+
+/// Diagnostics as the console shows them, one per line. With errors_only, warnings about the manifests are counted
+/// in one closing line that points at `opcheck validate` (listing commands stay readable; validate shows everything);
+/// a warning about the command line itself (an -m mark nothing has) is always shown.
+std::string diagnostics_text(const DiagnosticList& d, bool errors_only = false);
+
+/// A failure as one console line: a message that is already located ("path: error: what") as it is, anything else
+/// as "opcheck: error: <context>what". Never two "error:" prefixes.
+std::string error_text(const std::exception& e, const std::string& context = {});
 
 /// pytest's summary line without the `=` rule: "2 failed, 1 passed, 1 skipped, 1 xfailed, 1 xpassed, 1 error in 0.02s".
 /// Order and words follow pytest (failed, passed, skipped, deselected, xfailed, xpassed, error(s)); zero counts are

@@ -37,6 +37,25 @@ void require_same(const std::vector<RunReport>& shards, const char* what, std::s
   }
 }
 
+// Every part of the identity (RunInfo::identity: the settings and facts that decide verdicts) is the same in every
+// shard; a part one shard lacks counts as "".
+void require_same_identity(const std::vector<RunReport>& shards) {
+  auto value = [](const RunInfo& info, const std::string& what) {
+    for (const auto& [name, v] : info.identity)
+      if (name == what) return v;
+    return std::string();
+  };
+  for (std::size_t i = 1; i < shards.size(); ++i) {
+    for (const RunInfo* side : {&shards[0].info, &shards[i].info})
+      for (const auto& part : side->identity) {
+        const std::string a = value(shards[0].info, part.first), b = value(shards[i].info, part.first);
+        if (a != b)
+          throw ReportError("opcheck merge: error: shard " + std::to_string(i + 1) + " ran with " + part.first +
+                            " \"" + b + "\" but shard 1 with \"" + a + "\"\n  Fix: merge only the shards of one run");
+      }
+  }
+}
+
 // "I/N" (0-based, as --shard takes it) -> (I, N); false when the text is not a shard spec.
 bool parse_shard(const std::string& s, int& i, int& n) {
   char tail;
@@ -56,6 +75,7 @@ RunReport merge_reports(const std::vector<RunReport>& shards, bool allow_partial
   require_same(shards, "libtorch", &RunInfo::torch_version);
   require_same(shards, "device", &RunInfo::device_name);
   require_same(shards, "device library digest", &RunInfo::device_lib_sha256);
+  require_same_identity(shards);
 
   RunInfo& info = out.info;
   info = shards[0].info;

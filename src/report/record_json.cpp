@@ -241,6 +241,9 @@ void write_run_info(JsonWriter& w, const RunInfo& info) {
   w.key("device_environment").strings(info.device_environment, /*compact=*/true);
   w.field("status_config_sha256", info.status_config_sha256);
   w.field("dedupe_key_version", info.dedupe_key_version);
+  w.key("identity").begin_object();
+  for (const auto& [what, value] : info.identity) w.field(what, value);
+  w.end_object();
   w.field("host", info.host);
   w.field("started_at", info.started_at);
   w.field("duration_s", info.duration_s);
@@ -288,6 +291,15 @@ RunInfo run_info_from_json(const json& j, const JsonWhere& w) {
   if (j.contains("device_environment")) info.device_environment = get_strings(j, w, "device_environment");
   if (j.contains("status_config_sha256")) info.status_config_sha256 = get_string(j, w, "status_config_sha256");
   if (j.contains("dedupe_key_version")) info.dedupe_key_version = get_string(j, w, "dedupe_key_version");
+  // Written since the identity is derived from the run's settings; files of earlier runs lack it.
+  if (j.contains("identity")) {
+    const json& id = member(j, w, "identity");
+    if (!id.is_object()) throw_json_error(w.at("identity"), "expected an object mapping each part to its value");
+    for (auto it = id.begin(); it != id.end(); ++it) {
+      if (!it.value().is_string()) throw_json_error(w.at("identity").at(it.key()), "expected a string");
+      info.identity.emplace_back(it.key(), it.value().get<std::string>());
+    }
+  }
   info.host = get_string(j, w, "host");
   info.started_at = get_string(j, w, "started_at");
   info.duration_s = get_number(j, w, "duration_s");

@@ -138,17 +138,16 @@ const Manifest* manifest_of(const ManifestSet& set, const Case& c) {
   return nullptr;
 }
 
-std::vector<std::string> device_args(const DeviceFlags& f, const BundleFacts& facts) {
-  if (f.device.empty() && f.device_lib.empty() && f.device_imports.empty() && f.compile_backend.empty() &&
-      !facts.rerun_device_args.empty())
-    return facts.rerun_device_args;
-  std::vector<std::string> args{"--device", f.device.empty() ? "auto" : f.device};
-  if (!f.device_lib.empty()) args.insert(args.end(), {"--device-lib", absolute(f.device_lib)});
-  if (!f.device_name.empty()) args.insert(args.end(), {"--device-name", f.device_name});
-  for (const auto& m : f.device_imports) args.insert(args.end(), {"--device-import", m});
-  if (!f.compile_backend.empty() && f.compile_backend != "none")
-    args.insert(args.end(), {"--compile-backend", f.compile_backend});
-  return args;
+std::vector<std::string> device_args(bool user_gave_settings, const RunSettings& settings, const BundleFacts& facts) {
+  if (!user_gave_settings && !facts.rerun_device_args.empty()) return facts.rerun_device_args;
+  return rerun_arguments(settings).args;
+}
+
+void as_the_run_would(const StatusConfig& config, const RunSettings& settings, const std::vector<std::string>& args,
+                      Case& c, BundleFacts& facts) {
+  const std::string device_name = !settings.device_name.empty() ? settings.device_name : arg_value(args, "--device");
+  if (!config.rules.empty()) apply_status_config(config, c, device_name);
+  facts.environment = settings.device_environment;
 }
 
 std::string arg_value(const std::vector<std::string>& args, const char* flag) {
@@ -171,7 +170,7 @@ bool script_device(const std::vector<std::string>& args, const std::vector<std::
     out.python_path = first_existing(library_dirs, "python", true);
     return true;
   }
-  const std::string lib = device_lib_or_env(arg_value(args, "--device-lib"));
+  const std::string lib = arg_value(args, "--device-lib");
   device = resolve_auto_device(device, lib, false);
   std::string type = device, index = "0";
   if (auto colon = device.find(':'); colon != std::string::npos) {

@@ -8,8 +8,10 @@
 #include <utility>
 #include <vector>
 
+#include "config/status_config.h"
 #include "opcheck/case.h"
 #include "repro/script.h"
+#include "runner/run_settings.h"
 
 namespace opcheck::repro {
 
@@ -39,17 +41,16 @@ const Case* find_case(const ManifestSet& set, const std::vector<const Case*>& se
 /// The manifest of `set` that holds `c`; nullptr when none does.
 const Manifest* manifest_of(const ManifestSet& set, const Case& c);
 
-/// The device flags the user gave `repro`.
-struct DeviceFlags {
-  std::string device;                       // "" = the bundle's, else auto
-  std::string device_lib;                   // --device-lib
-  std::string device_name;                  // --device-name
-  std::vector<std::string> device_imports;  // --device-import
-  std::string compile_backend;              // --compile-backend ("none" = eager)
-};
+/// The `opcheck run` settings arguments of the reproduction: the bundle's recorded ones when the user gave no
+/// setting of their own (`user_gave_settings`) and the bundle has some, else what `settings` (resolved) rerun with.
+std::vector<std::string> device_args(bool user_gave_settings, const RunSettings& settings, const BundleFacts& facts);
 
-/// The `opcheck run` device flags of the reproduction: the user's, else the bundle's, else `--device auto`.
-std::vector<std::string> device_args(const DeviceFlags& f, const BundleFacts& facts);
+/// A case reproduced from its manifest (no bundle) as the run would have run it: the status config's tolerances and
+/// comparator applied for the device the run names (--device-name, else the device `args` select), and the device
+/// faults of this environment (`settings`) carried into `facts`, so the command and the script keep them. A bundle
+/// carries both already.
+void as_the_run_would(const StatusConfig& config, const RunSettings& settings, const std::vector<std::string>& args,
+                      Case& c, BundleFacts& facts);
 
 /// The value after `flag` in `args` ("" when absent).
 std::string arg_value(const std::vector<std::string>& args, const char* flag);

@@ -1,8 +1,8 @@
 #include "runner/run_identity.h"
 
-#include <cstdlib>
+#include <algorithm>
 
-#include "opcheck/device_environment.h"
+#include "plan/plan.h"
 
 namespace opcheck {
 namespace {
@@ -15,37 +15,46 @@ std::string listed(const std::vector<std::string>& items) {
 
 std::string shown(const std::string& value) { return value.empty() ? "none" : "'" + value + "'"; }
 
+const std::string* part(const IdentityParts& parts, const std::string& what) {
+  const auto it =
+      std::find_if(parts.begin(), parts.end(), [&](const auto& p) { return p.first == what; });
+  return it == parts.end() ? nullptr : &it->second;
+}
+
 }  // namespace
+
+IdentityParts run_identity(const RunSettings& settings, const ExecInfo& executor,
+                           const std::string& status_config_sha256, const std::vector<SettingField>& fields) {
+  IdentityParts out = {
+      {"opcheck version", OPCHECK_VERSION},
+      {"libtorch version", executor.torch_version},
+      {"libtorch folder", executor.torch_path},
+      {"device", executor.device},
+      {"device name", executor.device_name},
+      {"device library", executor.device_lib},
+      {"device library digest", executor.device_lib_sha256},
+      {"Python modules", listed(executor.python_modules)},
+  };
+  for (auto& p : settings_identity(settings, fields)) out.push_back(std::move(p));
+  out.emplace_back("status config digest", status_config_sha256);
+  out.emplace_back("dedupe-key version", kDedupeKeyVersion);
+  return out;
+}
 
 std::vector<IdentityChange> identity_changes(const RunInfo& then, const RunInfo& now) {
   std::vector<IdentityChange> out;
-  auto check = [&](const char* what, const std::string& a, const std::string& b) {
-    if (a != b) out.push_back({what, a, b});
-  };
-  check("opcheck version", then.opcheck_version, now.opcheck_version);
-  check("libtorch version", then.torch_version, now.torch_version);
-  check("libtorch folder", then.torch_path, now.torch_path);
-  check("device", then.device, now.device);
-  check("device name", then.device_name, now.device_name);
-  check("device library", then.device_lib, now.device_lib);
-  check("device library digest", then.device_lib_sha256, now.device_lib_sha256);
-  check("Python modules", listed(then.python_modules), listed(now.python_modules));
-  check("compile backend", then.compile_backend, now.compile_backend);
-  check("fault settings", listed(then.device_environment), listed(now.device_environment));
-  check("status config digest", then.status_config_sha256, now.status_config_sha256);
-  check("dedupe-key version", then.dedupe_key_version, now.dedupe_key_version);
+  for (const auto& [what, value] : now.identity) {
+    const std::string* before = part(then.identity, what);
+    if (before == nullptr || *before != value) out.push_back({what, before ? *before : std::string(), value});
+  }
+  for (const auto& [what, value] : then.identity)
+    if (part(now.identity, what) == nullptr) out.push_back({what, value, ""});
   return out;
 }
 
 std::string describe_changes(const std::vector<IdentityChange>& changes) {
   std::string out;
   for (const auto& c : changes) out += "  " + c.what + ": " + shown(c.then) + " -> " + shown(c.now) + "\n";
-  return out;
-}
-
-std::vector<std::string> device_environment_now() {
-  std::vector<std::string> out;
-  for (const auto& [name, value] : device_environment_set()) out.push_back(name + "=" + value);
   return out;
 }
 

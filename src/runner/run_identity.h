@@ -1,13 +1,22 @@
-// A run's identity: everything that, changed, could change a verdict. --resume and --results-cache reuse a result
-// only under the same identity.
+// A run's identity: everything that, changed, could change a verdict. --resume, --results-cache and merge reuse or
+// combine results only under the same identity. It is derived from the run's settings (runner/run_settings.h: every
+// setting with an identity name is a part by construction) and the facts the executor found (libtorch, the device
+// as resolved, its library's digest, the Python modules), plus the status config's digest and the dedupe-key version.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "opcheck/exec_api.h"
 #include "opcheck/report.h"
+#include "runner/run_settings.h"
 
 namespace opcheck {
+
+/// The identity of a run under `settings` on the executor that reported `executor`, in the order it is printed.
+IdentityParts run_identity(const RunSettings& settings, const ExecInfo& executor,
+                           const std::string& status_config_sha256,
+                           const std::vector<SettingField>& fields = setting_fields());
 
 /// One part of the identity that differs between the run that wrote results and this one.
 struct IdentityChange {
@@ -16,15 +25,11 @@ struct IdentityChange {
   std::string now;
 };
 
-/// The parts of the identity in which `now` differs from `then`: opcheck and libtorch versions, the libtorch
-/// folder, the device, its name, library and library digest, the Python modules with their versions, the compile
-/// backend, the device settings (fault injection), the status config's content hash and the dedupe-key version.
+/// The parts in which `now` differs from `then` (RunInfo::identity of each), in `now`'s order, then any part only
+/// `then` has. A `then` that records no identity (written by an older opcheck) differs in every part.
 std::vector<IdentityChange> identity_changes(const RunInfo& then, const RunInfo& now);
 
 /// One line per change, "  device: 'privateuseone:0' -> 'cpu'", each ending in a newline.
 std::string describe_changes(const std::vector<IdentityChange>& changes);
-
-/// "NAME=value" of each device setting set in this process's environment (opcheck/device_environment.h).
-std::vector<std::string> device_environment_now();
 
 }  // namespace opcheck

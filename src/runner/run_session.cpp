@@ -9,7 +9,6 @@
 
 #include "plan/plan.h"
 #include "report/journal.h"
-#include "runner/run_identity.h"
 
 namespace opcheck {
 namespace {
@@ -59,7 +58,6 @@ void describe_executor(const ExecInfo& executor, RunInfo& info) {
   info.python_modules = executor.python_modules;
   info.compile_backend = executor.compile_backend;
   info.enabled_ops = executor.enabled_ops;
-  info.device_environment = device_environment_now();
 }
 
 void StopSignals::install() {

@@ -96,7 +96,7 @@ class RunSession {
 /// A run's account of itself before any case runs: opcheck's version, the host, the start time, the command line,
 /// the policy and the manifests' digests.
 RunInfo describe_run(const std::vector<std::string>& argv, const RunPolicy& policy, const ManifestSet& manifests);
-/// Adds what the executor says about the device under test, torch, the Python device and the device's environment.
+/// Adds what the executor says about the device under test, torch and the Python device.
 void describe_executor(const ExecInfo& executor, RunInfo& info);
 
 /// SessionOptions::triage for the statuses the status config gave (none when it gave none).

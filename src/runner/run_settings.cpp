@@ -1,10 +1,15 @@
 #include "runner/run_settings.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <filesystem>
+#include <sstream>
 #include <stdexcept>
 
+#include "common/device_choice.h"
 #include "common/text.h"
+#include "opcheck/device_environment.h"
 
 namespace opcheck {
 namespace {
@@ -115,6 +120,157 @@ bool resolve_python_device(const std::vector<std::string>& import_flags, const s
   out.compile_backend = backend;
   if (const auto py = env("OPCHECK_PYTHON"); py && !py->empty()) out.python = *py;
   return true;
+}
+
+std::vector<std::pair<std::string, std::string>> device_environment_of(const EnvLookup& env) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const char* name : kDeviceEnvironment)
+    if (const auto v = env(name); v && !v->empty()) out.emplace_back(name, *v);
+  return out;
+}
+
+bool resolve_run_settings(RunSettings& s, const EnvLookup& env, const std::string& artifact_dir, std::string& error) {
+  if (!s.reference_dtype.empty() && s.reference_dtype != "same" && s.reference_dtype != "float32" &&
+      s.reference_dtype != "float64") {
+    error = "--reference-dtype '" + s.reference_dtype + "' is not one\n  Fix: same, float32 or float64";
+    return false;
+  }
+  PythonDeviceSettings py;
+  if (!resolve_python_device(s.device_imports, s.compile_backend, env, py, error)) return false;
+  s.device_imports = py.imports;
+  s.compile_backend = py.compile_backend;
+  if (!py.python.empty()) s.python = py.python;
+  // A configured library is the default device, unless Python modules register it (one backend per process).
+  if (s.device_lib.empty() && s.device_imports.empty())
+    if (const auto lib = env("OPCHECK_DEVICE_LIB")) s.device_lib = *lib;
+  if (s.device.empty()) s.device = "auto";
+  s.device_environment = device_environment_of(env);
+  if (!resolve_shard(s.shard, env, s.shard_index, s.shard_total, error)) return false;
+  s.deadline_s = 0;
+  if (!s.deadline.empty() && !parse_duration(s.deadline, s.deadline_s)) {
+    error = "invalid --deadline '" + s.deadline + "'\n  Fix: use seconds or a unit, e.g. 90s, 45m, 2h";
+    return false;
+  }
+  // Inductor's on-disk caches live with the run's artifacts, so a second run compiles from them.
+  if (!s.compile_backend.empty()) {
+    std::error_code ec;
+    s.inductor_cache_dir = std::filesystem::absolute(std::filesystem::path(artifact_dir) / "inductor-cache", ec).string();
+  }
+  return true;
+}
+
+namespace {
+
+std::string absolute_path(const std::string& p) {
+  std::error_code ec;
+  const std::filesystem::path a = std::filesystem::absolute(p, ec);
+  return ec ? p : a.lexically_normal().string();
+}
+
+// The device library the run loads: none with imports (they register the device) or on a device that uses none.
+std::string loaded_library(const RunSettings& s) {
+  if (!s.device_imports.empty()) return {};
+  const std::string device = resolve_auto_device(s.device, s.device_lib, false);
+  if (device == "cpu" || device == "loopback") return {};
+  return s.device_lib;
+}
+
+// A number as the flag takes it back: "300", "2.5", "1e+09".
+std::string number_word(double v) {
+  std::ostringstream os;
+  os.precision(17);
+  os << v;
+  return os.str();
+}
+
+std::vector<std::string> one_if(bool given, std::string value) {
+  if (!given) return {};
+  return {std::move(value)};
+}
+
+}  // namespace
+
+const std::vector<SettingField>& setting_fields() {
+  // Device, library and name are in the identity as the executor resolved them (ExecInfo), not as given.
+  static const std::vector<SettingField> fields = {
+      {nullptr, "--device", false,
+       [](const RunSettings& s) {
+         // With imports the rerun keeps what was given: its own imports register the device again.
+         if (!s.device_imports.empty()) return std::vector<std::string>{s.device.empty() ? "auto" : s.device};
+         return std::vector<std::string>{resolve_auto_device(s.device, s.device_lib, false)};
+       }},
+      {nullptr, "--device-lib", false,
+       [](const RunSettings& s) {
+         const std::string lib = loaded_library(s);
+         return one_if(!lib.empty(), absolute_path(lib));
+       }},
+      {nullptr, "--device-name", false, [](const RunSettings& s) { return one_if(!s.device_name.empty(), s.device_name); }},
+      {"reference dtype", "--reference-dtype", false,
+       [](const RunSettings& s) { return one_if(!s.reference_dtype.empty(), s.reference_dtype); }},
+      {"repeat", "--repeat", false,
+       [](const RunSettings& s) { return one_if(s.repeat > 0, std::to_string(s.repeat)); }},
+      {nullptr, "--device-import", false, [](const RunSettings& s) { return s.device_imports; }},
+      {"compile backend", "--compile-backend", false,
+       [](const RunSettings& s) { return one_if(!s.compile_backend.empty(), s.compile_backend); }},
+      {"timeout", "--timeout", false,
+       [](const RunSettings& s) { return one_if(s.timeout_s != RunSettings{}.timeout_s, number_word(s.timeout_s)); }},
+      {"max case bytes", "--max-case-bytes", false,
+       [](const RunSettings& s) { return one_if(s.max_case_bytes > 0, std::to_string(s.max_case_bytes)); }},
+      {"fault settings", nullptr, true,
+       [](const RunSettings& s) {
+         std::vector<std::string> out;
+         for (const auto& [name, value] : s.device_environment) out.push_back(name + "=" + value);
+         return out;
+       }},
+  };
+  return fields;
+}
+
+RerunArguments rerun_arguments(const RunSettings& s, const std::vector<SettingField>& fields) {
+  RerunArguments out;
+  for (const auto& f : fields) {
+    for (const auto& v : f.values(s)) {
+      if (f.environment) {
+        const auto eq = v.find('=');
+        out.environment.emplace_back(v.substr(0, eq), eq == std::string::npos ? std::string() : v.substr(eq + 1));
+      } else if (f.flag != nullptr) {
+        out.args.insert(out.args.end(), {f.flag, v});
+      }
+    }
+  }
+  return out;
+}
+
+IdentityParts settings_identity(const RunSettings& s, const std::vector<SettingField>& fields) {
+  IdentityParts out;
+  for (const auto& f : fields) {
+    if (f.identity == nullptr) continue;
+    std::string joined;
+    for (const auto& v : f.values(s)) joined += (joined.empty() ? "" : "; ") + v;
+    out.emplace_back(f.identity, joined);
+  }
+  return out;
+}
+
+ExecOptions exec_options(const RunSettings& s) {
+  ExecOptions o;
+  o.device = s.device;
+  o.device_lib = s.device_lib;
+  o.device_name = s.device_name;
+  o.device_imports = s.device_imports;
+  o.compile_backend = s.compile_backend;
+  o.python = s.python;
+  o.inductor_cache_dir = s.inductor_cache_dir;
+  o.reference_dtype = s.reference_dtype == "same"      ? ReferenceDtype::Same
+                      : s.reference_dtype == "float32" ? ReferenceDtype::Float32
+                      : s.reference_dtype == "float64" ? ReferenceDtype::Float64
+                                                       : ReferenceDtype::Auto;
+  o.repeat = s.repeat;
+  o.max_case_bytes = s.max_case_bytes;
+  o.intra_op_threads = s.intra_op_threads;
+  o.save_failures_dir = s.save_failures_dir;
+  o.rerun = rerun_arguments(s).args;
+  return o;
 }
 
 }  // namespace opcheck

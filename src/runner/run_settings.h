@@ -1,12 +1,17 @@
-// A run's settings that come from flags and the environment together: the shard, the deadline, how many workers
-// with how many threads, and the Python device (--device-import, --compile-backend). Each is read here once, with
-// the usage error a person can act on, so that `opcheck run` and its tests read them the same way.
+// A run's settings, from flags and the environment together, resolved once into one value (RunSettings), with the
+// two derivations everything else uses: the arguments that rerun a case (the rerun line, `repro`, failure bundles,
+// generated scripts) and the identity (resume, the results cache, merge). Each setting is read here once, with the
+// usage error a person can act on, so that `opcheck run`, `opcheck repro` and their tests read them the same way.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "opcheck/exec_api.h"
 
 namespace opcheck {
 
@@ -43,5 +48,76 @@ struct PythonDeviceSettings {
 /// False with a usage error (what is wrong and a Fix) for a module or backend name that cannot be one.
 bool resolve_python_device(const std::vector<std::string>& import_flags, const std::string& backend_flag,
                            const EnvLookup& env, PythonDeviceSettings& out, std::string& error);
+
+/// Every setting of one run that decides what a case computes or how the run goes. The CLI writes flags into it;
+/// resolve_run_settings() completes it from the environment and checks it.
+struct RunSettings {
+  // The device under test.
+  std::string device = "auto";              // --device
+  std::string device_lib;                   // --device-lib, else OPCHECK_DEVICE_LIB (none with --device-import)
+  std::string device_name;                  // --device-name: the name skip_if, the status config and reports see
+  std::vector<std::string> device_imports;  // --device-import, else OPCHECK_DEVICE_IMPORT
+  std::string compile_backend;              // --compile-backend, else TEST_COMPILE_BACKEND; "" = eager
+  std::string python;                       // OPCHECK_PYTHON: the interpreter to host ("" = the build's)
+  /// OPCHECK_LOOPBACK_FAULTS and the other variables that change what opcheck's own devices compute, as set.
+  std::vector<std::pair<std::string, std::string>> device_environment;
+  // How a case is judged.
+  std::string reference_dtype;      // --reference-dtype: "" (the case's), same, float32, float64
+  int repeat = -1;                  // --repeat: device runs per case; -1 = 2 on a device, 1 on cpu
+  double timeout_s = 300;           // --timeout
+  std::int64_t max_case_bytes = 0;  // --max-case-bytes; 0 = no limit
+  // How the run goes; none of these changes a verdict.
+  std::string shard;     // --shard as given, else from the sharding variables
+  int shard_index = 0;   // resolved
+  int shard_total = 1;
+  std::string deadline;  // --deadline as given
+  double deadline_s = 0;  // resolved; 0 = none
+  int jobs = 0;               // -j; 0 = one per core
+  int intra_op_threads = 0;   // --intra-op-threads; 0 = cores / jobs
+  std::vector<int> devices;   // --devices: one worker per device index
+  bool isolation = true;      // false with --no-isolation
+  std::string save_failures_dir;   // --save-failures
+  std::string inductor_cache_dir;  // with a compile backend: <artifact dir>/inductor-cache
+};
+
+/// Completes `s` from the environment (the device library, the Python device, the shard, the device's fault
+/// variables), resolves the deadline and checks every value. `artifact_dir` holds inductor's caches. False with a
+/// usage error (what is wrong and a Fix).
+bool resolve_run_settings(RunSettings& s, const EnvLookup& env, const std::string& artifact_dir, std::string& error);
+
+/// The device's fault variables set (and not empty) in `env`, as (name, value), in kDeviceEnvironment's order.
+std::vector<std::pair<std::string, std::string>> device_environment_of(const EnvLookup& env);
+
+/// How one setting shows in the two derivations. A setting with a flag is a rerun argument (one `flag value` pair per
+/// value, none when it has no value); one with `environment` set is rerun as environment assignments (its values are
+/// NAME=value); one with `identity` set is a part of the run's identity named so (all its values joined by "; ").
+struct SettingField {
+  const char* identity = nullptr;  // e.g. "reference dtype"; nullptr = the executor's facts stand for it
+  const char* flag = nullptr;      // e.g. "--reference-dtype"
+  bool environment = false;
+  std::function<std::vector<std::string>(const RunSettings&)> values;  // empty = the default
+};
+
+/// The settings a rerun must repeat and the identity must hold, in the order the rerun command gives them.
+const std::vector<SettingField>& setting_fields();
+
+/// The command-line part of a rerun: environment assignments, then arguments.
+struct RerunArguments {
+  std::vector<std::pair<std::string, std::string>> environment;
+  std::vector<std::string> args;
+};
+
+/// What reruns a case under the same settings: `--device` resolved as the run resolved `auto`, the device library as
+/// an absolute path, and every other field that has a value.
+RerunArguments rerun_arguments(const RunSettings& s, const std::vector<SettingField>& fields = setting_fields());
+
+/// One named part of a run's identity, as RunInfo::identity holds them.
+using IdentityParts = std::vector<std::pair<std::string, std::string>>;
+
+/// The identity parts that come from the settings (fields with an identity name), in the table's order.
+IdentityParts settings_identity(const RunSettings& s, const std::vector<SettingField>& fields = setting_fields());
+
+/// The options the exec layer takes, from the settings.
+ExecOptions exec_options(const RunSettings& s);
 
 }  // namespace opcheck

@@ -7,6 +7,7 @@
 
 #include "exec/cpu_features.h"
 #include "exec/device.h"
+#include "runner/run_settings.h"
 
 namespace opcheck::exec {
 namespace {
@@ -81,12 +82,13 @@ TEST_F(BackendB, MemoryComesBackWhenTensorsDie) {
 
 TEST_F(BackendB, AutoPicksTheLibraryFromTheEnvironment) {
   ::setenv("OPCHECK_DEVICE_LIB", BACKEND_B_LIB, 1);
-  ExecOptions opts;  // device "auto", no --device-lib
-  DeviceSetup d;
+  RunSettings settings;  // device "auto", no --device-lib: the run's settings take the library from the environment
   std::string error;
-  const bool ok = setup_device(opts, d, error);
+  const bool resolved = resolve_run_settings(settings, process_environment(), "art", error);
   ::unsetenv("OPCHECK_DEVICE_LIB");
-  ASSERT_TRUE(ok) << error;
+  ASSERT_TRUE(resolved) << error;
+  DeviceSetup d;
+  ASSERT_TRUE(setup_device(exec_options(settings), d, error)) << error;
   EXPECT_EQ(d.lib, dev_.lib);
   EXPECT_NE(d.log_line.find("auto: device library configured"), std::string::npos) << d.log_line;
 }

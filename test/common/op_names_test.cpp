@@ -86,13 +86,5 @@ TEST(DeviceChoice, AutoIsTheImportsDeviceThenTheLibraryThenLoopback) {
   EXPECT_EQ(why, "");
 }
 
-TEST(DeviceChoice, TheLibraryFlagWinsOverTheEnvironment) {
-  ::setenv("OPCHECK_DEVICE_LIB", "/env/lib.so", 1);
-  EXPECT_EQ(device_lib_or_env("/flag/lib.so"), "/flag/lib.so");
-  EXPECT_EQ(device_lib_or_env(""), "/env/lib.so");
-  ::unsetenv("OPCHECK_DEVICE_LIB");
-  EXPECT_EQ(device_lib_or_env(""), "");
-}
-
 }  // namespace
 }  // namespace opcheck

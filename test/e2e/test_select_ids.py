@@ -4,6 +4,8 @@ import json
 import re
 import shlex
 
+import pytest
+
 from conftest import SOURCE_DIR, opcheck, write_manifest
 
 
@@ -224,6 +226,47 @@ def test_resume_refuses_a_journal_written_under_another_status_config(tmp_path):
     config.write_text('rules:\n  - id: "f::exp.0"\n    atol: 1.0\n')
     other = opcheck("run", "--manifests", m, "--device", "cpu", "--config", config, "--resume", "--artifact-dir", art)
     assert other.rc == 4 and "status config digest:" in other.err, other
+
+
+@pytest.mark.parametrize("flag,value,part", [
+    ("--repeat", "1", "repeat: none -> '1'"),
+    ("--reference-dtype", "float64", "reference dtype: none -> 'float64'"),
+    ("--timeout", "77", "timeout: none -> '77'"),
+    ("--max-case-bytes", "1000000", "max case bytes: none -> '1000000'"),
+])
+def test_resume_refuses_a_journal_written_under_another_verdict_setting(tmp_path, flag, value, part):
+    m = write_manifest(tmp_path / "f.yaml", "f", exp_cases(2))
+    art = tmp_path / "art"
+    first = opcheck("run", "--manifests", m, "--device", "loopback", "--artifact-dir", art)
+    assert first.rc == 0, first
+    again = opcheck("run", "--manifests", m, "--device", "loopback", flag, value, "--resume", "--artifact-dir", art)
+    assert again.rc == 4, again
+    assert "written by a different run" in again.err and part in again.err, again
+    # The same setting on both sides resumes.
+    fresh = tmp_path / "art2"
+    assert opcheck("run", "--manifests", m, "--device", "loopback", flag, value, "--artifact-dir", fresh).rc == 0
+    same = opcheck("run", "--manifests", m, "--device", "loopback", flag, value, "--resume", "--artifact-dir", fresh)
+    assert same.rc == 0 and "2 results reused" in same.err, same
+
+
+def test_the_rerun_line_carries_the_settings_that_decide_a_verdict(tmp_path):
+    m = write_manifest(tmp_path / "f.yaml", "f", exp_cases(1))
+    r = opcheck("run", "--manifests", m, "--device", "loopback", "--repeat", "3", "--reference-dtype", "float64",
+                "--timeout", "50", "--artifact-dir", tmp_path / "art", env=FAULT)
+    assert r.rc == 1, r
+    rerun = [l for l in r.out.splitlines() if "repro f::exp.0" in l]
+    assert rerun, r
+    line = rerun[0]
+    assert "OPCHECK_LOOPBACK_FAULTS=" in line, line
+    for words in ("--device loopback", "--reference-dtype float64", "--repeat 3", "--timeout 50"):
+        assert words in line, line
+    # repro prints a run command with the same settings.
+    words = shlex.split(line[line.index("OPCHECK_LOOPBACK_FAULTS="):])
+    assert words[0].startswith("OPCHECK_LOOPBACK_FAULTS=") and words[2] == "repro", words
+    printed = opcheck(*words[2:], env=FAULT)
+    assert printed.rc == 0, printed
+    for words in ("--device loopback", "--reference-dtype float64", "--repeat 3", "--timeout 50"):
+        assert words in printed.out, printed
 
 
 def test_results_cache_checks_the_same_identity_as_resume(tmp_path):

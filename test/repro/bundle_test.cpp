@@ -17,6 +17,7 @@
 #include "repro_files.h"
 #include "exec/engine.h"
 #include "plan/plan.h"
+#include "runner/run_settings.h"
 
 namespace fs = std::filesystem;
 
@@ -294,8 +295,9 @@ TEST_F(CpuBundles, AStagedBundleSaysTheRunDidNotFinish) {
     inputs:
       - tensor: {shape: [4], init: randn}
 )");
-  ExecOptions o;
-  o.device = "loopback";
+  RunSettings settings;
+  settings.device = "loopback";
+  const ExecOptions o = exec_options(settings);
   ExecInfo info;
   info.device_name = "loopback";
   FailureBundles staged(bundles.string(), o, info);
@@ -305,22 +307,6 @@ TEST_F(CpuBundles, AStagedBundleSaysTheRunDidNotFinish) {
   EXPECT_NE(read(folder / repro::kBundleReadme).find("did not finish"), std::string::npos);
   EXPECT_EQ(facts_of(folder)["finished"], false);
   EXPECT_EQ(facts_of(folder)["rerun_device_args"], nlohmann::json::array({"--device", "loopback"}));
-}
-
-TEST(RerunDeviceArgs, NameTheDeviceTheRunUsed) {
-  ExecOptions o;
-  o.device = "auto";
-  if (std::getenv("OPCHECK_DEVICE_LIB") == nullptr) {
-    EXPECT_EQ(rerun_device_args(o), (std::vector<std::string>{"--device", "loopback"}));
-  }
-  o.device = "privateuseone";
-  o.device_lib = "/opt/spyre/libspyre.so";
-  o.device_name = "spyre";
-  o.reference_dtype = ReferenceDtype::Float64;
-  o.repeat = 3;
-  EXPECT_EQ(rerun_device_args(o),
-            (std::vector<std::string>{"--device", "privateuseone", "--device-lib", "/opt/spyre/libspyre.so",
-                                      "--device-name", "spyre", "--reference-dtype", "float64", "--repeat", "3"}));
 }
 
 }  // namespace

@@ -74,11 +74,13 @@ TEST(BundleFacts, ReadBackWhatTheRunRecorded) {
   EXPECT_EQ(f.written_slots, std::vector<std::size_t>{1});
 
   // The run's device flags are the default; the user's flags replace them.
-  EXPECT_EQ(device_args({}, f), (std::vector<std::string>{"--device", "loopback"}));
-  DeviceFlags mine;
+  RunSettings mine;
   mine.device = "cpu";
-  EXPECT_EQ(device_args(mine, f), (std::vector<std::string>{"--device", "cpu"}));
-  EXPECT_EQ(device_args({}, BundleFacts{}), (std::vector<std::string>{"--device", "auto"}));
+  mine.repeat = 3;
+  EXPECT_EQ(device_args(false, RunSettings{}, f), (std::vector<std::string>{"--device", "loopback"}));
+  EXPECT_EQ(device_args(true, mine, f), (std::vector<std::string>{"--device", "cpu", "--repeat", "3"}));
+  // Without a bundle, `auto` is resolved as the run resolves it: no device library configured means the loopback.
+  EXPECT_EQ(device_args(false, RunSettings{}, BundleFacts{}), (std::vector<std::string>{"--device", "loopback"}));
 
   // The script names the failure by its first line and carries the faults only to the same stand-in device.
   ScriptDevice cpu;

@@ -9,17 +9,20 @@
 
 #include "report/journal.h"
 #include "runner/earlier_results.h"
+#include "runner/run_identity.h"
 
 namespace opcheck {
 namespace {
 
-RunInfo info(const std::string& device) {
+RunInfo info(const std::string& device, const std::string& faults = "") {
+  RunSettings s;
+  if (!faults.empty()) s.device_environment = {{"OPCHECK_LOOPBACK_FAULTS", faults}};
+  ExecInfo e;
+  e.torch_version = "2.13.0";
+  e.device = device;
+  e.device_name = device;
   RunInfo i;
-  i.opcheck_version = "0.1.0";
-  i.torch_version = "2.13.0";
-  i.device = device;
-  i.device_name = device;
-  i.dedupe_key_version = "k2";
+  i.identity = run_identity(s, e, "");
   return i;
 }
 
@@ -69,8 +72,7 @@ TEST(EarlierResults, JournalOfTheSameIdentityServesSameCaseAndKey) {
 TEST(EarlierResults, JournalOfAnotherIdentityIsRefusedSayingWhatDiffers) {
   EarlierResults e;
   std::string error;
-  RunInfo then = info("privateuseone:0");
-  then.device_environment = {"OPCHECK_LOOPBACK_FAULTS=aten::exp=bias:1"};
+  RunInfo then = info("privateuseone:0", "aten::exp=bias:1");
   EXPECT_FALSE(e.adopt_journal({record("m::a", "k2:1", Stage::PASSED)}, then, info("cpu"), "art/journal.jsonl", error));
   EXPECT_NE(error.find("art/journal.jsonl was written by a different run"), std::string::npos) << error;
   EXPECT_NE(error.find("  device: 'privateuseone:0' -> 'cpu'"), std::string::npos) << error;

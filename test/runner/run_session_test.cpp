@@ -9,6 +9,7 @@
 
 #include "plan/plan.h"
 #include "report/journal.h"
+#include "runner/run_identity.h"
 #include "runner/run_session.h"
 
 namespace opcheck {
@@ -75,8 +76,11 @@ struct RunSessionTest : ::testing::Test {
   }
   RunInfo identity(const std::string& device = "scripted:0") {
     RunInfo info = describe_run({"opcheck", "run"}, RunPolicy{}, ManifestSet{});
-    info.device = device;
-    info.torch_version = "2.13.0";
+    ExecInfo e;
+    e.device = device;
+    e.torch_version = "2.13.0";
+    describe_executor(e, info);
+    info.identity = run_identity(RunSettings{}, e, "");
     return info;
   }
   // One whole run with `options`: select, open, execute, close. Returns the report.

@@ -1,6 +1,8 @@
-// A run's settings from flags and the environment: deadline, shard, workers and threads, the Python device.
+// A run's settings from flags and the environment (deadline, shard, workers and threads, the Python device, the
+// device library, the fault variables), and the rerun arguments derived from them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 #include "runner/run_settings.h"
@@ -105,6 +107,108 @@ TEST(RunSettings, ThePythonDeviceComesFromFlagsElseTheEnvironment) {
   EXPECT_FALSE(resolve_python_device({".mod"}, "", env({}), py, error));
   EXPECT_FALSE(resolve_python_device({}, "", env({{"TEST_COMPILE_BACKEND", "in ductor"}}), py, error));
   EXPECT_NE(error.find("--compile-backend 'in ductor' is not a backend name"), std::string::npos) << error;
+}
+
+bool has_pair(const std::vector<std::string>& args, const std::string& flag, const std::string& value) {
+  for (std::size_t i = 0; i + 1 < args.size(); ++i)
+    if (args[i] == flag && args[i + 1] == value) return true;
+  return false;
+}
+
+TEST(RunSettings, TheEnvironmentCompletesWhatTheFlagsLeaveOpen) {
+  RunSettings s;
+  std::string error;
+  ASSERT_TRUE(resolve_run_settings(s,
+                                   env({{"OPCHECK_DEVICE_LIB", "/opt/spyre/libspyre.so"},
+                                        {"TEST_COMPILE_BACKEND", " none "},
+                                        {"OPCHECK_LOOPBACK_FAULTS", "aten::exp=bias:1e-2"},
+                                        {"OPCHECK_PYLOOP_FAULTS", ""},
+                                        {"OPCHECK_SHARD_INDEX", "1"},
+                                        {"OPCHECK_TOTAL_SHARDS", "3"}}),
+                                   "art", error))
+      << error;
+  EXPECT_EQ(s.device_lib, "/opt/spyre/libspyre.so");
+  EXPECT_EQ(s.compile_backend, "");  // `none` is eager
+  EXPECT_EQ(s.device_environment,
+            (std::vector<std::pair<std::string, std::string>>{{"OPCHECK_LOOPBACK_FAULTS", "aten::exp=bias:1e-2"}}));
+  EXPECT_EQ(s.shard_index, 1);
+  EXPECT_EQ(s.shard_total, 3);
+  EXPECT_EQ(s.inductor_cache_dir, "");
+
+  // Modules register the device: no library is loaded with them, and a compile backend keeps its caches with the
+  // run's artifacts.
+  RunSettings py;
+  py.device_imports = {"torch_spyre"};
+  py.compile_backend = "inductor";
+  ASSERT_TRUE(resolve_run_settings(py, env({{"OPCHECK_DEVICE_LIB", "/opt/x.so"}}), "art", error)) << error;
+  EXPECT_EQ(py.device_lib, "");
+  EXPECT_NE(py.inductor_cache_dir.find("art/inductor-cache"), std::string::npos) << py.inductor_cache_dir;
+
+  RunSettings late;
+  late.deadline = "soon";
+  EXPECT_FALSE(resolve_run_settings(late, env({}), "art", error));
+  EXPECT_EQ(error, "invalid --deadline 'soon'\n  Fix: use seconds or a unit, e.g. 90s, 45m, 2h");
+}
+
+TEST(RerunArguments, CarryEverySettingThatDecidesAVerdict) {
+  RunSettings s;
+  s.device = "privateuseone";
+  s.device_lib = "/opt/spyre/libspyre.so";
+  s.device_name = "spyre";
+  s.reference_dtype = "float64";
+  s.repeat = 3;
+  s.timeout_s = 77;
+  s.max_case_bytes = 1000000;
+  s.device_environment = {{"OPCHECK_LOOPBACK_FAULTS", "aten::exp=bias:1e-2"}};
+  const RerunArguments r = rerun_arguments(s);
+  EXPECT_EQ(r.args, (std::vector<std::string>{"--device", "privateuseone", "--device-lib", "/opt/spyre/libspyre.so",
+                                              "--device-name", "spyre", "--reference-dtype", "float64", "--repeat",
+                                              "3", "--timeout", "77", "--max-case-bytes", "1000000"}));
+  EXPECT_EQ(r.environment, s.device_environment);
+  // The bundle records the same arguments the rerun line prints.
+  EXPECT_EQ(exec_options(s).rerun, r.args);
+}
+
+TEST(RerunArguments, AutoIsResolvedAsTheRunResolvesIt) {
+  RunSettings s;  // auto, no library: the loopback stand-in
+  EXPECT_EQ(rerun_arguments(s).args, (std::vector<std::string>{"--device", "loopback"}));
+  s.device_lib = "/opt/spyre/libspyre.so";
+  EXPECT_EQ(rerun_arguments(s).args,
+            (std::vector<std::string>{"--device", "privateuseone", "--device-lib", "/opt/spyre/libspyre.so"}));
+  // A library that the chosen device does not use is not passed on.
+  s.device = "cpu";
+  EXPECT_EQ(rerun_arguments(s).args, (std::vector<std::string>{"--device", "cpu"}));
+  // Imports register the device again in the rerun: what was given is kept.
+  RunSettings py;
+  py.device_imports = {"opcheck_pyloop"};
+  py.compile_backend = "eager";
+  EXPECT_EQ(rerun_arguments(py).args, (std::vector<std::string>{"--device", "auto", "--device-import",
+                                                                "opcheck_pyloop", "--compile-backend", "eager"}));
+}
+
+TEST(RunSettings, AFieldAddedToTheTableIsSeenByTheRerunAndTheIdentity) {
+  std::vector<SettingField> fields = setting_fields();
+  fields.push_back({"warp factor", "--warp-factor", false, [](const RunSettings& s) {
+                      return std::vector<std::string>{std::to_string(s.repeat * 10)};
+                    }});
+  RunSettings s;
+  s.repeat = 4;
+  EXPECT_TRUE(has_pair(rerun_arguments(s, fields).args, "--warp-factor", "40"));
+  const IdentityParts id = settings_identity(s, fields);
+  EXPECT_NE(std::find(id.begin(), id.end(), std::make_pair(std::string("warp factor"), std::string("40"))), id.end());
+  // And neither derivation invents it without the field.
+  EXPECT_FALSE(has_pair(rerun_arguments(s).args, "--warp-factor", "40"));
+}
+
+TEST(RunSettings, TheLibraryFlagWinsOverTheEnvironment) {
+  RunSettings flag;
+  flag.device_lib = "/flag/lib.so";
+  std::string error;
+  ASSERT_TRUE(resolve_run_settings(flag, env({{"OPCHECK_DEVICE_LIB", "/env/lib.so"}}), "art", error)) << error;
+  EXPECT_EQ(flag.device_lib, "/flag/lib.so");
+  RunSettings none;
+  ASSERT_TRUE(resolve_run_settings(none, env({}), "art", error)) << error;
+  EXPECT_EQ(none.device_lib, "");
 }
 
 }  // namespace

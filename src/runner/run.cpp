@@ -1,0 +1,281 @@
+#include "runner/run.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <optional>
+
+#include "common/sha256.h"
+#include "config/status_config.h"
+#include "plan/plan.h"
+#include "report/diff.h"
+#include "report/metrics.h"
+#include "report/progress.h"
+#include "repro/reproduction.h"
+#include "runner/run_identity.h"
+
+namespace opcheck {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+std::string absolute_path(const std::string& p) {
+  std::error_code ec;
+  const fs::path a = fs::absolute(p, ec);
+  return ec ? p : a.lexically_normal().string();
+}
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+void note_to(std::ostream& err, const std::string& line) { err << "opcheck: " << line << "\n"; }
+
+// Writes the reports asked for; kInternalError when one could not be written, else 0.
+int write_reports(const RunReport& report, const RunRequest& r, std::ostream& err) {
+  const std::vector<std::string> errors = write_report_files(report, r.reports);
+  for (const auto& e : errors) err << error_text(std::runtime_error(e), "writing reports: ");
+  return errors.empty() ? 0 : kInternalError;
+}
+
+// Nothing runnable, but what was rejected while loading is still the run's result: the reports say so.
+int report_rejected_only(const Loaded& l, const RunRequest& r, Clock::time_point t0, RunHost& host) {
+  RunReport report;
+  report.info = describe_run(r.argv, RunPolicy{r.xpass_ok}, l.set);
+  add_load_problems(l.diagnostics, l.set, report);
+  report.info.duration_s = seconds_since(t0);
+  const int report_failure = write_reports(report, r, host.err);
+  host.out << failure_details(report, r.failures) << short_summary(report, r.report_chars)
+           << summary_line(report, r.color) << "\n";
+  return report_failure ? report_failure : kInterrupted;
+}
+
+// --save-failures: its folder exists before the first case fails. False after saying why.
+bool make_failures_folder(const RunRequest& r, std::ostream& err) {
+  const std::string& dir = r.settings.save_failures_dir;
+  if (dir.empty() || r.collect_only) return true;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (!ec && fs::is_directory(dir, ec)) return true;
+  err << "opcheck: error: cannot create the --save-failures folder " << dir << ": "
+      << (ec ? ec.message() : std::string("not a folder")) << "\n  Fix: pass a writable folder\n";
+  return false;
+}
+
+// The cases and facts a run carries from selection to its reports.
+struct Prepared {
+  Loaded loaded;
+  bool invalid_input = false;
+  std::vector<const Case*> cases;
+  KnownKeys known_keys;
+  std::unique_ptr<Executor> executor;
+  StatusConfig config;
+  TriagedSelection triaged;
+  Plan plan;
+  std::size_t all_unique = 0;
+};
+
+// load -> select, then the cases the session runs (--last-failed). nullopt-like: returns an exit code >= 0 to stop.
+int select_cases_to_run(RunRequest& r, RunSession& session, Prepared& p, RunHost& host) {
+  p.loaded = load_and_select(r.selection, r.shipped_manifests);
+  host.err << diagnostics_text(p.loaded.diagnostics, /*errors_only=*/true);
+  if (p.loaded.selected.usage_error) return kUsageError;
+  std::string error;
+  if (!resolve_run_settings(r.settings, process_environment(), r.session.artifact_dir, error)) {
+    host.err << "opcheck: error: " << error << "\n";
+    return kUsageError;
+  }
+  p.invalid_input = p.loaded.diagnostics.has_errors();
+  try {
+    host.err << diagnostics_text(session.read_previous_run());
+  } catch (const std::exception& e) {
+    host.err << error_text(e, "cannot read " + session.journal_path() + ": ");
+    return kUsageError;
+  }
+  p.cases = session.select(p.loaded.selected.cases, RunPolicy{r.xpass_ok});
+  // --strict-markers is pytest's: a problem found while collecting stops the run before any case runs.
+  if (r.selection.strict_markers && p.invalid_input) {
+    host.err << "opcheck: --strict-markers: errors while loading the manifests; no case runs\n";
+    p.cases.clear();
+  }
+  return -1;
+}
+
+// The device under test, then triage -> plan -> shard. An exit code >= 0 stops the run.
+int plan_run(RunRequest& r, Prepared& p, RunHost& host) {
+  if (!make_failures_folder(r, host.err)) return kUsageError;
+  const WorkerLayout workers = layout_workers(r.settings.jobs, r.settings.intra_op_threads, r.settings.devices.size(),
+                                              r.settings.isolation, host.cores);
+  r.settings.jobs = workers.jobs;
+  r.settings.intra_op_threads = workers.intra_op_threads;
+  // The dedupe keys (a SHA-256 per case) are computed while libtorch is still loading.
+  if (!r.collect_only)
+    for (const Case* c : p.cases) p.known_keys.emplace(c, dedupe_key(*c));
+  if (!r.collect_only) {
+    std::string error;
+    bool setup_failed = false;
+    p.executor = host.create_executor(exec_options(r.settings), error, setup_failed);
+    if (!p.executor) {
+      host.err << "opcheck: error: " << error << "\n";
+      return setup_failed ? kUsageError : kInternalError;
+    }
+  }
+  // The name skip_if expressions and the status config's device overrides see.
+  const std::string device_name = p.executor                      ? p.executor->info().device_name
+                                  : !r.settings.device_name.empty() ? r.settings.device_name
+                                                                    : r.settings.device;
+  DiagnosticList config_problems;
+  const bool config_ok = load_status_config_for(
+      r.config, manifest_paths(r.selection, r.shipped_manifests), p.config, config_problems);
+  host.err << diagnostics_text(config_problems, /*errors_only=*/config_ok);
+  if (!config_ok) return kUsageError;
+  p.triaged = triage_selection(p.config, p.cases, device_name);
+  p.plan = make_plan(p.triaged.cases, !r.no_dedupe, &p.known_keys);
+  p.all_unique = p.plan.unique.size();
+  // Sharding follows dedupe: shards split unique calls, so no call runs on two machines.
+  if (r.settings.shard_total > 1) p.plan = shard_plan(p.plan, r.settings.shard_index, r.settings.shard_total);
+  if (r.collect_only) {
+    host.out << describe_plan(p.plan);
+    return p.invalid_input ? kInterrupted : kOk;
+  }
+  return -1;
+}
+
+// The run's account of itself before any case runs, its identity included.
+RunInfo describe(const RunRequest& r, const Prepared& p) {
+  RunInfo info = describe_run(r.argv, RunPolicy{r.xpass_ok}, p.loaded.set);
+  describe_executor(p.executor->info(), info);
+  for (const auto& [name, value] : r.settings.device_environment) info.device_environment.push_back(name + "=" + value);
+  if (!p.config.path.empty()) info.status_config_sha256 = sha256_file(p.config.path);
+  info.identity = run_identity(r.settings, p.executor->info(), info.status_config_sha256);
+  info.deselected = static_cast<std::int64_t>(p.loaded.selected.deselected + p.triaged.excluded);
+  if (r.settings.shard_total > 1)
+    info.shard = std::to_string(r.settings.shard_index) + "/" + std::to_string(r.settings.shard_total);
+  return info;
+}
+
+// execute: the session serves earlier results, runs the rest in the worker pool, and stops as asked.
+int execute(const RunRequest& r, Prepared& p, RunSession& session, RunReport& report, RunHost& host) {
+  StopSignals::install();
+  SessionOptions run;
+  run.device_name = p.executor->info().device_name;
+  run.triage = triage_lookup(p.triaged);
+  run.policy = RunPolicy{r.xpass_ok};
+  run.maxfail = r.maxfail;
+  run.deadline_s = r.settings.deadline_s;
+  run.interrupted = StopSignals::flag();
+  PoolOptions pool;
+  pool.workers = r.settings.jobs;
+  pool.device_indices = r.settings.devices;
+  pool.default_timeout_s = r.settings.timeout_s;
+  pool.isolation = r.settings.isolation;
+  std::ostream& err = host.err;
+  pool.abort_running = StopSignals::abort_running([&err](const std::string& line) { note_to(err, line); });
+  std::string error;
+  try {
+    if (!session.open(report.info, error)) {
+      host.err << "opcheck: error: " << error << "\n";
+      return kUsageError;
+    }
+  } catch (const std::exception& e) {
+    host.err << error_text(e, "cannot read the results cache: ");
+    return kUsageError;
+  }
+  ProgressLine progress(p.plan.occurrences.size(), r.progress && !r.verbose && !r.quiet);
+  session.execute(p.plan, *p.executor, pool, run, report, [&](const CaseRecord& rec) {
+    // Failures are listed together at the end; -v shows every case as it finishes.
+    if (r.verbose) host.out << case_line(rec, r.color) << std::flush;
+    if (r.verbose || r.quiet) return;
+    const std::string line = progress.on_record(rec, fails_run(rec, report.info));
+    if (!line.empty()) host.err << line << std::flush;
+  });
+  host.err << progress.clear() << std::flush;
+  return -1;
+}
+
+// report: written whatever happened, interrupted runs included (partial but valid), with the manifests' problems:
+// errors as ERROR cases, warnings listed. Returns the run's exit code.
+int report_run(const RunRequest& r, const Prepared& p, RunReport& report, RunHost& host) {
+  add_load_problems(p.loaded.diagnostics, p.loaded.set, report);
+  RunEnd end;
+  end.invalid_input = p.invalid_input;
+  end.report_failure = write_reports(report, r, host.err);
+  const std::string& bundles = r.settings.save_failures_dir;
+  if (!bundles.empty() && !r.quiet && std::any_of(report.cases.begin(), report.cases.end(), [](const CaseRecord& c) {
+        return c.outcome == Outcome::Failed || c.outcome == Outcome::Error;
+      }))
+    host.err << "opcheck: failure bundles in " << absolute_path(bundles)
+             << " (README.md in each says how to rerun the case; `opcheck repro --bundle DIR` prints it)\n";
+  host.out << failure_details(report, r.failures);
+  if (report.info.interrupted)
+    host.out << "stopped early: " << report.info.stop_reason << "; " << report.info.not_run << " not run\n";
+  if (r.durations >= 0) host.out << durations_section(report, r.durations);
+  // The comparison with --baseline comes before the summary line, which is always the last line (pytest's).
+  int rc = -1;
+  if (!r.baseline.empty()) {
+    try {
+      DiffResult d = diff_reports(read_metrics(r.baseline), report);
+      host.out << render_diff(d);
+      end.regressions = d.has_regressions();
+    } catch (const std::exception& e) {
+      host.err << error_text(e, "baseline " + r.baseline + ": ");
+      rc = kUsageError;
+    }
+  }
+  host.out << short_summary(report, r.report_chars) << summary_line(report, r.color) << "\n";
+  end.signalled = StopSignals::received();
+  return rc >= 0 ? rc : run_exit_code(report, end);
+}
+
+}  // namespace
+
+std::string rerun_line(const CaseRecord& rec, const RunRequest& r) {
+  if (rec.key.empty()) return {};
+  std::vector<std::string> words{r.binary, "repro", rec.id};
+  if (!r.settings.save_failures_dir.empty() && rec.deduplicated_from.empty()) {
+    words.insert(words.end(), {"--bundle", absolute_path(r.settings.save_failures_dir)});
+    return repro::join_words(words);
+  }
+  for (const auto& m : r.selection.manifests) words.insert(words.end(), {"--manifests", absolute_path(m)});
+  if (!r.config.empty()) words.insert(words.end(), {"--config", absolute_path(r.config)});
+  const RerunArguments rerun = rerun_arguments(r.settings);
+  words.insert(words.end(), rerun.args.begin(), rerun.args.end());
+  // The device faults of the run come along, so that the rerun computes what the run computed.
+  return repro::environment_prefix(rerun.environment) + repro::join_words(words);
+}
+
+int run_request(RunRequest r, RunHost& host) {
+  const auto t0 = Clock::now();
+  r.failures.repro_command = [&r](const CaseRecord& rec) { return rerun_line(rec, r); };
+  r.session.note = [&host](const std::string& line) { note_to(host.err, line); };
+  r.session.quiet = r.quiet;
+  r.session.argv = r.argv;
+  RunSession session(r.session);
+  Prepared p;
+  if (int rc = select_cases_to_run(r, session, p, host); rc >= 0) return rc;
+  if (p.cases.empty()) {
+    if (!p.invalid_input) {
+      host.out << "no tests ran in 0.00s\n";
+      return kNoTests;
+    }
+    return report_rejected_only(p.loaded, r, t0, host);
+  }
+  if (int rc = plan_run(r, p, host); rc >= 0) return rc;
+  const ExecInfo& info = p.executor->info();
+  if (!r.quiet)
+    host.err << run_banner(info, p.plan.occurrences.size(), p.plan.unique.size(), r.settings.shard_index,
+                           r.settings.shard_total, p.all_unique);
+  RunReport report;
+  report.info = describe(r, p);
+  if (int rc = execute(r, p, session, report, host); rc >= 0) return rc;
+  report.info.duration_s = seconds_since(t0);
+  try {
+    session.close(report);
+  } catch (const std::exception& e) {
+    host.err << error_text(e, "cannot write the results cache: ");
+  }
+  const int rc = report_run(r, p, report, host);
+  if (host.end) host.end(rc);
+  return rc;
+}
+
+}  // namespace opcheck
