@@ -180,9 +180,10 @@ cases:
 // ---- bundles an Executor writes (device cpu: errors and invalid cases are what fails there) ----------------------
 
 std::unique_ptr<Executor> cpu_executor(const std::string& bundles) {
-  ExecOptions o;
-  o.device = "cpu";
-  o.save_failures_dir = bundles;
+  RunSettings settings;  // as `opcheck run --device cpu --save-failures DIR` resolves them
+  settings.device = "cpu";
+  settings.save_failures_dir = bundles;
+  const ExecOptions o = exec_options(settings);
   std::string error;
   std::unique_ptr<Executor> ex(opcheck_create_executor(&o, &error));
   EXPECT_TRUE(ex) << error;
