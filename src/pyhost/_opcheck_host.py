@@ -105,8 +105,47 @@ def _decode(item, device):
     return value
 
 
-def _error_text(e):
-    return "".join(traceback.format_exception(type(e), e, e.__traceback__)).rstrip()
+def _root_cause(e):
+    """The error the chain started from: a compile error wraps the backend's own error (inner_exception), which
+    wraps what raised it (__cause__, else the context it was raised in)."""
+    seen = set()
+    while id(e) not in seen:
+        seen.add(id(e))
+        inner = getattr(e, "inner_exception", None) or e.__cause__
+        if inner is None and not e.__suppress_context__:
+            inner = e.__context__
+        if not isinstance(inner, BaseException):
+            return e
+        e = inner
+    return e
+
+
+def _headline(e):
+    """`Type: first line of the message`, as the last line of a traceback says it."""
+    message = str(e).strip()
+    return type(e).__name__ + (": " + message.splitlines()[0] if message else "")
+
+
+def _error_text(e, shown_type=None):
+    """The real error first (the root of the chain; its type unless the report names it as `shown_type` already),
+    then the whole traceback: a report cut after a few lines still says what went wrong."""
+    whole = "".join(traceback.format_exception(type(e), e, e.__traceback__)).rstrip()
+    root = _root_cause(e)
+    first = _headline(root)
+    if type(root).__name__ == shown_type and first != shown_type:
+        first = first[len(shown_type) + 2:]
+    return first + "\n\n" + whole
+
+
+def _not_supported(e):
+    """Whether the chain holds a missing kernel: a NotImplementedError, or the dispatcher's "Could not run"."""
+    seen = set()
+    while isinstance(e, BaseException) and id(e) not in seen:
+        seen.add(id(e))
+        if isinstance(e, NotImplementedError) or "Could not run '" in str(e):
+            return True
+        e = getattr(e, "inner_exception", None) or e.__cause__ or e.__context__
+    return False
 
 
 _configured = False
@@ -138,9 +177,12 @@ def call(op, args, kwargs, device):
         if isinstance(e, exc.TorchRuntimeError) and e.__cause__ is not None:
             e = e.__cause__  # the op itself raised while being traced: its own error, as eager would raise it
         elif isinstance(e, exc.TorchDynamoException):
+            # A kernel the device lacks, met anywhere while compiling, is a missing kernel, not a compiler failure.
+            if _not_supported(e):
+                return ("error", "NotImplementedError", _error_text(e, "NotImplementedError"))
             # Tracing, an unknown backend, or the backend's code generation: the compiled code never ran.
             return ("compile", _error_text(e))
-        return ("error", type(e).__name__, _error_text(e))
+        return ("error", type(e).__name__, _error_text(e, type(e).__name__))
 
 
 def end_case():
