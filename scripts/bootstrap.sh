@@ -99,7 +99,8 @@ opcheck_python_env() {
 }
 
 # True when paths $1 and $2 name the same folder: the same text, or the same device and inode (`-ef` follows
-# symlinks, and a bind mount shows its source's device and inode). A folder that no longer exists is never the same.
+# symlinks, and a bind mount shows its source's device and inode). A folder that no longer exists is the same only as
+# the same text.
 opcheck_same_dir() { [ "$1" = "$2" ] || [ "$1" -ef "$2" ]; }
 
 # Configures build folder $1 when it is new, or was configured for another torch or another checkout (the same
