@@ -5,9 +5,11 @@
 # The torch: the active Python environment's (VIRTUAL_ENV or CONDA_PREFIX) when it has torch 2.7 or newer; otherwise
 # a project-local virtual environment, .venv/, holding the pinned torch of scripts/requirements.txt. OPCHECK_PYTHON
 # names another interpreter whose torch to use. The build records which one it was built against
-# (`opcheck --version`), and is configured anew when the torch changes.
+# (`opcheck --version`), and is configured anew when the torch changes: another torch, not the same one reached by
+# another path (a symlink, a bind mount).
 
-OPCHECK_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# The checkout's physical path (symlinks resolved), so that one reached through a symlink configures against one path.
+OPCHECK_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
 OPCHECK_BUILD_DIR="${OPCHECK_BUILD_DIR:-$OPCHECK_ROOT/build}"
 OPCHECK_VENV="${OPCHECK_VENV:-$OPCHECK_ROOT/.venv}"
 OPCHECK_BUILD_PACKAGES=(cmake g++ make pkg-config ninja-build ccache libcli11-dev nlohmann-json3-dev
@@ -96,14 +98,25 @@ opcheck_python_env() {
   opcheck_log "torch $OPCHECK_TORCH_VERSION from $where"
 }
 
-# Configures build folder $1 when it is new or was configured for another torch; extra args go to cmake.
+# True when paths $1 and $2 name the same folder: the same text, or the same device and inode (`-ef` follows
+# symlinks, and a bind mount shows its source's device and inode). A folder that no longer exists is the same only as
+# the same text.
+opcheck_same_dir() { [ "$1" = "$2" ] || [ "$1" -ef "$2" ]; }
+
+# Configures build folder $1 when it is new, or was configured for another torch or another checkout (the same
+# folder reached by another path is not another); extra args go to cmake.
 opcheck_configure() {
   local dir="$1"; shift
-  local gen=() cached=""
+  local gen=() cached="" home=""
   if [ -f "$dir/CMakeCache.txt" ]; then
     cached="$(sed -n 's/^OPCHECK_TORCH_CMAKE_PREFIX:[A-Z]*=//p' "$dir/CMakeCache.txt")"
-    if [ "$cached" != "$OPCHECK_TORCH_CMAKE_PREFIX" ]; then
+    home="$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$dir/CMakeCache.txt")"
+    if ! opcheck_same_dir "$cached" "$OPCHECK_TORCH_CMAKE_PREFIX"; then
       opcheck_log "$dir was configured for another torch (${cached:-unknown}); configuring it anew"
+      rm -rf "$dir/CMakeCache.txt" "$dir/CMakeFiles"
+    elif ! opcheck_same_dir "$home" "$OPCHECK_ROOT"; then
+      # cmake refuses a cache made for other sources; building it would build that other checkout.
+      opcheck_log "$dir was configured for another checkout (${home:-unknown}); configuring it anew"
       rm -rf "$dir/CMakeCache.txt" "$dir/CMakeFiles"
     fi
   fi
@@ -123,13 +136,44 @@ opcheck_compile() {
   opcheck_log "build took $((SECONDS - start)) s"
 }
 
-opcheck_build() { opcheck_configure "$OPCHECK_BUILD_DIR" && opcheck_compile "$OPCHECK_BUILD_DIR"; }
+# What `opcheck run` needs of build folder $1, those targets it has: the binary, the exec layer it loads, the
+# loopback device, and the Python host with pyloop's extension module and their Python files (absent when the build
+# found no libpython, and the libtorch ones when it was configured with -DOPCHECK_BUILD_EXEC=OFF). Not the tests.
+opcheck_run_targets() {
+  local dir="$1" all t out=()
+  if [ -f "$dir/build.ninja" ]; then
+    all="$(ninja -C "$dir" -t targets all 2>/dev/null | sed -n 's/^\([^:]*\): .*/\1/p')"
+  else
+    all="$(cmake --build "$dir" --target help 2>/dev/null | sed -n 's/^\.\.\. \([^ ]*\).*/\1/p')"
+  fi
+  for t in opcheck opcheck_exec opcheck_loopback opcheck_pyhost opcheck_pyloop_device opcheck_python_files; do
+    grep -qx -- "$t" <<<"$all" && out+=("$t")
+  done
+  [ ${#out[@]} -gt 0 ] || out=(opcheck)
+  printf '%s\n' "${out[@]}"
+}
 
-# --tests first also installs the Python test requirements; the rest are extra Debian packages.
+# $1 = all: everything (tests included, what scripts/test.sh runs); run: what `opcheck run` needs.
+opcheck_build() {
+  opcheck_configure "$OPCHECK_BUILD_DIR" || return 1
+  if [ "${1:-all}" = run ]; then
+    local targets
+    mapfile -t targets < <(opcheck_run_targets "$OPCHECK_BUILD_DIR")
+    opcheck_compile "$OPCHECK_BUILD_DIR" --target "${targets[@]}"
+  else
+    opcheck_compile "$OPCHECK_BUILD_DIR"
+  fi
+}
+
+# --tests first also installs the Python test requirements and builds everything; --run builds only what
+# `opcheck run` needs (scripts/run.sh). The rest are extra Debian packages.
 opcheck_bootstrap() {
-  local with_tests=0
-  [ "${1:-}" = "--tests" ] && { with_tests=1; shift; }
+  local with_tests=0 what=all
+  case "${1:-}" in
+    --tests) with_tests=1; shift ;;
+    --run) what=run; shift ;;
+  esac
   opcheck_install_packages "${OPCHECK_BUILD_PACKAGES[@]}" "$@" || return 1
   opcheck_python_env "$with_tests" || return 1
-  opcheck_build
+  opcheck_build "$what"
 }

@@ -5,7 +5,7 @@
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/bootstrap.sh"
 # Debian packages the tests need beyond the build; the Python ones (pytest, PyYAML, NumPy) go into the torch's environment.
-OPCHECK_TEST_PACKAGES=(node:nodejs npm:npm clang libclang-rt-14-dev chromium:chromium fonts-dejavu-core)
+OPCHECK_TEST_PACKAGES=(node:nodejs npm:npm clang libclang-rt-14-dev chromium:chromium fonts-dejavu-core universal-ctags)
 quick=0
 [ "${1:-}" = "--quick" ] && quick=1
 

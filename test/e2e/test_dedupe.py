@@ -83,11 +83,32 @@ def test_no_dedupe_runs_every_occurrence():
 
 
 def test_duplicates_name_their_first_occurrence():
-    # The base file and its backend variant share calls (same op, shapes and dtypes under different names).
-    r = opcheck("run", "--collect-only", "--manifests", SPYRE / "gpt-oss-20b.yaml", SPYRE / "gpt-oss-20b_spyre.yaml",
-                "--variant", "all")
-    also = [l for l in r.out.splitlines() if l.startswith("    also gpt-oss-20b::")]
-    assert also, r
+    # The base file and its backend variant share calls (same op, shapes and dtypes under different names). The
+    # listing names each unique case (its first occurrence in load order, base file first), then `also ID` for each
+    # later occurrence it serves.
+    files = [SPYRE / "gpt-oss-20b.yaml", SPYRE / "gpt-oss-20b_spyre.yaml"]
+    names = {path: [case["name"] for case in yaml.safe_load(open(path))["cases"]] for path in files}
+    # A case name both files use is told apart by its file's stem (README, "Choosing cases").
+    shared = set(names[files[0]]) & set(names[files[1]])
+    expected, first_of_key = {}, {}
+    for path in files:
+        for name, key in zip(names[path], independent_keys(path)):
+            case_id = f"gpt-oss-20b::{path.stem}/{name}" if name in shared else f"gpt-oss-20b::{name}"
+            if key in first_of_key:
+                expected[case_id] = first_of_key[key]
+            else:
+                first_of_key[key] = case_id
+    r = opcheck("run", "--collect-only", "--manifests", *files, "--variant", "all")
+    assert r.rc == 0, r
+    named, first = {}, None
+    for line in r.out.splitlines():
+        if line.startswith("    also "):
+            named[line[len("    also "):]] = first
+        elif "::" in line and not line.startswith(" "):
+            first = line.split()[0]
+    # Within the base file and across the pair (a _spyre case served by a base case).
+    assert any(dup.endswith("_spyre") and not first.endswith("_spyre") for dup, first in expected.items())
+    assert named == expected, r
 
 
 def test_shards_partition_the_unique_cases():

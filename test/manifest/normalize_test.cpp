@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "opcheck/case.h"
 
@@ -343,9 +346,23 @@ TEST(Normalize, ABadCaseDoesNotStopTheOthers) {
 }
 
 TEST(Normalize, EveryErrorInACaseIsReported) {
+  // Lines 1-4 are the model, `cases:`, the case's name and op; its body starts at line 5.
   ManifestSet s =
       load(with_case("dtype: fp99\nseed: x\ninputs:\n  - tensor: {shape: [2], dtype: fp77}\n  - value: (1,"));
-  EXPECT_EQ(s.diagnostics.error_count(), 4u) << all_diags(s);
+  std::vector<std::pair<int, std::string>> errors;
+  for (const auto& d : s.diagnostics.items) {
+    if (d.severity != Diagnostic::Severity::Error) continue;
+    errors.emplace_back(d.loc.line, d.message);
+    EXPECT_EQ(d.case_id, "m::c1") << d.format();
+    EXPECT_EQ(d.loc.file, kPath) << d.format();
+  }
+  const std::vector<std::pair<int, std::string>> expected = {
+      {5, "unknown dtype 'fp99' (did you mean 'fp16'?)"},
+      {6, "expected an integer for 'seed', got a string"},
+      {8, "unknown dtype 'fp77' (did you mean 'fp16'?)"},
+      {9, "invalid Python literal '(1,' in 'value': unexpected end of the literal: expected a value"},
+  };
+  EXPECT_EQ(errors, expected) << all_diags(s);
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -187,7 +187,16 @@ TEST(SelectModel, FileNameWithVariantSuffixPointsAtVariantFlag) {
 
 TEST(SelectVariant, DefaultIsBaseFilesOnly) {
   auto set = fixture_like_set();
-  for (const Case* c : run(set, {}).cases) EXPECT_EQ(c->variant, "");
+  Selected s = run(set, {});
+  EXPECT_FALSE(s.usage_error) << all_messages(s);
+  // Every case of every base file (templates are examples, left out without --model), none of the _spyre files'.
+  EXPECT_EQ(ids(s), (std::vector<std::string>{"Meta-Llama-3.1-8B-Instruct::torch.nn.functional.embedding.1",
+                                              "Meta-Llama-3.1-8B-Instruct::torch.mul.1",
+                                              "Meta-Llama-3.1-8B-Instruct::torch.add.1",
+                                              "gpt-oss-20b::torch.getitem.1",
+                                              "gpt-oss-20b::torch.nn.functional.linear.1",
+                                              "gpt-oss-20b::torch.topk.1",
+                                              "granite-3.3-8b::rms"}));
 }
 
 TEST(SelectVariant, SpyreReplacesBaseWhereAVariantExists) {
