@@ -2,10 +2,10 @@
 
 namespace opcheck {
 
-std::string_view trim_blanks(std::string_view text) {
-  const auto b = text.find_first_not_of(" \t");
+std::string_view trim_blanks(std::string_view text, std::string_view blanks) {
+  const auto b = text.find_first_not_of(blanks);
   if (b == std::string_view::npos) return {};
-  return text.substr(b, text.find_last_not_of(" \t") - b + 1);
+  return text.substr(b, text.find_last_not_of(blanks) - b + 1);
 }
 
 std::vector<std::string> split_list(std::string_view text, char sep) {
