@@ -1,7 +1,6 @@
 // Reading the status config: YAML -> StatusConfig, every problem a located diagnostic.
 #include "config/status_config.h"
 
-#include <cmath>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -25,21 +24,27 @@ const char* triage_status_name(TriageStatus s) {
   return "";
 }
 
+namespace {
+constexpr TriageStatus kSpelledStatuses[]{TriageStatus::ExpectedPassing, TriageStatus::Xfail, TriageStatus::Skip,
+                                          TriageStatus::Exclude};
+}  // namespace
+
 std::optional<TriageStatus> parse_triage_status(std::string_view s) {
-  for (TriageStatus t : {TriageStatus::ExpectedPassing, TriageStatus::Xfail, TriageStatus::Skip, TriageStatus::Exclude})
+  for (TriageStatus t : kSpelledStatuses)
     if (s == triage_status_name(t)) return t;
   return std::nullopt;
 }
 
 const std::vector<std::string>& all_triage_status_names() {
-  static const std::vector<std::string> names{"expected_passing", "xfail", "skip", "exclude"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (TriageStatus t : kSpelledStatuses) out.emplace_back(triage_status_name(t));
+    return out;
+  }();
   return names;
 }
 
-bool RuleSettings::empty() const {
-  return status == TriageStatus::Unset && !reason && !rtol && !atol && !pcc_min && !timeout_s && !compare &&
-         !equal_nan && !strict;
-}
+bool RuleSettings::empty() const { return status == TriageStatus::Unset && !reason && !strict && !has_any(); }
 
 namespace {
 
@@ -57,10 +62,11 @@ const std::vector<std::string>& settings_keys() {
   return k;
 }
 
-// Reads one config file. `ok_` tracks the entry being read: an entry with any error is left out.
+// Reads one config file. An entry with any error is left out.
 class ConfigReader {
  public:
-  ConfigReader(const std::string& path, DiagnosticList& diags) : path_(path), diags_(diags) {}
+  ConfigReader(const std::string& path, DiagnosticList& diags)
+      : path_(path), diags_(diags), r_(path, diags, YamlVoice::StatusConfig) {}
 
   void read(const yaml::NodeRef& top, StatusConfig& out) {
     if (!top.is_mapping()) {
@@ -115,49 +121,15 @@ class ConfigReader {
 
   void error(const yaml::NodeRef& n, std::string message, std::string fix = {}) {
     diags_.error(loc(n), std::move(message), {}, std::move(fix));
-    ok_ = false;
   }
 
-  // A non-empty string. Other plain scalars are taken as their text (`op: 1` is then simply a name matching nothing).
+  // A non-blank string. Other plain scalars are taken as their text (`op: 1` is then simply a name matching nothing).
   bool read_text(const yaml::NodeRef& key, const yaml::NodeRef& v, std::string& out) {
-    if (!v.is_scalar()) {
-      error(v, "`" + std::string(key.text()) + "` must be a string, not " + v.describe());
-      return false;
-    }
-    if (v.style() == yaml::ScalarStyle::Plain && yaml::is_core_null(v.text())) {
-      error(v.text().empty() ? key : v, "`" + std::string(key.text()) + "` is empty");
-      return false;
-    }
-    out = std::string(v.text());
-    if (out.find_first_not_of(" \t\r\n") == std::string::npos) {
-      error(v, "`" + std::string(key.text()) + "` is empty");
-      return false;
-    }
-    return true;
+    return r_.read_string(v, key.text(), out, key);
   }
 
-  bool read_number(const yaml::NodeRef& key, const yaml::NodeRef& v, double& out) {
-    const std::string k(key.text());
-    if (!v.is_scalar() || v.style() != yaml::ScalarStyle::Plain) {
-      error(v, "`" + k + "` must be a number, not " + v.describe(),
-            v.is_scalar() ? "write the number without quotes, e.g. `" + k + ": 1.0e-2`" : "");
-      return false;
-    }
-    std::int64_t i = 0;
-    bool overflow = false;
-    if (yaml::parse_core_int(v.text(), i, overflow)) {
-      out = overflow ? (v.text()[0] == '-' ? -HUGE_VAL : HUGE_VAL) : static_cast<double>(i);
-    } else if (!yaml::parse_core_float(v.text(), out)) {
-      error(v, "`" + k + "` must be a number, not " + v.describe() + " (`" + std::string(v.text()) + "`)",
-            "write e.g. `" + k + ": 1.0e-2`");
-      return false;
-    }
-    if (!std::isfinite(out)) {
-      error(v, "`" + k + "` must be a finite number, not " + std::string(v.text()));
-      return false;
-    }
-    return true;
-  }
+  // Whether the entry being read has had no error so far.
+  bool entry_ok() const { return diags_.error_count() == entry_errors_; }
 
   void read_setting(const yaml::NodeRef& key, const yaml::NodeRef& v, RuleSettings& s) {
     const std::string k(key.text());
@@ -183,37 +155,11 @@ class ConfigReader {
         return;
       }
       if (read_text(key, v, text)) s.reason = text;
-    } else if (k == "rtol" || k == "atol") {
-      double x = 0;
-      if (!read_number(key, v, x)) return;
-      if (x < 0) return error(v, "`" + k + "` must be >= 0, not " + std::string(v.text()));
-      (k == "rtol" ? s.rtol : s.atol) = x;
-    } else if (k == "pcc_min") {
-      double x = 0;
-      if (!read_number(key, v, x)) return;
-      if (x < -1 || x > 1)
-        return error(v, "`pcc_min` must lie between -1 and 1, not " + std::string(v.text()),
-                     "a Pearson correlation is at most 1; 0.999 is usual");
-      s.pcc_min = x;
-    } else if (k == "timeout") {
-      double x = 0;
-      if (!read_number(key, v, x)) return;
-      if (x <= 0) return error(v, "`timeout` must be a positive number of seconds, not " + std::string(v.text()));
-      s.timeout_s = x;
-    } else if (k == "compare") {
-      std::string text;
-      if (!read_text(key, v, text)) return;
-      static const std::vector<std::string> names{"allclose", "pcc", "exact"};
-      if (text == "allclose") s.compare = Comparator::AllClose;
-      else if (text == "pcc") s.compare = Comparator::Pcc;
-      else if (text == "exact") s.compare = Comparator::Exact;
-      else error(v, "unknown comparator `" + text + "`" + did_you_mean(text, names), "use allclose, pcc or exact");
-    } else if (k == "equal_nan" || k == "strict") {
+    } else if (k == "strict") {
       bool b = false;
-      if (!v.is_scalar() || v.style() != yaml::ScalarStyle::Plain || !yaml::parse_core_bool(v.text(), b))
-        return error(v, "`" + k + "` must be true or false, not " + v.describe() +
-                            (v.is_scalar() ? " (`" + std::string(v.text()) + "`)" : ""));
-      (k == "strict" ? s.strict : s.equal_nan) = b;
+      if (r_.read_bool(v, k, b)) s.strict = b;
+    } else {
+      read_comparison_setting(r_, key, v, s);
     }
   }
 
@@ -266,7 +212,7 @@ class ConfigReader {
   }
 
   bool read_rule(const yaml::NodeRef& entry, ConfigRule& rule) {
-    ok_ = true;
+    entry_errors_ = diags_.error_count();
     rule.loc = loc(entry);
     rule.settings.loc = rule.loc;
     if (!entry.is_mapping()) {
@@ -318,7 +264,7 @@ class ConfigReader {
       rule.pattern = "*";
       std::string err;
       Glob::compile(rule.pattern, rule.id_glob, err);
-      if (!op_node && !dtype_node && ok_)
+      if (!op_node && !dtype_node && entry_ok())
         error(entry, "this entry has no `id`, `op` or `dtype`, so it would apply to every case",
               "write `id: \"*\"` if every case is meant, else the case id or a glob such as `\"model::torch.mul.*\"`");
     }
@@ -328,10 +274,10 @@ class ConfigReader {
       error(entry, std::string("`strict` applies to `status: xfail`, and this entry sets `status: ") +
                        triage_status_name(rule.settings.status) + "`",
             "remove `strict`, or make the entry `status: xfail`");
-    if (ok_ && rule.settings.empty() && rule.device_overrides.empty())
+    if (entry_ok() && rule.settings.empty() && rule.device_overrides.empty())
       error(entry, "this entry sets nothing",
             "add `status:` (expected_passing, xfail, skip, exclude) or a tolerance/comparator setting");
-    if (!ok_) return false;
+    if (!entry_ok()) return false;
     warn_reasonless(rule.settings, std::nullopt, "this entry");
     for (const auto& [device, s] : rule.device_overrides)
       warn_reasonless(s, rule.settings.reason, "the `" + device + "` override");
@@ -383,7 +329,8 @@ class ConfigReader {
 
   const std::string& path_;
   DiagnosticList& diags_;
-  bool ok_ = true;
+  TypedYaml r_;
+  std::size_t entry_errors_ = 0;  // errors before the entry being read
 };
 
 }  // namespace
