@@ -1,6 +1,12 @@
 #include "common/text.h"
 
+#include <algorithm>
+
 namespace opcheck {
+
+bool is_one_of(std::string_view word, const std::vector<std::string_view>& words) {
+  return std::find(words.begin(), words.end(), word) != words.end();
+}
 
 std::string_view trim_blanks(std::string_view text, std::string_view blanks) {
   const auto b = text.find_first_not_of(blanks);

@@ -78,6 +78,9 @@ bool TypedYaml::read_number(NodeRef n, std::string_view key, double& out) {
   if (plain && yaml::parse_core_int(n.text(), i, overflow) && !overflow) {
     out = static_cast<double>(i);
     parsed = true;
+  } else if (plain && overflow && voice_ == YamlVoice::StatusConfig) {
+    out = n.text()[0] == '-' ? -HUGE_VAL : HUGE_VAL;  // the status config refuses it below, as not finite
+    parsed = true;
   } else if (plain) {
     parsed = yaml::parse_core_float(n.text(), out);  // an integer too long for 64 bits is still a number
   }
@@ -144,20 +147,17 @@ bool TypedYaml::want_mapping(NodeRef n, std::string_view key) {
 
 bool TypedYaml::check_keys(NodeRef map, const std::vector<std::string_view>& allowed, const std::string& where,
                            const std::vector<std::string_view>* elsewhere, const char* elsewhere_fix) {
-  auto listed = [](const std::vector<std::string_view>& keys, std::string_view k) {
-    return std::find(keys.begin(), keys.end(), k) != keys.end();
-  };
   bool ok = true;
   for (std::size_t i = 0; i < map.size(); ++i) {
     NodeRef k = map.key(i);
     std::string_view name = k.text();
-    if (listed(allowed, name)) continue;
+    if (is_one_of(name, allowed)) continue;
     ok = false;
     std::string guess = closest_spelling(name, allowed);
     std::string message = "unknown key " + in_quotes(name) + " " + where;
     if (!guess.empty()) {
       error(k, message + " (did you mean '" + guess + "'?)", "rename " + in_quotes(name) + " to '" + guess + "'");
-    } else if (elsewhere && listed(*elsewhere, name)) {
+    } else if (elsewhere && is_one_of(name, *elsewhere)) {
       error(k, message, elsewhere_fix);
     } else {
       error(k, message, "remove " + in_quotes(name) + "; allowed keys here: " + join(allowed));

@@ -43,8 +43,6 @@ const Keys kCaseKeys{"name",
 const Keys kExpectsErrorKeys{"type", "match"};
 const Keys kConditionKeys{"expr", "reason"};
 
-bool contains(const Keys& keys, std::string_view k) { return std::find(keys.begin(), keys.end(), k) != keys.end(); }
-
 /// Case-level settings that `defaults:` may also give; a case's own value wins.
 struct Settings : ComparisonSettings {
   std::optional<DType> dtype;
@@ -244,7 +242,7 @@ bool Normalizer::read_case(NodeRef c, const Settings& defaults, const std::vecto
   for (std::size_t i = 0; i < c.size(); ++i) {
     std::string_view k = c.key(i).text();
     NodeRef v = c.value(i);
-    if (contains(kSettingKeys, k)) {
+    if (is_one_of(k, kSettingKeys)) {
       read_setting(c.key(i), v, own);
     } else if (k == "inputs") {
       inputs = v;

@@ -70,8 +70,6 @@ namespace {
 const std::vector<InitRecipe>& kInits = init_recipes();
 const Keys& kAcceleratorNames = accelerator_names();
 
-bool contains(const Keys& keys, std::string_view k) { return std::find(keys.begin(), keys.end(), k) != keys.end(); }
-
 struct PresetInfo {
   std::string_view name;
   Keys args;
@@ -313,7 +311,7 @@ void InputReader::read_init_args(const TensorFields& f, const InitRecipe& init, 
   if (!want_mapping(init_args, "init_args")) return;
   for (std::size_t i = 0; i < init_args.size(); ++i) {
     NodeRef k = init_args.key(i);
-    if (!contains(init.args, k.text())) {
+    if (!is_one_of(k.text(), init.args)) {
       std::string msg = "unknown init_args key " + in_quotes(k.text()) + " for init " + in_quotes(init.name);
       if (init.args.empty())
         error(k, msg + " (it takes no arguments)", "remove init_args");
