@@ -66,11 +66,11 @@ const std::vector<std::string>& settings_keys() {
 class ConfigReader {
  public:
   ConfigReader(const std::string& path, DiagnosticList& diags)
-      : path_(path), diags_(diags), r_(path, diags, YamlVoice::StatusConfig) {}
+      : diags_(diags), r_(path, diags, YamlVoice::StatusConfig) {}
 
   void read(const yaml::NodeRef& top, StatusConfig& out) {
     if (!top.is_mapping()) {
-      error(top, "the status config must be a mapping with the key `rules`, not " + top.describe(), kShape);
+      r_.error(top, "the status config must be a mapping with the key `rules`, not " + top.describe(), kShape);
       return;
     }
     yaml::NodeRef rules;
@@ -85,16 +85,17 @@ class ConfigReader {
       const std::string hint = did_you_mean(k, std::vector<std::string>{"rules"});
       if (hint.empty() && (k == "id" || k == "status" || k == "device_overrides"))
         fix = "entries go in a list under `rules:`, e.g. `rules: [{id: \"model::case\", status: skip}]`";
-      error(key, "unknown key `" + k + "` at the top of the status config" + hint + " (the only key is `rules`)", fix);
+      r_.error(key, "unknown key `" + k + "` at the top of the status config" + hint + " (the only key is `rules`)",
+               fix);
     }
     if (!rules) {
-      error(top, "the status config has no `rules` key", kShape);
+      r_.error(top, "the status config has no `rules` key", kShape);
       return;
     }
     if (rules.is_scalar() && rules.style() == yaml::ScalarStyle::Plain && yaml::is_core_null(rules.text()))
       return;  // `rules:` with nothing under it: a config that says nothing yet
     if (!rules.is_sequence()) {
-      error(rules, "`rules` must be a list of entries, not " + rules.describe(), kShape);
+      r_.error(rules, "`rules` must be a list of entries, not " + rules.describe(), kShape);
       return;
     }
     std::map<std::tuple<std::string, std::string, std::string>, int> seen;  // selector -> line of first entry
@@ -117,12 +118,6 @@ class ConfigReader {
   }
 
  private:
-  SourceLoc loc(const yaml::NodeRef& n) const { return {path_, n.line(), n.col()}; }
-
-  void error(const yaml::NodeRef& n, std::string message, std::string fix = {}) {
-    diags_.error(loc(n), std::move(message), {}, std::move(fix));
-  }
-
   // A non-blank string. Other plain scalars are taken as their text (`op: 1` is then simply a name matching nothing).
   bool read_text(const yaml::NodeRef& key, const yaml::NodeRef& v, std::string& out) {
     return r_.read_string(v, key.text(), out, key);
@@ -147,11 +142,11 @@ class ConfigReader {
         fix = "a case that must pass is `status: expected_passing`";
       else if (text == "skipped" || text == "deselect" || text == "deselected")
         fix = "`skip` runs nothing and reports the case skipped; `exclude` leaves it out of the run and the reports";
-      error(v, "unknown status `" + text + "`" + did_you_mean(text, all_triage_status_names()), fix);
+      r_.error(v, "unknown status `" + text + "`" + did_you_mean(text, all_triage_status_names()), fix);
     } else if (k == "reason") {
       std::string text;
       if (!v.is_scalar()) {
-        error(v, "`reason` must be a string, not " + v.describe(), "write free text, usually an issue link");
+        r_.error(v, "`reason` must be a string, not " + v.describe(), "write free text, usually an issue link");
         return;
       }
       if (read_text(key, v, text)) s.reason = text;
@@ -170,8 +165,8 @@ class ConfigReader {
     std::string fix;
     std::string hint = did_you_mean(k, allowed);
     if (in_override && (k == "id" || k == "op" || k == "dtype" || k == "device_overrides")) {
-      error(key, "`" + k + "` cannot be set per device (in " + where + ")",
-            "a device override may set only " + join(settings_keys()));
+      r_.error(key, "`" + k + "` cannot be set per device (in " + where + ")",
+               "a device override may set only " + join(settings_keys()));
       return;
     }
     if (parse_triage_status(k)) {
@@ -188,7 +183,7 @@ class ConfigReader {
     } else if (hint.empty()) {
       fix = "allowed keys: " + join(allowed);
     }
-    error(key, "unknown key `" + k + "` in " + where + hint, fix);
+    r_.error(key, "unknown key `" + k + "` in " + where + hint, fix);
   }
 
   void read_settings_map(const yaml::NodeRef& map, RuleSettings& s, const std::string& where) {
@@ -213,14 +208,14 @@ class ConfigReader {
 
   bool read_rule(const yaml::NodeRef& entry, ConfigRule& rule) {
     entry_errors_ = diags_.error_count();
-    rule.loc = loc(entry);
+    rule.loc = r_.loc(entry);
     rule.settings.loc = rule.loc;
     if (!entry.is_mapping()) {
-      error(entry, "a config entry must be a mapping, not " + entry.describe(),
-            "write `- {id: \"model::case\", status: xfail, reason: ...}`");
+      r_.error(entry, "a config entry must be a mapping, not " + entry.describe(),
+               "write `- {id: \"model::case\", status: xfail, reason: ...}`");
       return false;
     }
-    if (entry.size() > 0) rule.loc = loc(entry.key(0));
+    if (entry.size() > 0) rule.loc = r_.loc(entry.key(0));
     rule.settings.loc = rule.loc;
     const std::string where = "a config entry";
     yaml::NodeRef id_node, op_node, dtype_node, overrides;
@@ -235,7 +230,7 @@ class ConfigReader {
         op_node = key;
         if (read_text(key, v, rule.op)) {
           std::string err;
-          if (!Glob::compile(rule.op, rule.op_glob, err)) error(v, "bad `op` pattern `" + rule.op + "`: " + err);
+          if (!Glob::compile(rule.op, rule.op_glob, err)) r_.error(v, "bad `op` pattern `" + rule.op + "`: " + err);
         }
       } else if (k == "dtype") {
         dtype_node = key;
@@ -245,8 +240,8 @@ class ConfigReader {
             rule.dtype_filter = *dt;
             rule.dtype = dtype_name(*dt);
           } else {
-            error(v, "unknown dtype `" + text + "`" + did_you_mean(text, all_dtype_names()),
-                  "use a dtype name such as fp16, bf16, fp32 or torch.float16");
+            r_.error(v, "unknown dtype `" + text + "`" + did_you_mean(text, all_dtype_names()),
+                     "use a dtype name such as fp16, bf16, fp32 or torch.float16");
           }
         }
       } else if (k == "device_overrides") {
@@ -265,18 +260,20 @@ class ConfigReader {
       std::string err;
       Glob::compile(rule.pattern, rule.id_glob, err);
       if (!op_node && !dtype_node && entry_ok())
-        error(entry, "this entry has no `id`, `op` or `dtype`, so it would apply to every case",
-              "write `id: \"*\"` if every case is meant, else the case id or a glob such as `\"model::torch.mul.*\"`");
+        r_.error(
+            entry, "this entry has no `id`, `op` or `dtype`, so it would apply to every case",
+            "write `id: \"*\"` if every case is meant, else the case id or a glob such as `\"model::torch.mul.*\"`");
     }
     if (overrides) read_overrides(overrides, rule);
     if (rule.settings.strict && rule.settings.status != TriageStatus::Unset &&
         rule.settings.status != TriageStatus::Xfail)
-      error(entry, std::string("`strict` applies to `status: xfail`, and this entry sets `status: ") +
-                       triage_status_name(rule.settings.status) + "`",
-            "remove `strict`, or make the entry `status: xfail`");
+      r_.error(entry,
+               std::string("`strict` applies to `status: xfail`, and this entry sets `status: ") +
+                   triage_status_name(rule.settings.status) + "`",
+               "remove `strict`, or make the entry `status: xfail`");
     if (entry_ok() && rule.settings.empty() && rule.device_overrides.empty())
-      error(entry, "this entry sets nothing",
-            "add `status:` (expected_passing, xfail, skip, exclude) or a tolerance/comparator setting");
+      r_.error(entry, "this entry sets nothing",
+               "add `status:` (expected_passing, xfail, skip, exclude) or a tolerance/comparator setting");
     if (!entry_ok()) return false;
     warn_reasonless(rule.settings, std::nullopt, "this entry");
     for (const auto& [device, s] : rule.device_overrides)
@@ -287,21 +284,21 @@ class ConfigReader {
   void compile_id(const yaml::NodeRef& v, ConfigRule& rule) {
     std::string err;
     if (!Glob::compile(rule.pattern, rule.id_glob, err)) {
-      error(v, "bad `id` pattern `" + rule.pattern + "`: " + err,
-            "use `*`, `?` and `[...]`; write `\\[` for a literal bracket");
+      r_.error(v, "bad `id` pattern `" + rule.pattern + "`: " + err,
+               "use `*`, `?` and `[...]`; write `\\[` for a literal bracket");
       return;
     }
     // Every case id holds `model::`, so a pattern with neither a star nor a colon can match nothing at all.
     if (rule.pattern.find('*') == std::string::npos && rule.pattern.find(':') == std::string::npos)
-      error(v, "`id` pattern `" + rule.pattern + "` can never match: case ids are `model::name`",
-            "write `\"*::" + rule.pattern + "\"` for that case name in every model, or `\"<model>::" + rule.pattern +
-                "\"`");
+      r_.error(v, "`id` pattern `" + rule.pattern + "` can never match: case ids are `model::name`",
+               "write `\"*::" + rule.pattern + "\"` for that case name in every model, or `\"<model>::" + rule.pattern +
+                   "\"`");
   }
 
   void read_overrides(const yaml::NodeRef& v, ConfigRule& rule) {
     if (!v.is_mapping()) {
-      error(v, "`device_overrides` must be a mapping of device name to settings, not " + v.describe(),
-            "write `device_overrides: {spyre: {atol: 5.0e-2}}`");
+      r_.error(v, "`device_overrides` must be a mapping of device name to settings, not " + v.describe(),
+               "write `device_overrides: {spyre: {atol: 5.0e-2}}`");
       return;
     }
     for (std::size_t i = 0; i < v.size(); ++i) {
@@ -309,27 +306,26 @@ class ConfigReader {
       const yaml::NodeRef value = v.value(i);
       const std::string device(key.text());
       if (device.empty() || device.find_first_of(" \t:*?[") != std::string::npos) {
-        error(key, "`" + device + "` is not a device name",
-              "use the name of the device under test as `opcheck run` prints it, e.g. spyre or loopback");
+        r_.error(key, "`" + device + "` is not a device name",
+                 "use the name of the device under test as `opcheck run` prints it, e.g. spyre or loopback");
         continue;
       }
       if (!value.is_mapping()) {
-        error(value, "the `" + device + "` override must be a mapping of settings, not " + value.describe(),
-              "write `" + device + ": {atol: 5.0e-2}`");
+        r_.error(value, "the `" + device + "` override must be a mapping of settings, not " + value.describe(),
+                 "write `" + device + ": {atol: 5.0e-2}`");
         continue;
       }
       RuleSettings s;
-      s.loc = loc(value);
+      s.loc = r_.loc(value);
       read_settings_map(value, s, "the `" + device + "` device override");
       if (s.empty() && value.size() == 0)
-        error(value, "the `" + device + "` override sets nothing", "remove it, or add the settings for " + device);
+        r_.error(value, "the `" + device + "` override sets nothing", "remove it, or add the settings for " + device);
       rule.device_overrides[device] = std::move(s);
     }
   }
 
-  const std::string& path_;
   DiagnosticList& diags_;
-  TypedYaml r_;
+  TypedYaml r_;                   // the status config's wording; its diagnostics name no case
   std::size_t entry_errors_ = 0;  // errors before the entry being read
 };
 
