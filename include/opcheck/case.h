@@ -11,6 +11,7 @@
 #include "opcheck/cond_expr.h"
 #include "opcheck/diagnostic.h"
 #include "opcheck/dtype.h"
+#include "opcheck/result.h"
 #include "opcheck/value.h"
 
 namespace opcheck {
@@ -57,9 +58,6 @@ struct Input {
   PyValue value;                  // Kind::Value
   SourceLoc loc;
 };
-
-/// How outputs are compared against the reference.
-enum class Comparator { AllClose, Pcc, Exact };
 
 /// A conditional skip or expected failure.
 struct Condition {
@@ -126,14 +124,11 @@ struct ManifestSet {
   DiagnosticList diagnostics;
 };
 
-/// Knobs of the load stage (none yet; marker registration is checked by the select stage).
-struct LoadOptions {};
-
 /// Loads every file in `paths` (files, or folders searched recursively for *.yaml / *.yml, sorted).
 /// Never throws for bad input: problems become diagnostics and the other files still load.
-ManifestSet load_manifests(const std::vector<std::string>& paths, const LoadOptions& opts = {});
+ManifestSet load_manifests(const std::vector<std::string>& paths);
 
 /// Loads one manifest from memory (used by tests and fuzzers); `path` is used for locations and file: roots.
-ManifestSet load_manifest_text(const std::string& path, const std::string& text, const LoadOptions& opts = {});
+ManifestSet load_manifest_text(const std::string& path, const std::string& text);
 
 }  // namespace opcheck

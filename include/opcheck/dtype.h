@@ -42,7 +42,6 @@ int dtype_size(DType t);
 
 bool dtype_is_floating(DType t);  // fp16, bf16, fp32, fp64
 bool dtype_is_complex(DType t);
-bool dtype_is_integral(DType t);  // ints and uint8, not bool
 
 /// All canonical names, for did-you-mean suggestions.
 const std::vector<std::string>& all_dtype_names();

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace opcheck {
@@ -35,6 +36,16 @@ bool parse_stage(const std::string& s, Stage& out);
 /// The outcome a stage means before xfail is applied: PASSED->passed, SKIPPED->skipped,
 /// INVALID_CASE/FAILED_INPUT/FAILED_REFERENCE->error, everything else->failed.
 Outcome stage_outcome(Stage s);
+
+/// How outputs are compared against the reference.
+enum class Comparator { AllClose, Pcc, Exact };
+
+/// "allclose", "pcc", "exact": the spelling manifests, the status config, repro scripts and the dedupe key use.
+const char* comparator_name(Comparator c);
+/// A comparator's spelling back to the enum; false for anything else.
+bool parse_comparator(std::string_view s, Comparator& out);
+/// The spellings, in enum order, for messages and did-you-mean.
+const std::vector<std::string_view>& all_comparator_names();
 
 /// How an expected failure is held. Strict (pytest's xfail_strict; every xfail is strict today): an unexpected pass
 /// fails the run. NonStrict: an unexpected pass is reported as xpassed and does not.

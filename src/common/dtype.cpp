@@ -78,9 +78,6 @@ bool dtype_is_floating(DType t) {
   return t == DType::Float16 || t == DType::BFloat16 || t == DType::Float32 || t == DType::Float64;
 }
 bool dtype_is_complex(DType t) { return t == DType::Complex32 || t == DType::Complex64 || t == DType::Complex128; }
-bool dtype_is_integral(DType t) {
-  return t == DType::Int8 || t == DType::Int16 || t == DType::Int32 || t == DType::Int64 || t == DType::UInt8;
-}
 
 const std::vector<std::string>& all_dtype_names() {
   static const std::vector<std::string> names = [] {

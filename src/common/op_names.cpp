@@ -6,6 +6,8 @@
 #include <sstream>
 #include <vector>
 
+#include "common/text.h"
+
 namespace opcheck {
 namespace {
 
@@ -40,12 +42,6 @@ const std::map<std::string, std::string>& python_aliases() {
   return t;
 }
 
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
-}
-
 std::vector<std::string> split_dots(const std::string& s) {
   std::vector<std::string> out;
   std::string part;
@@ -63,7 +59,7 @@ bool valid_identifier(const std::string& s) {
 
 OpName parse_op_name(const std::string& written) {
   OpName out;
-  const std::string s = trim(written);
+  const std::string s(trim_blanks(written, kWhitespace));
   if (s.empty()) {
     out.error = "empty op name";
     return out;
@@ -155,7 +151,7 @@ std::string canonical_op(const std::string& written) {
     case OpName::Form::Python: return n.python;
     case OpName::Form::Invalid: break;
   }
-  return trim(written);
+  return std::string(trim_blanks(written, kWhitespace));
 }
 
 }  // namespace opcheck

@@ -25,6 +25,23 @@ bool parse_stage(const std::string& s, Stage& out) {
   return false;
 }
 
+const std::vector<std::string_view>& all_comparator_names() {
+  static const std::vector<std::string_view> names{"allclose", "pcc", "exact"};
+  return names;
+}
+
+const char* comparator_name(Comparator c) { return all_comparator_names()[static_cast<std::size_t>(c)].data(); }
+
+bool parse_comparator(std::string_view s, Comparator& out) {
+  const auto& names = all_comparator_names();
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (s == names[i]) {
+      out = static_cast<Comparator>(i);
+      return true;
+    }
+  return false;
+}
+
 Outcome stage_outcome(Stage s) {
   switch (s) {
     case Stage::PASSED: return Outcome::Passed;

@@ -1,11 +1,17 @@
 #include "common/text.h"
 
+#include <algorithm>
+
 namespace opcheck {
 
-std::string_view trim_blanks(std::string_view text) {
-  const auto b = text.find_first_not_of(" \t");
+bool is_one_of(std::string_view word, const std::vector<std::string_view>& words) {
+  return std::find(words.begin(), words.end(), word) != words.end();
+}
+
+std::string_view trim_blanks(std::string_view text, std::string_view blanks) {
+  const auto b = text.find_first_not_of(blanks);
   if (b == std::string_view::npos) return {};
-  return text.substr(b, text.find_last_not_of(" \t") - b + 1);
+  return text.substr(b, text.find_last_not_of(blanks) - b + 1);
 }
 
 std::vector<std::string> split_list(std::string_view text, char sep) {

@@ -20,8 +20,15 @@ std::string join(const Words& words, std::string_view sep = ", ") {
   return out;
 }
 
-/// `text` without the spaces and tabs around it.
-std::string_view trim_blanks(std::string_view text);
+/// Spaces, tabs, line breaks, vertical tabs and form feeds (C's isspace): what surrounds a line read from a file.
+inline constexpr std::string_view kWhitespace = " \t\r\n\v\f";
+
+/// Whether `word` is one of `words` (a key among the keys a mapping allows, a name among known names).
+bool is_one_of(std::string_view word, const std::vector<std::string_view>& words);
+
+/// `text` without the characters of `blanks` around it; by default spaces and tabs, as a list item or a flag's value
+/// is written.
+std::string_view trim_blanks(std::string_view text, std::string_view blanks = " \t");
 
 /// The items of a `sep`-separated list, each without the spaces and tabs around it, empty items left out:
 /// split_list("aten::a.x, aten::b,", ',') == {"aten::a.x", "aten::b"}.

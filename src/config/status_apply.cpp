@@ -66,13 +66,8 @@ struct Resolution {
   std::optional<std::string> note;  // reason of a layer that set no status
 
   void apply(const RuleSettings& s, const std::optional<std::string>& rule_reason) {
-    if (s.rtol) c.rtol = s.rtol;
-    if (s.atol) c.atol = s.atol;
-    if (s.compare) c.compare = *s.compare;
-    if (s.pcc_min) c.pcc_min = *s.pcc_min;
-    if (s.equal_nan) c.equal_nan = *s.equal_nan;
+    s.apply_to(c);
     if (s.strict) out.strict = *s.strict;
-    if (s.timeout_s) c.timeout_s = s.timeout_s;
     if (s.status != TriageStatus::Unset) {
       out.status = s.status;
       out.reason = s.reason ? *s.reason : rule_reason ? *rule_reason : std::string();
@@ -93,15 +88,6 @@ std::string number_text(double x) {
     if (std::strtod(b, nullptr) == x) return b;
   }
   return buf;
-}
-
-const char* comparator_name(Comparator c) {
-  switch (c) {
-    case Comparator::AllClose: return "allclose";
-    case Comparator::Pcc: return "pcc";
-    case Comparator::Exact: return "exact";
-  }
-  return "";
 }
 
 // Fields both layers set to different values, as "status (xfail vs skip)".

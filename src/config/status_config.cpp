@@ -1,7 +1,6 @@
 // Reading the status config: YAML -> StatusConfig, every problem a located diagnostic.
 #include "config/status_config.h"
 
-#include <cmath>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -25,21 +24,27 @@ const char* triage_status_name(TriageStatus s) {
   return "";
 }
 
+namespace {
+constexpr TriageStatus kSpelledStatuses[]{TriageStatus::ExpectedPassing, TriageStatus::Xfail, TriageStatus::Skip,
+                                          TriageStatus::Exclude};
+}  // namespace
+
 std::optional<TriageStatus> parse_triage_status(std::string_view s) {
-  for (TriageStatus t : {TriageStatus::ExpectedPassing, TriageStatus::Xfail, TriageStatus::Skip, TriageStatus::Exclude})
+  for (TriageStatus t : kSpelledStatuses)
     if (s == triage_status_name(t)) return t;
   return std::nullopt;
 }
 
 const std::vector<std::string>& all_triage_status_names() {
-  static const std::vector<std::string> names{"expected_passing", "xfail", "skip", "exclude"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (TriageStatus t : kSpelledStatuses) out.emplace_back(triage_status_name(t));
+    return out;
+  }();
   return names;
 }
 
-bool RuleSettings::empty() const {
-  return status == TriageStatus::Unset && !reason && !rtol && !atol && !pcc_min && !timeout_s && !compare &&
-         !equal_nan && !strict;
-}
+bool RuleSettings::empty() const { return status == TriageStatus::Unset && !reason && !strict && !has_any(); }
 
 namespace {
 
@@ -57,14 +62,15 @@ const std::vector<std::string>& settings_keys() {
   return k;
 }
 
-// Reads one config file. `ok_` tracks the entry being read: an entry with any error is left out.
+// Reads one config file. An entry with any error is left out.
 class ConfigReader {
  public:
-  ConfigReader(const std::string& path, DiagnosticList& diags) : path_(path), diags_(diags) {}
+  ConfigReader(const std::string& path, DiagnosticList& diags)
+      : diags_(diags), r_(path, diags, YamlVoice::StatusConfig) {}
 
   void read(const yaml::NodeRef& top, StatusConfig& out) {
     if (!top.is_mapping()) {
-      error(top, "the status config must be a mapping with the key `rules`, not " + top.describe(), kShape);
+      r_.error(top, "the status config must be a mapping with the key `rules`, not " + top.describe(), kShape);
       return;
     }
     yaml::NodeRef rules;
@@ -79,16 +85,17 @@ class ConfigReader {
       const std::string hint = did_you_mean(k, std::vector<std::string>{"rules"});
       if (hint.empty() && (k == "id" || k == "status" || k == "device_overrides"))
         fix = "entries go in a list under `rules:`, e.g. `rules: [{id: \"model::case\", status: skip}]`";
-      error(key, "unknown key `" + k + "` at the top of the status config" + hint + " (the only key is `rules`)", fix);
+      r_.error(key, "unknown key `" + k + "` at the top of the status config" + hint + " (the only key is `rules`)",
+               fix);
     }
     if (!rules) {
-      error(top, "the status config has no `rules` key", kShape);
+      r_.error(top, "the status config has no `rules` key", kShape);
       return;
     }
     if (rules.is_scalar() && rules.style() == yaml::ScalarStyle::Plain && yaml::is_core_null(rules.text()))
       return;  // `rules:` with nothing under it: a config that says nothing yet
     if (!rules.is_sequence()) {
-      error(rules, "`rules` must be a list of entries, not " + rules.describe(), kShape);
+      r_.error(rules, "`rules` must be a list of entries, not " + rules.describe(), kShape);
       return;
     }
     std::map<std::tuple<std::string, std::string, std::string>, int> seen;  // selector -> line of first entry
@@ -111,53 +118,13 @@ class ConfigReader {
   }
 
  private:
-  SourceLoc loc(const yaml::NodeRef& n) const { return {path_, n.line(), n.col()}; }
-
-  void error(const yaml::NodeRef& n, std::string message, std::string fix = {}) {
-    diags_.error(loc(n), std::move(message), {}, std::move(fix));
-    ok_ = false;
-  }
-
-  // A non-empty string. Other plain scalars are taken as their text (`op: 1` is then simply a name matching nothing).
+  // A non-blank string. Other plain scalars are taken as their text (`op: 1` is then simply a name matching nothing).
   bool read_text(const yaml::NodeRef& key, const yaml::NodeRef& v, std::string& out) {
-    if (!v.is_scalar()) {
-      error(v, "`" + std::string(key.text()) + "` must be a string, not " + v.describe());
-      return false;
-    }
-    if (v.style() == yaml::ScalarStyle::Plain && yaml::is_core_null(v.text())) {
-      error(v.text().empty() ? key : v, "`" + std::string(key.text()) + "` is empty");
-      return false;
-    }
-    out = std::string(v.text());
-    if (out.find_first_not_of(" \t\r\n") == std::string::npos) {
-      error(v, "`" + std::string(key.text()) + "` is empty");
-      return false;
-    }
-    return true;
+    return r_.read_string(v, key.text(), out, key);
   }
 
-  bool read_number(const yaml::NodeRef& key, const yaml::NodeRef& v, double& out) {
-    const std::string k(key.text());
-    if (!v.is_scalar() || v.style() != yaml::ScalarStyle::Plain) {
-      error(v, "`" + k + "` must be a number, not " + v.describe(),
-            v.is_scalar() ? "write the number without quotes, e.g. `" + k + ": 1.0e-2`" : "");
-      return false;
-    }
-    std::int64_t i = 0;
-    bool overflow = false;
-    if (yaml::parse_core_int(v.text(), i, overflow)) {
-      out = overflow ? (v.text()[0] == '-' ? -HUGE_VAL : HUGE_VAL) : static_cast<double>(i);
-    } else if (!yaml::parse_core_float(v.text(), out)) {
-      error(v, "`" + k + "` must be a number, not " + v.describe() + " (`" + std::string(v.text()) + "`)",
-            "write e.g. `" + k + ": 1.0e-2`");
-      return false;
-    }
-    if (!std::isfinite(out)) {
-      error(v, "`" + k + "` must be a finite number, not " + std::string(v.text()));
-      return false;
-    }
-    return true;
-  }
+  // Whether the entry being read has had no error so far.
+  bool entry_ok() const { return diags_.error_count() == entry_errors_; }
 
   void read_setting(const yaml::NodeRef& key, const yaml::NodeRef& v, RuleSettings& s) {
     const std::string k(key.text());
@@ -175,45 +142,19 @@ class ConfigReader {
         fix = "a case that must pass is `status: expected_passing`";
       else if (text == "skipped" || text == "deselect" || text == "deselected")
         fix = "`skip` runs nothing and reports the case skipped; `exclude` leaves it out of the run and the reports";
-      error(v, "unknown status `" + text + "`" + did_you_mean(text, all_triage_status_names()), fix);
+      r_.error(v, "unknown status `" + text + "`" + did_you_mean(text, all_triage_status_names()), fix);
     } else if (k == "reason") {
       std::string text;
       if (!v.is_scalar()) {
-        error(v, "`reason` must be a string, not " + v.describe(), "write free text, usually an issue link");
+        r_.error(v, "`reason` must be a string, not " + v.describe(), "write free text, usually an issue link");
         return;
       }
       if (read_text(key, v, text)) s.reason = text;
-    } else if (k == "rtol" || k == "atol") {
-      double x = 0;
-      if (!read_number(key, v, x)) return;
-      if (x < 0) return error(v, "`" + k + "` must be >= 0, not " + std::string(v.text()));
-      (k == "rtol" ? s.rtol : s.atol) = x;
-    } else if (k == "pcc_min") {
-      double x = 0;
-      if (!read_number(key, v, x)) return;
-      if (x < -1 || x > 1)
-        return error(v, "`pcc_min` must lie between -1 and 1, not " + std::string(v.text()),
-                     "a Pearson correlation is at most 1; 0.999 is usual");
-      s.pcc_min = x;
-    } else if (k == "timeout") {
-      double x = 0;
-      if (!read_number(key, v, x)) return;
-      if (x <= 0) return error(v, "`timeout` must be a positive number of seconds, not " + std::string(v.text()));
-      s.timeout_s = x;
-    } else if (k == "compare") {
-      std::string text;
-      if (!read_text(key, v, text)) return;
-      static const std::vector<std::string> names{"allclose", "pcc", "exact"};
-      if (text == "allclose") s.compare = Comparator::AllClose;
-      else if (text == "pcc") s.compare = Comparator::Pcc;
-      else if (text == "exact") s.compare = Comparator::Exact;
-      else error(v, "unknown comparator `" + text + "`" + did_you_mean(text, names), "use allclose, pcc or exact");
-    } else if (k == "equal_nan" || k == "strict") {
+    } else if (k == "strict") {
       bool b = false;
-      if (!v.is_scalar() || v.style() != yaml::ScalarStyle::Plain || !yaml::parse_core_bool(v.text(), b))
-        return error(v, "`" + k + "` must be true or false, not " + v.describe() +
-                            (v.is_scalar() ? " (`" + std::string(v.text()) + "`)" : ""));
-      (k == "strict" ? s.strict : s.equal_nan) = b;
+      if (r_.read_bool(v, k, b)) s.strict = b;
+    } else {
+      read_comparison_setting(r_, key, v, s);
     }
   }
 
@@ -224,8 +165,8 @@ class ConfigReader {
     std::string fix;
     std::string hint = did_you_mean(k, allowed);
     if (in_override && (k == "id" || k == "op" || k == "dtype" || k == "device_overrides")) {
-      error(key, "`" + k + "` cannot be set per device (in " + where + ")",
-            "a device override may set only " + join(settings_keys()));
+      r_.error(key, "`" + k + "` cannot be set per device (in " + where + ")",
+               "a device override may set only " + join(settings_keys()));
       return;
     }
     if (parse_triage_status(k)) {
@@ -242,7 +183,7 @@ class ConfigReader {
     } else if (hint.empty()) {
       fix = "allowed keys: " + join(allowed);
     }
-    error(key, "unknown key `" + k + "` in " + where + hint, fix);
+    r_.error(key, "unknown key `" + k + "` in " + where + hint, fix);
   }
 
   void read_settings_map(const yaml::NodeRef& map, RuleSettings& s, const std::string& where) {
@@ -266,15 +207,15 @@ class ConfigReader {
   }
 
   bool read_rule(const yaml::NodeRef& entry, ConfigRule& rule) {
-    ok_ = true;
-    rule.loc = loc(entry);
+    entry_errors_ = diags_.error_count();
+    rule.loc = r_.loc(entry);
     rule.settings.loc = rule.loc;
     if (!entry.is_mapping()) {
-      error(entry, "a config entry must be a mapping, not " + entry.describe(),
-            "write `- {id: \"model::case\", status: xfail, reason: ...}`");
+      r_.error(entry, "a config entry must be a mapping, not " + entry.describe(),
+               "write `- {id: \"model::case\", status: xfail, reason: ...}`");
       return false;
     }
-    if (entry.size() > 0) rule.loc = loc(entry.key(0));
+    if (entry.size() > 0) rule.loc = r_.loc(entry.key(0));
     rule.settings.loc = rule.loc;
     const std::string where = "a config entry";
     yaml::NodeRef id_node, op_node, dtype_node, overrides;
@@ -289,7 +230,7 @@ class ConfigReader {
         op_node = key;
         if (read_text(key, v, rule.op)) {
           std::string err;
-          if (!Glob::compile(rule.op, rule.op_glob, err)) error(v, "bad `op` pattern `" + rule.op + "`: " + err);
+          if (!Glob::compile(rule.op, rule.op_glob, err)) r_.error(v, "bad `op` pattern `" + rule.op + "`: " + err);
         }
       } else if (k == "dtype") {
         dtype_node = key;
@@ -299,8 +240,8 @@ class ConfigReader {
             rule.dtype_filter = *dt;
             rule.dtype = dtype_name(*dt);
           } else {
-            error(v, "unknown dtype `" + text + "`" + did_you_mean(text, all_dtype_names()),
-                  "use a dtype name such as fp16, bf16, fp32 or torch.float16");
+            r_.error(v, "unknown dtype `" + text + "`" + did_you_mean(text, all_dtype_names()),
+                     "use a dtype name such as fp16, bf16, fp32 or torch.float16");
           }
         }
       } else if (k == "device_overrides") {
@@ -318,20 +259,22 @@ class ConfigReader {
       rule.pattern = "*";
       std::string err;
       Glob::compile(rule.pattern, rule.id_glob, err);
-      if (!op_node && !dtype_node && ok_)
-        error(entry, "this entry has no `id`, `op` or `dtype`, so it would apply to every case",
-              "write `id: \"*\"` if every case is meant, else the case id or a glob such as `\"model::torch.mul.*\"`");
+      if (!op_node && !dtype_node && entry_ok())
+        r_.error(
+            entry, "this entry has no `id`, `op` or `dtype`, so it would apply to every case",
+            "write `id: \"*\"` if every case is meant, else the case id or a glob such as `\"model::torch.mul.*\"`");
     }
     if (overrides) read_overrides(overrides, rule);
     if (rule.settings.strict && rule.settings.status != TriageStatus::Unset &&
         rule.settings.status != TriageStatus::Xfail)
-      error(entry, std::string("`strict` applies to `status: xfail`, and this entry sets `status: ") +
-                       triage_status_name(rule.settings.status) + "`",
-            "remove `strict`, or make the entry `status: xfail`");
-    if (ok_ && rule.settings.empty() && rule.device_overrides.empty())
-      error(entry, "this entry sets nothing",
-            "add `status:` (expected_passing, xfail, skip, exclude) or a tolerance/comparator setting");
-    if (!ok_) return false;
+      r_.error(entry,
+               std::string("`strict` applies to `status: xfail`, and this entry sets `status: ") +
+                   triage_status_name(rule.settings.status) + "`",
+               "remove `strict`, or make the entry `status: xfail`");
+    if (entry_ok() && rule.settings.empty() && rule.device_overrides.empty())
+      r_.error(entry, "this entry sets nothing",
+               "add `status:` (expected_passing, xfail, skip, exclude) or a tolerance/comparator setting");
+    if (!entry_ok()) return false;
     warn_reasonless(rule.settings, std::nullopt, "this entry");
     for (const auto& [device, s] : rule.device_overrides)
       warn_reasonless(s, rule.settings.reason, "the `" + device + "` override");
@@ -341,21 +284,21 @@ class ConfigReader {
   void compile_id(const yaml::NodeRef& v, ConfigRule& rule) {
     std::string err;
     if (!Glob::compile(rule.pattern, rule.id_glob, err)) {
-      error(v, "bad `id` pattern `" + rule.pattern + "`: " + err,
-            "use `*`, `?` and `[...]`; write `\\[` for a literal bracket");
+      r_.error(v, "bad `id` pattern `" + rule.pattern + "`: " + err,
+               "use `*`, `?` and `[...]`; write `\\[` for a literal bracket");
       return;
     }
     // Every case id holds `model::`, so a pattern with neither a star nor a colon can match nothing at all.
     if (rule.pattern.find('*') == std::string::npos && rule.pattern.find(':') == std::string::npos)
-      error(v, "`id` pattern `" + rule.pattern + "` can never match: case ids are `model::name`",
-            "write `\"*::" + rule.pattern + "\"` for that case name in every model, or `\"<model>::" + rule.pattern +
-                "\"`");
+      r_.error(v, "`id` pattern `" + rule.pattern + "` can never match: case ids are `model::name`",
+               "write `\"*::" + rule.pattern + "\"` for that case name in every model, or `\"<model>::" + rule.pattern +
+                   "\"`");
   }
 
   void read_overrides(const yaml::NodeRef& v, ConfigRule& rule) {
     if (!v.is_mapping()) {
-      error(v, "`device_overrides` must be a mapping of device name to settings, not " + v.describe(),
-            "write `device_overrides: {spyre: {atol: 5.0e-2}}`");
+      r_.error(v, "`device_overrides` must be a mapping of device name to settings, not " + v.describe(),
+               "write `device_overrides: {spyre: {atol: 5.0e-2}}`");
       return;
     }
     for (std::size_t i = 0; i < v.size(); ++i) {
@@ -363,27 +306,27 @@ class ConfigReader {
       const yaml::NodeRef value = v.value(i);
       const std::string device(key.text());
       if (device.empty() || device.find_first_of(" \t:*?[") != std::string::npos) {
-        error(key, "`" + device + "` is not a device name",
-              "use the name of the device under test as `opcheck run` prints it, e.g. spyre or loopback");
+        r_.error(key, "`" + device + "` is not a device name",
+                 "use the name of the device under test as `opcheck run` prints it, e.g. spyre or loopback");
         continue;
       }
       if (!value.is_mapping()) {
-        error(value, "the `" + device + "` override must be a mapping of settings, not " + value.describe(),
-              "write `" + device + ": {atol: 5.0e-2}`");
+        r_.error(value, "the `" + device + "` override must be a mapping of settings, not " + value.describe(),
+                 "write `" + device + ": {atol: 5.0e-2}`");
         continue;
       }
       RuleSettings s;
-      s.loc = loc(value);
+      s.loc = r_.loc(value);
       read_settings_map(value, s, "the `" + device + "` device override");
       if (s.empty() && value.size() == 0)
-        error(value, "the `" + device + "` override sets nothing", "remove it, or add the settings for " + device);
+        r_.error(value, "the `" + device + "` override sets nothing", "remove it, or add the settings for " + device);
       rule.device_overrides[device] = std::move(s);
     }
   }
 
-  const std::string& path_;
   DiagnosticList& diags_;
-  bool ok_ = true;
+  TypedYaml r_;                   // the status config's wording; its diagnostics name no case
+  std::size_t entry_errors_ = 0;  // errors before the entry being read
 };
 
 }  // namespace

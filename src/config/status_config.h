@@ -34,6 +34,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/typed_yaml.h"
 #include "config/glob.h"
 #include "opcheck/case.h"
 #include "opcheck/diagnostic.h"
@@ -50,13 +51,11 @@ std::optional<TriageStatus> parse_triage_status(std::string_view s);
 /// The spellings a config may use, for messages and did-you-mean.
 const std::vector<std::string>& all_triage_status_names();
 
-/// What one rule (or one device override of it) sets; absent fields leave the case alone.
-struct RuleSettings {
+/// What one rule (or one device override of it) sets: the comparison settings a manifest may also set, the status and
+/// its reason; absent fields leave the case alone.
+struct RuleSettings : ComparisonSettings {
   TriageStatus status = TriageStatus::Unset;
   std::optional<std::string> reason;
-  std::optional<double> rtol, atol, pcc_min, timeout_s;
-  std::optional<Comparator> compare;
-  std::optional<bool> equal_nan;
   std::optional<bool> strict;  // xfail strictness; unset = strict
   SourceLoc loc;  // the mapping that holds these settings
 

@@ -237,8 +237,7 @@ void qualify_colliding_ids(ManifestSet& set) {
 
 }  // namespace
 
-ManifestSet load_manifests(const std::vector<std::string>& paths, const LoadOptions& opts) {
-  (void)opts;
+ManifestSet load_manifests(const std::vector<std::string>& paths) {
   ManifestSet set;
   std::string text;
   yaml::Tree tree;
@@ -250,8 +249,7 @@ ManifestSet load_manifests(const std::vector<std::string>& paths, const LoadOpti
   return set;
 }
 
-ManifestSet load_manifest_text(const std::string& path, const std::string& text, const LoadOptions& opts) {
-  (void)opts;
+ManifestSet load_manifest_text(const std::string& path, const std::string& text) {
   ManifestSet set;
   yaml::Tree tree;
   load_text(path, text, tree, set);

@@ -173,8 +173,7 @@ std::string case_manifest(const Case& c, const std::vector<std::vector<TensorSou
   }
   if (c.rtol) y += "    rtol: " + real(*c.rtol) + "\n";
   if (c.atol) y += "    atol: " + real(*c.atol) + "\n";
-  y += std::string("    compare: ") +
-       (c.compare == Comparator::Pcc ? "pcc" : c.compare == Comparator::Exact ? "exact" : "allclose") + "\n";
+  y += std::string("    compare: ") + comparator_name(c.compare) + "\n";
   if (c.compare == Comparator::Pcc) y += "    pcc_min: " + real(c.pcc_min) + "\n";
   y += std::string("    equal_nan: ") + (c.equal_nan ? "true" : "false") + "\n";
   if (c.timeout_s) y += "    timeout: " + real(*c.timeout_s) + "\n";

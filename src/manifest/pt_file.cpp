@@ -131,173 +131,277 @@ std::string kind_name(const PVal& v) {
   return "value";
 }
 
-// `filled` collects the dicts SETITEM(S) filled: a crafted pickle can put a dict inside itself, and the caller
-// empties them when done so no cycle of shared pointers outlives the check.
-std::string unpickle(const std::vector<unsigned char>& b, P& result, std::vector<P>& filled) {
-  std::vector<P> stack;
-  std::vector<std::size_t> marks;
-  std::map<std::uint64_t, P> memo;
-  std::size_t p = 0;
-  auto need = [&](std::size_t n) { return p + n <= b.size(); };
-  auto pop = [&]() -> P {
-    if (stack.empty() || (!marks.empty() && stack.size() == marks.back())) return nullptr;
-    P v = stack.back();
-    stack.pop_back();
+// Runs the pickle machine over one record: each opcode torch.save writes for a tensor is one step, checked against
+// the bytes; any other opcode, or bytes that do not hold what an opcode needs, is a damaged pickle.
+class Unpickler {
+ public:
+  Unpickler(const std::vector<unsigned char>& b, std::vector<P>& filled) : b_(b), filled_(filled) {}
+
+  // "" with the pickled value in `result`, else what is damaged.
+  std::string run(P& result) {
+    while (p_ < b_.size()) {
+      bool stopped = false;
+      if (std::string problem = step(b_[p_++], result, stopped); !problem.empty()) return problem;
+      if (stopped) return {};
+      if (stack_.size() > 100000) return bad("a stack deeper than a tensor record needs");
+    }
+    return bad("no STOP");
+  }
+
+ private:
+  bool need(std::size_t n) const { return p_ + n <= b_.size(); }
+  std::string bad(const std::string& what) const {
+    return "holds a damaged pickle (" + what + " at byte " + std::to_string(p_) + ")";
+  }
+  P pop() {
+    if (stack_.empty() || (!marks_.empty() && stack_.size() == marks_.back())) return nullptr;
+    P v = stack_.back();
+    stack_.pop_back();
     return v;
-  };
-  auto pop_mark = [&](std::vector<P>& items) {
-    if (marks.empty()) return false;
-    items.assign(stack.begin() + static_cast<std::ptrdiff_t>(marks.back()), stack.end());
-    stack.resize(marks.back());
-    marks.pop_back();
+  }
+  bool pop_mark(std::vector<P>& items) {
+    if (marks_.empty()) return false;
+    items.assign(stack_.begin() + static_cast<std::ptrdiff_t>(marks_.back()), stack_.end());
+    stack_.resize(marks_.back());
+    marks_.pop_back();
     return true;
-  };
-  auto bad = [&](const std::string& what) {
-    return "holds a damaged pickle (" + what + " at byte " + std::to_string(p) + ")";
-  };
-  while (p < b.size()) {
-    const unsigned char op = b[p++];
+  }
+
+  std::string step(unsigned char op, P& result, bool& stopped) {
     switch (op) {
-      case 0x80: if (!need(1)) return bad("truncated PROTO"); ++p; break;
-      case 0x95: if (!need(8)) return bad("truncated FRAME"); p += 8; break;
-      case 'c': {
-        const auto nl1 = std::find(b.begin() + static_cast<std::ptrdiff_t>(p), b.end(), '\n');
-        if (nl1 == b.end()) return bad("truncated GLOBAL");
-        const auto nl2 = std::find(nl1 + 1, b.end(), '\n');
-        if (nl2 == b.end()) return bad("truncated GLOBAL");
-        P g = make(PVal::Global);
-        g->s = std::string(b.begin() + static_cast<std::ptrdiff_t>(p), nl1) + "." + std::string(nl1 + 1, nl2);
-        p = static_cast<std::size_t>(nl2 - b.begin()) + 1;
-        stack.push_back(g);
-        break;
-      }
-      case 0x93: {
-        P name = pop(), module = pop();
-        if (!name || !module || name->kind != PVal::Str || module->kind != PVal::Str) return bad("STACK_GLOBAL");
-        P g = make(PVal::Global);
-        g->s = module->s + "." + name->s;
-        stack.push_back(g);
-        break;
-      }
-      case 'q': case 'r': case 0x94: {
-        std::uint64_t k = memo.size();
-        if (op == 'q') { if (!need(1)) return bad("truncated BINPUT"); k = b[p]; p += 1; }
-        if (op == 'r') { if (!need(4)) return bad("truncated LONG_BINPUT"); k = le(&b[p], 4); p += 4; }
-        if (stack.empty()) return bad("memo of an empty stack");
-        memo[k] = stack.back();
-        break;
-      }
-      case 'h': case 'j': {
-        const int n = op == 'h' ? 1 : 4;
-        if (!need(static_cast<std::size_t>(n))) return bad("truncated BINGET");
-        auto it = memo.find(le(&b[p], n));
-        p += static_cast<std::size_t>(n);
-        if (it == memo.end()) return bad("BINGET of an unknown memo entry");
-        stack.push_back(it->second);
-        break;
-      }
-      case '(': marks.push_back(stack.size()); break;
-      case 't': case ')': case 0x85: case 0x86: case 0x87: case 'l': case ']': {
-        P t = make(op == 'l' || op == ']' ? PVal::List : PVal::Tuple);
-        if (op == 't' || op == 'l') {
-          if (!pop_mark(t->items)) return bad("TUPLE without MARK");
-        } else if (op >= 0x85 && op <= 0x87) {
-          for (int k = 0; k < op - 0x84; ++k) {
-            P v = pop();
-            if (!v) return bad("TUPLE of an empty stack");
-            t->items.insert(t->items.begin(), v);
-          }
-        }
-        stack.push_back(t);
-        break;
-      }
-      case 'X': case 0x8c: {
-        const int n = op == 'X' ? 4 : 1;
-        if (!need(static_cast<std::size_t>(n))) return bad("truncated string");
-        const std::uint64_t len = le(&b[p], n);
-        p += static_cast<std::size_t>(n);
-        if (len > b.size() - p) return bad("string past the end");
-        P s = make(PVal::Str);
-        s->s.assign(reinterpret_cast<const char*>(&b[p]), len);
-        p += len;
-        stack.push_back(s);
-        break;
-      }
-      case 'K': case 'M': case 'J': {
-        const int n = op == 'K' ? 1 : op == 'M' ? 2 : 4;
-        if (!need(static_cast<std::size_t>(n))) return bad("truncated int");
-        P v = make(PVal::Int);
-        v->i = op == 'J' ? static_cast<std::int32_t>(le(&b[p], 4)) : static_cast<std::int64_t>(le(&b[p], n));
-        p += static_cast<std::size_t>(n);
-        stack.push_back(v);
-        break;
-      }
-      case 0x8a: {
-        if (!need(1)) return bad("truncated LONG1");
-        const std::size_t n = b[p++];
-        if (n > 8 || !need(n)) return bad("LONG1 wider than 64 bits");
-        P v = make(PVal::Int);
-        std::uint64_t u = n ? le(&b[p], static_cast<int>(n)) : 0;
-        if (n > 0 && n < 8 && (b[p + n - 1] & 0x80)) u |= ~std::uint64_t{0} << (8 * n);  // sign-extend
-        v->i = static_cast<std::int64_t>(u);
-        p += n;
-        stack.push_back(v);
-        break;
-      }
-      case 'G': { if (!need(8)) return bad("truncated BINFLOAT"); p += 8; stack.push_back(make(PVal::Float)); break; }
-      case 0x88: case 0x89: { P v = make(PVal::Bool); v->i = op == 0x88; stack.push_back(v); break; }
-      case 'N': stack.push_back(make(PVal::None)); break;
-      case '}': stack.push_back(make(PVal::Dict)); break;
-      case 'Q': {
-        P pid = pop();
-        if (!pid) return bad("BINPERSID of an empty stack");
-        P v = make(PVal::PersId);
-        v->items.push_back(pid);
-        stack.push_back(v);
-        break;
-      }
-      case 'R': {
-        P args = pop(), fn = pop();
-        if (!args || !fn) return bad("REDUCE of an empty stack");
-        P v = make(PVal::Reduced);
-        v->items = {fn, args};
-        stack.push_back(v);
-        break;
-      }
-      case 's': {
-        P value = pop(), key = pop();
-        if (!value || !key || stack.empty()) return bad("SETITEM");
-        stack.back()->entries.emplace_back(key, value);
-        filled.push_back(stack.back());
-        break;
-      }
-      case 'a': { if (!pop() || stack.empty()) return bad("APPEND"); break; }
-      case 'b': { if (!pop() || stack.empty()) return bad("BUILD"); break; }
-      case 'u': case 'e': {
-        std::vector<P> items;
-        if (!pop_mark(items) || stack.empty()) return bad(op == 'u' ? "SETITEMS" : "APPENDS");
-        if (op == 'u') {
-          if (items.size() % 2 != 0) return bad("SETITEMS of an odd count");
-          for (std::size_t k = 0; k + 1 < items.size(); k += 2)
-            stack.back()->entries.emplace_back(items[k], items[k + 1]);
-          filled.push_back(stack.back());
-        }
-        break;
-      }
-      case '.': {
-        if (stack.size() != 1 || !marks.empty()) return bad("STOP with " + std::to_string(stack.size()) + " values");
-        result = stack.back();
+      case 0x80:
+        if (!need(1)) return bad("truncated PROTO");
+        ++p_;
+        return {};
+      case 0x95:
+        if (!need(8)) return bad("truncated FRAME");
+        p_ += 8;
+        return {};
+      case 'c':
+        return global();
+      case 0x93:
+        return stack_global();
+      case 'q':
+      case 'r':
+      case 0x94:
+        return memo_put(op);
+      case 'h':
+      case 'j':
+        return memo_get(op);
+      case '(':
+        marks_.push_back(stack_.size());
+        return {};
+      case 't':
+      case ')':
+      case 0x85:
+      case 0x86:
+      case 0x87:
+      case 'l':
+      case ']':
+        return sequence(op);
+      case 'X':
+      case 0x8c:
+        return string(op);
+      case 'K':
+      case 'M':
+      case 'J':
+        return integer(op);
+      case 0x8a:
+        return long1();
+      case 'G':
+        if (!need(8)) return bad("truncated BINFLOAT");
+        p_ += 8;
+        stack_.push_back(make(PVal::Float));
+        return {};
+      case 0x88:
+      case 0x89: {
+        P v = make(PVal::Bool);
+        v->i = op == 0x88;
+        stack_.push_back(v);
         return {};
       }
+      case 'N':
+        stack_.push_back(make(PVal::None));
+        return {};
+      case '}':
+        stack_.push_back(make(PVal::Dict));
+        return {};
+      case 'Q':
+        return persistent_id();
+      case 'R':
+        return reduce();
+      case 's':
+      case 'a':
+      case 'b':
+      case 'u':
+      case 'e':
+        return add_items(op);
+      case '.':
+        if (stack_.size() != 1 || !marks_.empty()) return bad("STOP with " + std::to_string(stack_.size()) + " values");
+        result = stack_.back();
+        stopped = true;
+        return {};
       default: {
         char hex[8];
         std::snprintf(hex, sizeof hex, "0x%02x", op);
         return bad(std::string("pickle opcode ") + hex + " that torch.save does not write for a tensor");
       }
     }
-    if (stack.size() > 100000) return bad("a stack deeper than a tensor record needs");
   }
-  return bad("no STOP");
+
+  std::string global() {
+    const auto nl1 = std::find(b_.begin() + static_cast<std::ptrdiff_t>(p_), b_.end(), '\n');
+    if (nl1 == b_.end()) return bad("truncated GLOBAL");
+    const auto nl2 = std::find(nl1 + 1, b_.end(), '\n');
+    if (nl2 == b_.end()) return bad("truncated GLOBAL");
+    P g = make(PVal::Global);
+    g->s = std::string(b_.begin() + static_cast<std::ptrdiff_t>(p_), nl1) + "." + std::string(nl1 + 1, nl2);
+    p_ = static_cast<std::size_t>(nl2 - b_.begin()) + 1;
+    stack_.push_back(g);
+    return {};
+  }
+
+  std::string stack_global() {
+    P name = pop(), module = pop();
+    if (!name || !module || name->kind != PVal::Str || module->kind != PVal::Str) return bad("STACK_GLOBAL");
+    P g = make(PVal::Global);
+    g->s = module->s + "." + name->s;
+    stack_.push_back(g);
+    return {};
+  }
+
+  std::string memo_put(unsigned char op) {
+    std::uint64_t k = memo_.size();
+    if (op == 'q') {
+      if (!need(1)) return bad("truncated BINPUT");
+      k = b_[p_];
+      p_ += 1;
+    }
+    if (op == 'r') {
+      if (!need(4)) return bad("truncated LONG_BINPUT");
+      k = le(&b_[p_], 4);
+      p_ += 4;
+    }
+    if (stack_.empty()) return bad("memo of an empty stack");
+    memo_[k] = stack_.back();
+    return {};
+  }
+
+  std::string memo_get(unsigned char op) {
+    const int n = op == 'h' ? 1 : 4;
+    if (!need(static_cast<std::size_t>(n))) return bad("truncated BINGET");
+    auto it = memo_.find(le(&b_[p_], n));
+    p_ += static_cast<std::size_t>(n);
+    if (it == memo_.end()) return bad("BINGET of an unknown memo entry");
+    stack_.push_back(it->second);
+    return {};
+  }
+
+  std::string sequence(unsigned char op) {
+    P t = make(op == 'l' || op == ']' ? PVal::List : PVal::Tuple);
+    if (op == 't' || op == 'l') {
+      if (!pop_mark(t->items)) return bad("TUPLE without MARK");
+    } else if (op >= 0x85 && op <= 0x87) {
+      for (int k = 0; k < op - 0x84; ++k) {
+        P v = pop();
+        if (!v) return bad("TUPLE of an empty stack");
+        t->items.insert(t->items.begin(), v);
+      }
+    }
+    stack_.push_back(t);
+    return {};
+  }
+
+  std::string string(unsigned char op) {
+    const int n = op == 'X' ? 4 : 1;
+    if (!need(static_cast<std::size_t>(n))) return bad("truncated string");
+    const std::uint64_t len = le(&b_[p_], n);
+    p_ += static_cast<std::size_t>(n);
+    if (len > b_.size() - p_) return bad("string past the end");
+    P s = make(PVal::Str);
+    s->s.assign(reinterpret_cast<const char*>(&b_[p_]), len);
+    p_ += len;
+    stack_.push_back(s);
+    return {};
+  }
+
+  std::string integer(unsigned char op) {
+    const int n = op == 'K' ? 1 : op == 'M' ? 2 : 4;
+    if (!need(static_cast<std::size_t>(n))) return bad("truncated int");
+    P v = make(PVal::Int);
+    v->i = op == 'J' ? static_cast<std::int32_t>(le(&b_[p_], 4)) : static_cast<std::int64_t>(le(&b_[p_], n));
+    p_ += static_cast<std::size_t>(n);
+    stack_.push_back(v);
+    return {};
+  }
+
+  std::string long1() {
+    if (!need(1)) return bad("truncated LONG1");
+    const std::size_t n = b_[p_++];
+    if (n > 8 || !need(n)) return bad("LONG1 wider than 64 bits");
+    P v = make(PVal::Int);
+    std::uint64_t u = n ? le(&b_[p_], static_cast<int>(n)) : 0;
+    if (n > 0 && n < 8 && (b_[p_ + n - 1] & 0x80)) u |= ~std::uint64_t{0} << (8 * n);  // sign-extend
+    v->i = static_cast<std::int64_t>(u);
+    p_ += n;
+    stack_.push_back(v);
+    return {};
+  }
+
+  std::string persistent_id() {
+    P pid = pop();
+    if (!pid) return bad("BINPERSID of an empty stack");
+    P v = make(PVal::PersId);
+    v->items.push_back(pid);
+    stack_.push_back(v);
+    return {};
+  }
+
+  std::string reduce() {
+    P args = pop(), fn = pop();
+    if (!args || !fn) return bad("REDUCE of an empty stack");
+    P v = make(PVal::Reduced);
+    v->items = {fn, args};
+    stack_.push_back(v);
+    return {};
+  }
+
+  // SETITEM(S) fill the dict below them; APPEND(S) and BUILD only pop what they would add, as the check reads no
+  // list items or built state.
+  std::string add_items(unsigned char op) {
+    if (op == 's') {
+      P value = pop(), key = pop();
+      if (!value || !key || stack_.empty()) return bad("SETITEM");
+      stack_.back()->entries.emplace_back(key, value);
+      filled_.push_back(stack_.back());
+      return {};
+    }
+    if (op == 'a' || op == 'b') {
+      if (!pop() || stack_.empty()) return bad(op == 'a' ? "APPEND" : "BUILD");
+      return {};
+    }
+    std::vector<P> items;
+    if (!pop_mark(items) || stack_.empty()) return bad(op == 'u' ? "SETITEMS" : "APPENDS");
+    if (op == 'u') {
+      if (items.size() % 2 != 0) return bad("SETITEMS of an odd count");
+      for (std::size_t k = 0; k + 1 < items.size(); k += 2) stack_.back()->entries.emplace_back(items[k], items[k + 1]);
+      filled_.push_back(stack_.back());
+    }
+    return {};
+  }
+
+  const std::vector<unsigned char>& b_;
+  std::vector<P>& filled_;
+  std::size_t p_ = 0;
+  std::vector<P> stack_;
+  std::vector<std::size_t> marks_;
+  std::map<std::uint64_t, P> memo_;
+};
+
+// `filled` collects the dicts SETITEM(S) filled: a crafted pickle can put a dict inside itself, and the caller
+// empties them when done so no cycle of shared pointers outlives the check.
+std::string unpickle(const std::vector<unsigned char>& b, P& result, std::vector<P>& filled) {
+  return Unpickler(b, filled).run(result);
 }
 
 std::int64_t element_size_of(const std::string& storage) {

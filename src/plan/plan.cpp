@@ -70,8 +70,7 @@ std::string canonical_case_text(const Case& c) {
   }
   out += "|kw=";
   put_kwargs(out, c.kwargs, /*sort=*/true);
-  static const char* cmp[] = {"allclose", "pcc", "exact"};
-  out += std::string("|cmp=") + cmp[static_cast<int>(c.compare)];
+  out += std::string("|cmp=") + comparator_name(c.compare);
   out += "|rtol=" + (c.rtol ? PyValue::real(*c.rtol).repr() : std::string("default"));
   out += "|atol=" + (c.atol ? PyValue::real(*c.atol).repr() : std::string("default"));
   out += "|pcc_min=" + PyValue::real(c.pcc_min).repr();

@@ -6,8 +6,8 @@
 #include <set>
 #include <vector>
 
+#include "common/text_escape.h"
 #include "report/stats.h"
-#include "report/text_escape.h"
 
 namespace opcheck {
 

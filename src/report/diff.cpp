@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <map>
 
+#include "common/text_escape.h"
 #include "report/report_error.h"
-#include "report/text_escape.h"
 
 namespace opcheck {
 namespace {

@@ -10,6 +10,7 @@
 
 #include "common/base64.h"
 #include "common/sha256.h"
+#include "common/text_escape.h"
 #include "report/atomic_file.h"
 #include "report/console.h"
 #include "report/diff.h"
@@ -18,7 +19,6 @@
 #include "report/metrics.h"
 #include "report/report_error.h"
 #include "report/stats.h"
-#include "report/text_escape.h"
 
 namespace opcheck {
 namespace {

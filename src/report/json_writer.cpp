@@ -4,7 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "report/text_escape.h"
+#include "common/text_escape.h"
 
 namespace opcheck {
 

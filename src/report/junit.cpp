@@ -9,12 +9,12 @@
 #include <string_view>
 
 #include "common/text.h"
+#include "common/text_escape.h"
 #include "opcheck/case.h"
 #include "opcheck/dtype.h"
 #include "report/atomic_file.h"
 #include "report/report_error.h"
 #include "report/stats.h"
-#include "report/text_escape.h"
 
 namespace opcheck {
 namespace {

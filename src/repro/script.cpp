@@ -210,10 +210,7 @@ std::string python_repro_script(const Case& c, const ScriptDevice& device, const
   py << "WRITTEN = [";
   for (std::size_t k = 0; k < bundle.written_slots.size(); ++k) py << (k ? ", " : "") << bundle.written_slots[k];
   py << "]  # tensor arguments the op writes in place (as the bundle recorded them)\n";
-  py << "COMPARE = "
-     << py_str(c.compare == Comparator::Pcc     ? "pcc"
-               : c.compare == Comparator::Exact ? "exact"
-                                                : "allclose")
+  py << "COMPARE = " << py_str(comparator_name(c.compare))
      << "\nRTOL, ATOL = " << (c.rtol ? py_literal(PyValue::real(*c.rtol), LiteralUse::Data) : "None") << ", "
      << (c.atol ? py_literal(PyValue::real(*c.atol), LiteralUse::Data) : "None")
      << "  # None: torch.testing.assert_close's default for the dtype\n";

@@ -200,7 +200,7 @@ std::function<Triage(const Case&)> triage_lookup(const TriagedSelection& triaged
   return [&triaged](const Case& c) {
     auto it = triaged.statuses.find(&c);
     if (it == triaged.statuses.end()) return Triage{};
-    return Triage{triage_status_name(it->second.status), it->second.reason, it->second.strict};
+    return Triage{it->second.status, it->second.reason, it->second.strict};
   };
 }
 

@@ -87,11 +87,12 @@ void run_session(const Plan& plan, const SessionOptions& opts, const BatchRunner
     // The condition environment holds a copy of every environment variable: build it only for cases with conditions.
     const CondEnv env = c.skip_if.empty() && c.xfail_if.empty() ? CondEnv{} : env_for(c, opts);
     if (opts.triage) triage[i] = opts.triage(c);
-    config_conditions[i].expr = "status config: " + triage[i].status;
-    config_conditions[i].reason = triage[i].reason.empty() ? "status: " + triage[i].status : triage[i].reason;
+    const std::string status = triage_status_name(triage[i].status);
+    config_conditions[i].expr = "status config: " + status;
+    config_conditions[i].reason = triage[i].reason.empty() ? "status: " + status : triage[i].reason;
     config_conditions[i].strict = triage[i].strict;
-    skip[i] = triage[i].status == "skip" ? &config_conditions[i] : first_true(c.skip_if, env);
-    xfail[i] = triage[i].status == "xfail" ? &config_conditions[i] : first_true(c.xfail_if, env);
+    skip[i] = triage[i].status == TriageStatus::Skip ? &config_conditions[i] : first_true(c.skip_if, env);
+    xfail[i] = triage[i].status == TriageStatus::Xfail ? &config_conditions[i] : first_true(c.xfail_if, env);
     if (!skip[i]) unique_needed[plan.unique_of[i]] = 1;
   }
 
@@ -106,7 +107,7 @@ void run_session(const Plan& plan, const SessionOptions& opts, const BatchRunner
     CaseRecord rec = record_for(*plan.occurrences[i], plan.keys[i], signature);
     rec.index = static_cast<int>(plan.selection_index[i]);
     rec.deduplicated_from = from;
-    rec.status = triage[i].status;
+    rec.status = triage_status_name(triage[i].status);
     rec.status_reason = triage[i].reason;
     rec.outcome = decide_outcome(result.stage, xfail[i] != nullptr);
     rec.xfail_strictness = !xfail[i] || xfail[i]->strict ? XfailStrictness::Strict : XfailStrictness::NonStrict;
@@ -116,7 +117,7 @@ void run_session(const Plan& plan, const SessionOptions& opts, const BatchRunner
         why = "passed although expected to fail (" + xfail[i]->reason + "); a non-strict xfail, so the run does not fail";
       else if (rec.outcome == Outcome::XPassed)
         why = "passed although expected to fail (" + xfail[i]->reason + ")" +
-              (triage[i].status == "xfail"                    ? "; Fix: remove the xfail entry from the status config"
+              (triage[i].status == TriageStatus::Xfail       ? "; Fix: remove the xfail entry from the status config"
                : !plan.occurrences[i]->upstream_test.empty() ? "; Fix: make the entry's test mandatory_success in its v2 config"
                                                              : "; Fix: remove or narrow the xfail_if condition");
       result.message = result.message.empty() ? why : why + "\n" + result.message;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "config/status_config.h"
 #include "opcheck/case.h"
 #include "opcheck/report.h"
 #include "plan/plan.h"
@@ -18,9 +19,9 @@ using BatchRunner = std::function<void(const std::vector<const Case*>& batch,
                                        const std::function<void(std::size_t, Result)>& done,
                                        const std::function<bool()>& stop)>;
 
-/// What the status config says about one occurrence: "" / expected_passing / xfail / skip, and why.
+/// What the status config says about one occurrence (Unset when no rule says), and why.
 struct Triage {
-  std::string status;
+  TriageStatus status = TriageStatus::Unset;
   std::string reason;
   bool strict = true;  // an xfail whose pass (XPASS) fails the run (`strict: false` in the config: it does not)
 };

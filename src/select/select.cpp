@@ -187,31 +187,37 @@ std::vector<std::string> suggest_models(const std::string& wanted, const std::ve
   return out;
 }
 
-Selected select_cases(const ManifestSet& set, const Selection& sel) {
-  Selected out;
+namespace {
 
-  // Every model and variant the set knows, for validation and suggestions.
-  std::vector<std::string> all_models;
-  std::set<std::string> variants_present;
+// Every model and variant the loaded set knows, for validation and suggestions.
+struct KnownModels {
+  std::vector<std::string> models;
+  std::set<std::string> variants;
+};
+
+KnownModels known_models(const ManifestSet& set) {
+  KnownModels known;
   for (const auto& m : set.manifests) {
-    if (std::find(all_models.begin(), all_models.end(), m.model) == all_models.end()) all_models.push_back(m.model);
-    if (!m.variant.empty()) variants_present.insert(m.variant);
+    if (std::find(known.models.begin(), known.models.end(), m.model) == known.models.end())
+      known.models.push_back(m.model);
+    if (!m.variant.empty()) known.variants.insert(m.variant);
   }
+  return known;
+}
 
-  if (!sel.variant.empty() && sel.variant != "all" && sel.variant != "spyre" && !variants_present.count(sel.variant)) {
-    std::vector<std::string> known{"spyre", "all"};
-    for (const auto& v : variants_present)
-      if (v != "spyre") known.insert(known.end() - 1, v);
-    out.usage_error = true;
-    out.diagnostics.error(cli_loc(), "unknown variant '" + sel.variant + "'", {},
-                          "use --variant " + join(known, " or --variant ") + ", or leave it out for the base files");
-  }
+void check_variant(const Selection& sel, const KnownModels& known, Selected& out) {
+  if (sel.variant.empty() || sel.variant == "all" || sel.variant == "spyre" || known.variants.count(sel.variant))
+    return;
+  std::vector<std::string> names{"spyre", "all"};
+  for (const auto& v : known.variants)
+    if (v != "spyre") names.insert(names.end() - 1, v);
+  out.usage_error = true;
+  out.diagnostics.error(cli_loc(), "unknown variant '" + sel.variant + "'", {},
+                        "use --variant " + join(names, " or --variant ") + ", or leave it out for the base files");
+}
 
-  std::optional<MatchExpr> mark_expr, keyword_expr;
-  if (!sel.mark_expr.empty()) mark_expr = parse_option("-m", sel.mark_expr, out);
-  if (!sel.keyword_expr.empty()) keyword_expr = parse_option("-k", sel.keyword_expr, out);
-
-  // Case ids must name a model and a case; ill-formed ones are usage errors before anything is chosen.
+// Case ids must name a model and a case; ill-formed ones are usage errors before anything is chosen.
+void check_id_shapes(const ManifestSet& set, const Selection& sel, Selected& out) {
   for (const auto* list : {&sel.ids, &sel.deselect}) {
     for (const auto& id : *list) {
       std::string model, name;
@@ -230,9 +236,41 @@ Selected select_cases(const ManifestSet& set, const Selection& sel) {
                             "allowed in either part ('gpt_oss::torch.add.*', '*::torch.mul.1')");
     }
   }
+}
 
-  // Model choice: which manifests the --model arguments reach, and which arguments reach nothing. Without --model,
-  // positional ids choose the files their model parts name.
+// A --model argument that reaches no manifest: what it may have meant.
+void report_unknown_model(const std::string& pattern, const KnownModels& known, Selected& out) {
+  out.usage_error = true;
+  if (pattern.empty()) {
+    out.diagnostics.error(
+        cli_loc(), "--model was given an empty name", {},
+        "name a model, e.g. --model " + (known.models.empty() ? std::string("gpt-oss-20b") : known.models.front()));
+    return;
+  }
+  const bool glob = is_model_glob(pattern);
+  std::string message = glob ? "--model '" + pattern + "' matches no model" : "unknown model '" + pattern + "'";
+  std::string fix;
+  if (!glob) {
+    std::vector<std::string> near = suggest_models(pattern, known.models);
+    if (!near.empty()) message += " (did you mean " + join(near, " or ") + "?)";
+    // `gpt-oss-20b_spyre` names a file, not a model: the variant is chosen with --variant.
+    for (const auto& v : known.variants) {
+      const std::string suffix = "-" + folded(v);
+      const std::string f = folded(pattern);
+      if (f.size() > suffix.size() && f.compare(f.size() - suffix.size(), suffix.size(), suffix) == 0) {
+        fix = "variant files are chosen with --variant " + v + " (the model name has no '_" + v + "' suffix)";
+      }
+    }
+  }
+  if (fix.empty())
+    fix = known.models.empty() ? "no manifest was loaded; check the manifest paths"
+                               : "known models: " + join(known.models, ", ");
+  out.diagnostics.error(cli_loc(), message, {}, fix);
+}
+
+// Model choice: which manifests the --model arguments reach (each argument that reaches none is reported). Without
+// --model, positional ids choose the files their model parts name.
+std::vector<bool> choose_models(const ManifestSet& set, const Selection& sel, const KnownModels& known, Selected& out) {
   std::vector<bool> chosen(set.manifests.size(), false);
   if (sel.models.empty()) {
     for (std::size_t i = 0; i < set.manifests.size(); ++i) {
@@ -256,33 +294,13 @@ Selected select_cases(const ManifestSet& set, const Selection& sel) {
         reached = true;
       }
     }
-    if (reached) continue;
-    out.usage_error = true;
-    if (pattern.empty()) {
-      out.diagnostics.error(cli_loc(), "--model was given an empty name", {}, "name a model, e.g. --model " +
-                                                                                 (all_models.empty() ? std::string("gpt-oss-20b") : all_models.front()));
-      continue;
-    }
-    std::string message = glob ? "--model '" + pattern + "' matches no model" : "unknown model '" + pattern + "'";
-    std::string fix;
-    if (!glob) {
-      std::vector<std::string> near = suggest_models(pattern, all_models);
-      if (!near.empty()) message += " (did you mean " + join(near, " or ") + "?)";
-      // `gpt-oss-20b_spyre` names a file, not a model: the variant is chosen with --variant.
-      for (const auto& v : variants_present) {
-        const std::string suffix = "-" + folded(v);
-        const std::string f = folded(pattern);
-        if (f.size() > suffix.size() && f.compare(f.size() - suffix.size(), suffix.size(), suffix) == 0) {
-          fix = "variant files are chosen with --variant " + v + " (the model name has no '_" + v + "' suffix)";
-        }
-      }
-    }
-    if (fix.empty()) fix = all_models.empty() ? "no manifest was loaded; check the manifest paths"
-                                              : "known models: " + join(all_models, ", ");
-    out.diagnostics.error(cli_loc(), message, {}, fix);
+    if (!reached) report_unknown_model(pattern, known, out);
   }
+  return chosen;
+}
 
-  // Variant choice, per model: with --variant V a model's V files replace its base files where it has any.
+// Variant choice, per model: with --variant V a model's V files replace its base files where it has any.
+void choose_variants(const ManifestSet& set, const Selection& sel, std::vector<bool>& chosen, Selected& out) {
   std::map<std::string, bool> model_has_variant;  // folded model -> has a chosen file of sel.variant
   std::map<std::string, bool> model_has_base;
   for (std::size_t i = 0; i < set.manifests.size(); ++i) {
@@ -311,126 +329,180 @@ Selected select_cases(const ManifestSet& set, const Selection& sel) {
     }
     chosen[i] = keep;
   }
+}
 
-  // -m identifiers that no case carries and no registry knows are almost always typos that silently select nothing.
-  if (mark_expr) {
-    std::set<std::string> known(sel.registered_markers.begin(), sel.registered_markers.end());
-    for (const auto& m : set.manifests)
-      for (const auto& c : m.cases) {
-        known.insert(c.marks.begin(), c.marks.end());
-        for (auto& d : derived_marks(c)) known.insert(std::move(d));
-      }
-    std::set<std::string> reported;
-    for (const auto& ident : mark_expr->identifiers()) {
-      if (known.count(ident) || !reported.insert(ident).second) continue;
-      std::vector<std::string> pool(known.begin(), known.end());
-      std::vector<std::string> near = suggest_models(ident, pool, 2);
-      std::vector<std::string> listed(pool.begin(), pool.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(pool.size(), 12)));
-      std::string fix = "check the spelling; the marks cases have or markers.yaml declares: " +
-                        (listed.empty() ? std::string("none") : join(listed, ", ")) +
-                        (pool.size() > listed.size() ? ", ... (" + std::to_string(pool.size()) + " in all)" : "") +
-                        "; `opcheck validate -m EXPR` checks an expression the same way";
-      out.diagnostics.warning(cli_loc(),
-                              "-m names mark '" + ident + "', which no case has and no registry declares" +
-                                  (near.empty() ? std::string() : " (did you mean " + join(near, " or ") + "?)"),
-                              {}, fix);
+// -m identifiers that no case carries and no registry knows are almost always typos that silently select nothing.
+void warn_unknown_marks(const ManifestSet& set, const Selection& sel, const MatchExpr& mark_expr, Selected& out) {
+  std::set<std::string> known(sel.registered_markers.begin(), sel.registered_markers.end());
+  for (const auto& m : set.manifests)
+    for (const auto& c : m.cases) {
+      known.insert(c.marks.begin(), c.marks.end());
+      for (auto& d : derived_marks(c)) known.insert(std::move(d));
     }
+  std::set<std::string> reported;
+  for (const auto& ident : mark_expr.identifiers()) {
+    if (known.count(ident) || !reported.insert(ident).second) continue;
+    std::vector<std::string> pool(known.begin(), known.end());
+    std::vector<std::string> near = suggest_models(ident, pool, 2);
+    std::vector<std::string> listed(pool.begin(),
+                                    pool.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(pool.size(), 12)));
+    std::string fix = "check the spelling; the marks cases have or markers.yaml declares: " +
+                      (listed.empty() ? std::string("none") : join(listed, ", ")) +
+                      (pool.size() > listed.size() ? ", ... (" + std::to_string(pool.size()) + " in all)" : "") +
+                      "; `opcheck validate -m EXPR` checks an expression the same way";
+    out.diagnostics.warning(cli_loc(),
+                            "-m names mark '" + ident + "', which no case has and no registry declares" +
+                                (near.empty() ? std::string() : " (did you mean " + join(near, " or ") + "?)"),
+                            {}, fix);
+  }
+}
+
+bool keyword_selects(const MatchExpr& keyword_expr, const Case& c) {
+  std::vector<std::string> names{lower(c.model), lower(c.name), lower(c.op)};
+  for (const auto& mark : c.marks) names.push_back(lower(mark));
+  return keyword_expr.evaluate([&](const std::string& ident) {
+    const std::string needle = lower(ident);
+    for (const auto& n : names)
+      if (n.find(needle) != std::string::npos) return true;
+    return false;
+  });
+}
+
+bool marks_select(const MatchExpr& mark_expr, const Case& c) {
+  return mark_expr.evaluate([&](const std::string& ident) {
+    if (std::find(c.marks.begin(), c.marks.end(), ident) != c.marks.end()) return true;
+    const auto derived = derived_marks(c);
+    return std::find(derived.begin(), derived.end(), ident) != derived.end();
+  });
+}
+
+// The cases of the chosen files, one at a time through ids, --deselect, marker checks, -m and -k.
+class CaseFilter {
+ public:
+  CaseFilter(const Selection& sel, const std::optional<MatchExpr>& mark_expr,
+             const std::optional<MatchExpr>& keyword_expr, Selected& out)
+      : sel_(sel),
+        mark_expr_(mark_expr),
+        keyword_expr_(keyword_expr),
+        out_(out),
+        registered_(sel.registered_markers.begin(), sel.registered_markers.end()),
+        id_hit_(sel.ids.size(), false),
+        deselect_hit_(sel.deselect.size(), false) {}
+
+  void take(const Case& c) {
+    if (!sel_.ids.empty() && !matches_any(sel_.ids, id_hit_, c)) return;
+    if (!sel_.deselect.empty() && matches_any(sel_.deselect, deselect_hit_, c)) {
+      ++out_.deselected;
+      return;
+    }
+    check_marks_registered(c);
+    if ((mark_expr_ && !marks_select(*mark_expr_, c)) || (keyword_expr_ && !keyword_selects(*keyword_expr_, c))) {
+      ++out_.deselected;
+      return;
+    }
+    out_.cases.push_back(&c);
   }
 
-  if (out.usage_error) return out;
+  // After every case: the unregistered marks, and the ids that matched nothing.
+  void finish(const ManifestSet& set) {
+    warn_unregistered();
+    // An id that matches nothing is a typo or a stale id, never "nothing to do".
+    std::vector<std::string> all_ids;
+    for (const auto& m : set.manifests)
+      for (const auto& c : m.cases) all_ids.push_back(c.id);
+    report_unmatched(sel_.ids, id_hit_, "case id", all_ids);
+    report_unmatched(sel_.deselect, deselect_hit_, "--deselect", all_ids);
+  }
 
-  const std::set<std::string> registered(sel.registered_markers.begin(), sel.registered_markers.end());
-  // Without --strict-markers an unregistered mark is pytest's PytestUnknownMarkWarning: said once per mark, at the
-  // first case that uses it, with how many do.
-  std::map<std::string, std::pair<const Case*, std::size_t>> unregistered;
-  std::vector<bool> id_hit(sel.ids.size(), false), deselect_hit(sel.deselect.size(), false);
-  auto matches_any = [](const std::vector<std::string>& ids, std::vector<bool>& hit, const Case& c) {
+ private:
+  static bool matches_any(const std::vector<std::string>& ids, std::vector<bool>& hit, const Case& c) {
     bool any = false;
     for (std::size_t k = 0; k < ids.size(); ++k)
       if (case_id_matches(ids[k], c)) any = hit[k] = true;
     return any;
-  };
-  for (std::size_t i = 0; i < set.manifests.size(); ++i) {
-    if (!chosen[i]) continue;
-    for (const Case& c : set.manifests[i].cases) {
-      if (!sel.ids.empty() && !matches_any(sel.ids, id_hit, c)) continue;
-      if (!sel.deselect.empty() && matches_any(sel.deselect, deselect_hit, c)) {
-        ++out.deselected;
-        continue;
-      }
-      if (!sel.strict_markers && !registered.empty())
-        for (const auto& mark : c.marks)
-          if (!registered.count(mark)) {
-            auto& seen = unregistered.emplace(mark, std::make_pair(&c, std::size_t{0})).first->second;
-            ++seen.second;
-          }
-      if (sel.strict_markers) {
-        for (const auto& mark : c.marks) {
-          if (registered.count(mark) || is_derived_mark(mark)) continue;
-          std::vector<std::string> near = suggest_models(mark, sel.registered_markers, 2);
-          out.diagnostics.error(c.loc,
-                                "'" + mark + "' not found in `markers` configuration option" +
-                                    (near.empty() ? std::string() : " (did you mean " + join(near, " or ") + "?)"),
-                                c.id, "register it in manifests/markers.yaml (`" + mark +
-                                          ": one-line description`) or fix the spelling in the manifest");
-        }
-      }
-      if (mark_expr && !mark_expr->evaluate([&](const std::string& ident) {
-            if (std::find(c.marks.begin(), c.marks.end(), ident) != c.marks.end()) return true;
-            const auto derived = derived_marks(c);
-            return std::find(derived.begin(), derived.end(), ident) != derived.end();
-          })) {
-        ++out.deselected;
-        continue;
-      }
-      if (keyword_expr) {
-        std::vector<std::string> names{lower(c.model), lower(c.name), lower(c.op)};
-        for (const auto& mark : c.marks) names.push_back(lower(mark));
-        const bool hit = keyword_expr->evaluate([&](const std::string& ident) {
-          const std::string needle = lower(ident);
-          for (const auto& n : names)
-            if (n.find(needle) != std::string::npos) return true;
-          return false;
-        });
-        if (!hit) {
-          ++out.deselected;
-          continue;
-        }
-      }
-      out.cases.push_back(&c);
-    }
-  }
-  for (const auto& [mark, first] : unregistered) {
-    std::vector<std::string> near = suggest_models(mark, sel.registered_markers, 2);
-    const std::size_t n = first.second;
-    out.diagnostics.warning(first.first->loc,
-                            "mark '" + mark + "' is not registered in markers.yaml" +
-                                (near.empty() ? std::string() : " (did you mean " + join(near, " or ") + "?)") + "; " +
-                                std::to_string(n) + (n == 1 ? " case uses" : " cases use") + " it, the first here",
-                            first.first->id,
-                            "register it in manifests/markers.yaml (`" + mark +
-                                ": one-line description`) or fix the spelling; --strict-markers makes this an error");
   }
 
-  // An id that matches nothing is a typo or a stale id, never "nothing to do".
-  std::vector<std::string> all_ids;
-  for (const auto& m : set.manifests)
-    for (const auto& c : m.cases) all_ids.push_back(c.id);
-  auto report_unmatched = [&](const std::vector<std::string>& ids, const std::vector<bool>& hit, const char* what) {
+  void check_marks_registered(const Case& c) {
+    if (!sel_.strict_markers) {
+      if (registered_.empty()) return;
+      for (const auto& mark : c.marks)
+        if (!registered_.count(mark))
+          ++unregistered_.emplace(mark, std::make_pair(&c, std::size_t{0})).first->second.second;
+      return;
+    }
+    for (const auto& mark : c.marks) {
+      if (registered_.count(mark) || is_derived_mark(mark)) continue;
+      std::vector<std::string> near = suggest_models(mark, sel_.registered_markers, 2);
+      out_.diagnostics.error(c.loc,
+                             "'" + mark + "' not found in `markers` configuration option" +
+                                 (near.empty() ? std::string() : " (did you mean " + join(near, " or ") + "?)"),
+                             c.id,
+                             "register it in manifests/markers.yaml (`" + mark +
+                                 ": one-line description`) or fix the spelling in the manifest");
+    }
+  }
+
+  void warn_unregistered() {
+    for (const auto& [mark, first] : unregistered_) {
+      std::vector<std::string> near = suggest_models(mark, sel_.registered_markers, 2);
+      const std::size_t n = first.second;
+      out_.diagnostics.warning(
+          first.first->loc,
+          "mark '" + mark + "' is not registered in markers.yaml" +
+              (near.empty() ? std::string() : " (did you mean " + join(near, " or ") + "?)") + "; " +
+              std::to_string(n) + (n == 1 ? " case uses" : " cases use") + " it, the first here",
+          first.first->id,
+          "register it in manifests/markers.yaml (`" + mark +
+              ": one-line description`) or fix the spelling; --strict-markers makes this an error");
+    }
+  }
+
+  void report_unmatched(const std::vector<std::string>& ids, const std::vector<bool>& hit, const char* what,
+                        const std::vector<std::string>& all_ids) {
     for (std::size_t k = 0; k < ids.size(); ++k) {
       if (hit[k]) continue;
-      out.usage_error = true;
+      out_.usage_error = true;
       const std::vector<std::string> near = suggest_models(ids[k], all_ids, 3);
-      out.diagnostics.error(cli_loc(),
-                            std::string(what) + " '" + ids[k] + "' matches no selected case" +
-                                (near.empty() ? std::string() : " (did you mean " + join(near, " or ") + "?)"),
-                            {},
-                            "ids are model::case as `opcheck list-cases` prints them; `opcheck list-cases --model "
-                            "MODEL` lists a model's cases");
+      out_.diagnostics.error(cli_loc(),
+                             std::string(what) + " '" + ids[k] + "' matches no selected case" +
+                                 (near.empty() ? std::string() : " (did you mean " + join(near, " or ") + "?)"),
+                             {},
+                             "ids are model::case as `opcheck list-cases` prints them; `opcheck list-cases --model "
+                             "MODEL` lists a model's cases");
     }
-  };
-  report_unmatched(sel.ids, id_hit, "case id");
-  report_unmatched(sel.deselect, deselect_hit, "--deselect");
+  }
+
+  const Selection& sel_;
+  const std::optional<MatchExpr>& mark_expr_;
+  const std::optional<MatchExpr>& keyword_expr_;
+  Selected& out_;
+  const std::set<std::string> registered_;
+  std::vector<bool> id_hit_, deselect_hit_;
+  // Without --strict-markers an unregistered mark is pytest's PytestUnknownMarkWarning: said once per mark, at the
+  // first case that uses it, with how many do.
+  std::map<std::string, std::pair<const Case*, std::size_t>> unregistered_;
+};
+
+}  // namespace
+
+Selected select_cases(const ManifestSet& set, const Selection& sel) {
+  Selected out;
+  const KnownModels known = known_models(set);
+  check_variant(sel, known, out);
+  std::optional<MatchExpr> mark_expr, keyword_expr;
+  if (!sel.mark_expr.empty()) mark_expr = parse_option("-m", sel.mark_expr, out);
+  if (!sel.keyword_expr.empty()) keyword_expr = parse_option("-k", sel.keyword_expr, out);
+  check_id_shapes(set, sel, out);
+  std::vector<bool> chosen = choose_models(set, sel, known, out);
+  choose_variants(set, sel, chosen, out);
+  if (mark_expr) warn_unknown_marks(set, sel, *mark_expr, out);
+  if (out.usage_error) return out;
+
+  CaseFilter filter(sel, mark_expr, keyword_expr, out);
+  for (std::size_t i = 0; i < set.manifests.size(); ++i)
+    if (chosen[i])
+      for (const Case& c : set.manifests[i].cases) filter.take(c);
+  filter.finish(set);
   if (out.usage_error) {
     out.cases.clear();
     out.deselected = 0;

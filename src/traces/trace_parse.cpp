@@ -1,5 +1,7 @@
 #include "traces/trace_parse.h"
 
+#include "common/text.h"
+#include "common/text_escape.h"
 #include "opcheck/value.h"
 
 #include <cctype>
@@ -22,21 +24,9 @@ std::string ints_text(const std::vector<std::int64_t>& v, char open, char close)
   return out + close;
 }
 
-/// Text of a line fit to echo in a message: bytes that are not printable ASCII as \xNN, at most `limit` bytes.
+/// Text of a line fit to echo in a message: printable_text of its first `limit` bytes.
 std::string printable(std::string_view s, std::size_t limit = 60) {
-  std::string out;
-  for (std::size_t k = 0; k < s.size() && k < limit; ++k) {
-    const auto c = static_cast<unsigned char>(s[k]);
-    if (c >= 0x20 && c < 0x7f) {
-      out.push_back(static_cast<char>(c));
-    } else {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    }
-  }
-  if (s.size() > limit) out += "...";
-  return out;
+  return printable_text(s.substr(0, limit)) + (s.size() > limit ? "..." : "");
 }
 
 /// Recursive-descent reader of one call line. Positions are byte offsets into the line.
@@ -341,12 +331,6 @@ class LineReader {
   std::string error_;
 };
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
 bool valid_op_name(std::string_view name) {
   if (name.empty() || name.find('.') == std::string_view::npos) return false;
   for (char c : name)
@@ -409,12 +393,12 @@ TraceFile parse_trace_text(const std::string& path, std::string_view text) {
     const std::string_view raw = text.substr(start, end - start);
     start = end + 1;
     ++line_no;
-    const std::string_view line = trim(raw);
+    const std::string_view line = trim_blanks(raw, kWhitespace);
     const int indent = static_cast<int>(raw.find_first_not_of(" \t")) + 1;
     if (line.empty()) continue;
     const SourceLoc loc{path, line_no, indent};
     if (line.rfind("Operator:", 0) == 0) {
-      op = std::string(trim(line.substr(9)));
+      op = std::string(trim_blanks(line.substr(9), kWhitespace));
       op_line = line_no;
       op_ok = valid_op_name(op);
       if (!op_ok)

@@ -39,7 +39,6 @@ struct TraceValue {
   std::vector<std::pair<std::string, TraceValue>> entries;  // Dict, in written order
   int col = 0;  // 1-based column where the value starts
 
-  bool is_tensor() const { return kind == Kind::Tensor; }
   /// Python-like rendering for messages (`T([4, 8], f16)`, `[1, 2]`, `'cuda'`).
   std::string describe() const;
 };

@@ -1,10 +1,13 @@
-// common/text.h's split_list: comma lists of the op tables and of Result::resolved_op.
+// common/text.h's split_list (comma lists of the op tables and of Result::resolved_op) and trim; the printable form
+// of names quoted in messages (common/text_escape.h); the comparator spellings (opcheck/result.h).
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
 #include "common/text.h"
+#include "common/text_escape.h"
+#include "opcheck/result.h"
 
 namespace opcheck {
 namespace {
@@ -26,6 +29,30 @@ TEST(SplitList, ItemsAreTrimmedOfSpacesAndTabsAndEmptyOnesLeftOut) {
 TEST(SplitList, OnlyTheSeparatorSplitsAndInnerSpacesStay) {
   EXPECT_EQ(split_list("input:indices; training,inplace", ';'), (Items{"input:indices", "training,inplace"}));
   EXPECT_EQ(split_list("a b, c", ','), (Items{"a b", "c"}));
+}
+
+TEST(Trim, LinesReadFromFilesLoseLineBreaksToo) {
+  EXPECT_EQ(trim_blanks("\r\n  Operator: aten.add.Tensor \r", kWhitespace), "Operator: aten.add.Tensor");
+  EXPECT_EQ(trim_blanks("x\r"), "x\r");  // a list item or a flag's value: spaces and tabs only
+}
+
+TEST(PrintableText, ControlCharactersBecomeTheirBytesAndOtherTextStays) {
+  // A case name holding a terminal escape, a C1 control (NEL) and an accented letter, as a message quotes it.
+  EXPECT_EQ(printable_text("a\x1b[31m\xc2\x85\xc3\xa9\t"), "a\\x1b[31m\\xc2\\x85\xc3\xa9\\x09");
+  EXPECT_EQ(printable_text("\xff"), "\\xff");  // not UTF-8
+  EXPECT_EQ(first_control_character("ab\xc3\xa9\xc2\x85"), 4u);
+  EXPECT_EQ(first_control_character("plain \xc3\xa9"), std::string_view::npos);
+}
+
+TEST(ComparatorNames, EverySpellingReadsBackAsItsComparator) {
+  for (Comparator c : {Comparator::AllClose, Comparator::Pcc, Comparator::Exact}) {
+    Comparator back = Comparator::AllClose;
+    ASSERT_TRUE(parse_comparator(comparator_name(c), back)) << comparator_name(c);
+    EXPECT_EQ(back, c);
+  }
+  EXPECT_STREQ(comparator_name(Comparator::Pcc), "pcc");
+  Comparator unused;
+  EXPECT_FALSE(parse_comparator("allclos", unused));
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Normalization rules: what each manifest construct becomes in the Case, and how each mistake is reported.
 #include "manifest/normalize.h"
+#include "manifest/string_values.h"
 
 #include <gtest/gtest.h>
 
@@ -781,9 +782,25 @@ TEST(Normalize, UnknownTensorKeySuggestsAndNamesAllowedKeys) {
   EXPECT_EQ(d->fix, "rename 'dtpye' to 'dtype'");
 }
 
-TEST(Normalize, ManifestKeyTablesAreExposed) {
-  EXPECT_EQ(manifest_top_keys().front(), "model");
-  EXPECT_NE(std::find(manifest_case_keys().begin(), manifest_case_keys().end(), "kwmap"), manifest_case_keys().end());
-  EXPECT_NE(std::find(manifest_tensor_keys().begin(), manifest_tensor_keys().end(), "preset_args"),
-            manifest_tensor_keys().end());
+TEST(Normalize, UnknownKeyWithNoCloseSpellingListsTheKeysOfItsLevel) {
+  ManifestSet top = load("model: m\nqqqqqqqq: 1\ncases: []\n");
+  const Diagnostic* d = find_error(top, "unknown key 'qqqqqqqq' at the top level of the manifest");
+  ASSERT_TRUE(d) << all_diags(top);
+  EXPECT_EQ(d->loc.line, 2);
+  EXPECT_EQ(d->fix, "remove 'qqqqqqqq'; allowed keys here: model, description, defaults, default, marks, mark, cases");
+
+  ManifestSet in_case = load(with_case("qqqqqqqq: 1"));
+  d = find_error(in_case, "unknown key 'qqqqqqqq' in a case");
+  ASSERT_TRUE(d) << all_diags(in_case);
+  EXPECT_NE(d->fix.find("allowed keys here: name, op, inputs, description, marks, mark, attrs, kwmap,"),
+            std::string::npos)
+      << d->fix;
+
+  ManifestSet in_tensor = load(with_case("inputs:\n  - tensor: {shape: [2], qqqqqqqq: 1}"));
+  d = find_error(in_tensor, "unknown key 'qqqqqqqq' in a tensor");
+  ASSERT_TRUE(d) << all_diags(in_tensor);
+  EXPECT_NE(d->fix.find("allowed keys here: shape, stride, storage_offset, dtype, device, contiguous, init, "
+                        "init_args, data, file, preset, preset_args"),
+            std::string::npos)
+      << d->fix;
 }

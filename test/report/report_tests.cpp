@@ -11,6 +11,7 @@
 #include <pugixml.hpp>
 #include <nlohmann/json.hpp>
 
+#include "common/text_escape.h"
 #include "report/atomic_file.h"
 #include "report/diff.h"
 #include "report/journal.h"
@@ -22,7 +23,6 @@
 #include "report/report_error.h"
 #include "report/stats.h"
 #include "report/console.h"
-#include "report/text_escape.h"
 #include "sample_report.h"
 
 namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-#include "report/text_escape.h"
+#include "common/text_escape.h"
 
 #include <cstdint>
 #include <cstdio>
@@ -32,14 +32,19 @@ bool xml_can_hold(std::uint32_t cp) {
   return cp != 0x7F && cp != 0xFFFE && cp != 0xFFFF;
 }
 
-bool xml_mode(EscapeMode mode) { return mode != EscapeMode::Visible && mode != EscapeMode::Json; }
+bool xml_mode(EscapeMode mode) {
+  return mode != EscapeMode::Visible && mode != EscapeMode::Json && mode != EscapeMode::Printable;
+}
+
+bool is_control(std::uint32_t cp) { return cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F); }
 
 // Whether a byte can be copied as it is in this mode: the fast path, since most text is plain ASCII.
 bool plain_ascii(unsigned char b, EscapeMode mode) {
   if (b < 0x20 || b >= 0x7F) return false;
   switch (mode) {
     case EscapeMode::Visible:
-    case EscapeMode::XmlVisible: return true;
+    case EscapeMode::XmlVisible:
+    case EscapeMode::Printable: return true;
     case EscapeMode::Json: return b != '"' && b != '\\';
     case EscapeMode::XmlText: return b != '&' && b != '<' && b != '>';
     case EscapeMode::XmlAttribute: return b != '&' && b != '<' && b != '"';
@@ -58,6 +63,10 @@ void append_visible(std::string& out, unsigned v, bool byte, EscapeMode mode) {
 
 // One valid code point whose UTF-8 bytes are `bytes`.
 void append_code_point(std::string& out, std::uint32_t cp, std::string_view bytes, EscapeMode mode) {
+  if (mode == EscapeMode::Printable && is_control(cp)) {
+    for (char b : bytes) append_visible(out, static_cast<unsigned char>(b), /*byte=*/true, mode);
+    return;
+  }
   if (xml_mode(mode) && !xml_can_hold(cp)) {
     append_visible(out, cp, cp < 0x100, mode);
     return;
@@ -152,6 +161,23 @@ std::string xml_visible(std::string_view bytes) {
   out.reserve(bytes.size());
   append_escaped(out, bytes, EscapeMode::XmlVisible);
   return out;
+}
+
+std::string printable_text(std::string_view bytes) {
+  std::string out;
+  out.reserve(bytes.size());
+  append_escaped(out, bytes, EscapeMode::Printable);
+  return out;
+}
+
+std::size_t first_control_character(std::string_view bytes) {
+  for (std::size_t i = 0; i < bytes.size();) {
+    std::uint32_t cp = 0;
+    const std::size_t len = decode_utf8(bytes, i, cp);
+    if (len != 0 && is_control(cp)) return i;
+    i += len == 0 ? 1 : len;
+  }
+  return std::string_view::npos;
 }
 
 std::string first_line(std::string_view text) {

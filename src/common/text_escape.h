@@ -1,4 +1,5 @@
-// Making arbitrary bytes (captured stderr, messages) safe for UTF-8 JSON and XML 1.0 without losing them.
+// Making arbitrary bytes (captured stderr, messages, names quoted in diagnostics) safe for UTF-8 JSON, XML 1.0 and
+// terminals without losing them: the one escaper every writer of these uses.
 #pragma once
 
 #include <string>
@@ -15,6 +16,14 @@ std::string visible_utf8(std::string_view bytes);
 /// pytest writes `#x1B` for these; opcheck uses the backslash form users know from Python reprs.
 std::string xml_visible(std::string_view bytes);
 
+/// visible_utf8, and additionally every control character (C0 ones, tab and line breaks included, DEL and C1 ones)
+/// becomes the `\xNN` of each of its bytes: a name or line quoted in a message can then never move the cursor or
+/// start a terminal escape sequence.
+std::string printable_text(std::string_view bytes);
+
+/// The byte offset of the first control character printable_text would escape, or npos when there is none.
+std::size_t first_control_character(std::string_view bytes);
+
 /// How append_escaped writes text. Every mode applies visible_utf8's rule to invalid UTF-8; the XML modes also
 /// apply xml_visible's rule to the code points XML cannot hold.
 enum class EscapeMode {
@@ -24,6 +33,7 @@ enum class EscapeMode {
   XmlText,       // XML character data: xml_visible, then & < > as entities
   XmlAttribute,  // an XML attribute value in double quotes: xml_visible, then & < quote tab LF CR as references
   Html,          // HTML text or a quoted attribute value: xml_visible, then & < > " ' as entities
+  Printable,     // printable_text
 };
 
 /// Appends `bytes` to `out` as `mode` says, in one pass (the report writers stream megabytes through this).

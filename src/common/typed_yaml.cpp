@@ -1,0 +1,276 @@
+#include "common/typed_yaml.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "common/spelling.h"
+#include "common/text.h"
+
+namespace opcheck {
+
+using yaml::NodeRef;
+using yaml::ScalarStyle;
+
+std::string in_quotes(std::string_view text) { return "'" + std::string(text.substr(0, 120)) + "'"; }
+
+bool is_yaml_null(NodeRef n) {
+  return n.is_scalar() && n.style() == ScalarStyle::Plain && yaml::is_core_null(n.text());
+}
+
+SourceLoc TypedYaml::text_loc(NodeRef n, int col) const {
+  SourceLoc l = loc(n);
+  if (!n.is_scalar() || col <= 0 || n.text().find('\n') != std::string_view::npos) return l;
+  if (n.style() == ScalarStyle::Plain)
+    l.col += col - 1;
+  else if (n.style() == ScalarStyle::Quoted)
+    l.col += col;
+  return l;
+}
+
+std::string TypedYaml::type_message(std::string_view key, std::string_view expected, NodeRef found) const {
+  if (voice_ == YamlVoice::Manifest)
+    return "expected " + std::string(expected) + " for " + in_quotes(key) + ", got " + found.describe();
+  return "`" + std::string(key) + "` must be " + std::string(expected) + ", not " + found.describe();
+}
+
+bool TypedYaml::read_string(NodeRef n, std::string_view key, std::string& out, NodeRef key_node) {
+  if (voice_ == YamlVoice::Manifest) {
+    if (!n.is_scalar() || is_yaml_null(n)) {
+      error(n, type_message(key, "a string", n));
+      return false;
+    }
+    out.assign(n.text());
+    return true;
+  }
+  if (!n.is_scalar()) {
+    error(n, type_message(key, "a string", n));
+    return false;
+  }
+  const std::string empty = "`" + std::string(key) + "` is empty";
+  if (is_yaml_null(n)) {
+    error(n.text().empty() && key_node ? key_node : n, empty);
+    return false;
+  }
+  if (trim_blanks(n.text(), kWhitespace).empty()) {
+    error(n, empty);
+    return false;
+  }
+  out.assign(n.text());
+  return true;
+}
+
+bool TypedYaml::read_int(NodeRef n, std::string_view key, std::int64_t& out) {
+  bool overflow = false;
+  if (n.is_scalar() && n.style() == ScalarStyle::Plain && yaml::parse_core_int(n.text(), out, overflow)) {
+    if (!overflow) return true;
+    error(n, "integer " + std::string(n.text().substr(0, 40)) + " for " + in_quotes(key) + " does not fit in 64 bits");
+    return false;
+  }
+  error(n, type_message(key, "an integer", n));
+  return false;
+}
+
+bool TypedYaml::read_number(NodeRef n, std::string_view key, double& out) {
+  const bool plain = n.is_scalar() && n.style() == ScalarStyle::Plain;
+  std::int64_t i = 0;
+  bool overflow = false;
+  bool parsed = false;
+  if (plain && yaml::parse_core_int(n.text(), i, overflow) && !overflow) {
+    out = static_cast<double>(i);
+    parsed = true;
+  } else if (plain && overflow && voice_ == YamlVoice::StatusConfig) {
+    out = n.text()[0] == '-' ? -HUGE_VAL : HUGE_VAL;  // the status config refuses it below, as not finite
+    parsed = true;
+  } else if (plain) {
+    parsed = yaml::parse_core_float(n.text(), out);  // an integer too long for 64 bits is still a number
+  }
+  if (voice_ == YamlVoice::Manifest) {
+    if (!parsed) error(n, type_message(key, "a number", n));
+    return parsed;
+  }
+  // The status config's voice: a quoted number is the likely slip, a plain non-number is quoted back.
+  const std::string k(key);
+  if (!plain) {
+    error(n, type_message(key, "a number", n),
+          n.is_scalar() ? "write the number without quotes, e.g. `" + k + ": 1.0e-2`" : "");
+    return false;
+  }
+  if (!parsed) {
+    error(n, type_message(key, "a number", n) + " (`" + std::string(n.text()) + "`)", "write e.g. `" + k + ": 1.0e-2`");
+    return false;
+  }
+  if (!std::isfinite(out)) {
+    error(n, "`" + k + "` must be a finite number, not " + std::string(n.text()));
+    return false;
+  }
+  return true;
+}
+
+bool TypedYaml::read_bool(NodeRef n, std::string_view key, bool& out) {
+  if (n.is_scalar() && n.style() == ScalarStyle::Plain && yaml::parse_core_bool(n.text(), out)) return true;
+  std::string message = type_message(key, "true or false", n);
+  if (voice_ == YamlVoice::StatusConfig && n.is_scalar()) message += " (`" + std::string(n.text()) + "`)";
+  error(n, message);
+  return false;
+}
+
+bool TypedYaml::read_int_list(NodeRef n, std::string_view key, std::vector<std::int64_t>& out) {
+  if (!n.is_sequence()) {
+    error(n, type_message(key, "a list of integers", n),
+          n.is_scalar() ? "write it as a YAML list, e.g. " + std::string(key) + ": [2, 3]" : std::string());
+    return false;
+  }
+  out.resize(n.size());
+  for (std::size_t i = 0; i < n.size(); ++i) {
+    NodeRef item = n.item(i);
+    bool overflow = false;
+    if (!(item.is_scalar() && item.style() == ScalarStyle::Plain &&
+          yaml::parse_core_int(item.text(), out[i], overflow))) {
+      error(item, "expected a list of integers for " + in_quotes(key) + ", but item " + std::to_string(i) + " is " +
+                      item.describe());
+      return false;
+    }
+    if (overflow) {
+      error(item,
+            "entry " + std::string(item.text().substr(0, 40)) + " of " + in_quotes(key) + " does not fit in 64 bits");
+      return false;
+    }
+  }
+  return true;
+}
+
+bool TypedYaml::want_mapping(NodeRef n, std::string_view key) {
+  if (n.is_mapping()) return true;
+  error(n, type_message(key, "a mapping", n));
+  return false;
+}
+
+bool TypedYaml::check_keys(NodeRef map, const std::vector<std::string_view>& allowed, const std::string& where,
+                           const std::vector<std::string_view>* elsewhere, const char* elsewhere_fix) {
+  bool ok = true;
+  for (std::size_t i = 0; i < map.size(); ++i) {
+    NodeRef k = map.key(i);
+    std::string_view name = k.text();
+    if (is_one_of(name, allowed)) continue;
+    ok = false;
+    std::string guess = closest_spelling(name, allowed);
+    std::string message = "unknown key " + in_quotes(name) + " " + where;
+    if (!guess.empty()) {
+      error(k, message + " (did you mean '" + guess + "'?)", "rename " + in_quotes(name) + " to '" + guess + "'");
+    } else if (elsewhere && is_one_of(name, *elsewhere)) {
+      error(k, message, elsewhere_fix);
+    } else {
+      error(k, message, "remove " + in_quotes(name) + "; allowed keys here: " + join(allowed));
+    }
+  }
+  return ok;
+}
+
+// ------------------------------------------------------------------------------------------------------------------
+// Comparison settings
+
+void ComparisonSettings::override_with(const ComparisonSettings& o) {
+  if (o.rtol) rtol = o.rtol;
+  if (o.atol) atol = o.atol;
+  if (o.pcc_min) pcc_min = o.pcc_min;
+  if (o.timeout_s) timeout_s = o.timeout_s;
+  if (o.compare) compare = o.compare;
+  if (o.equal_nan) equal_nan = o.equal_nan;
+}
+
+void ComparisonSettings::apply_to(Case& c) const {
+  if (rtol) c.rtol = rtol;
+  if (atol) c.atol = atol;
+  if (compare) c.compare = *compare;
+  if (pcc_min) c.pcc_min = *pcc_min;
+  if (equal_nan) c.equal_nan = *equal_nan;
+  if (timeout_s) c.timeout_s = timeout_s;
+}
+
+bool ComparisonSettings::has_any() const { return rtol || atol || pcc_min || timeout_s || compare || equal_nan; }
+
+const std::vector<std::string_view>& comparison_setting_keys() {
+  static const std::vector<std::string_view> keys{"rtol", "atol", "compare", "pcc_min", "equal_nan", "timeout"};
+  return keys;
+}
+
+bool is_comparison_setting(std::string_view key) {
+  const auto& keys = comparison_setting_keys();
+  return std::find(keys.begin(), keys.end(), key) != keys.end();
+}
+
+namespace {
+
+// A numeric setting's range, and how each voice says a value lies outside it.
+struct NumberRange {
+  std::string_view key;
+  bool (*holds)(double);
+  const char* manifest_rule;  // "rtol must <rule>, got X"
+  const char* config_rule;    // "`rtol` must <rule>, not X" (the status config has refused non-finite numbers)
+  const char* config_fix;
+};
+
+const NumberRange kRanges[]{
+    {"rtol", [](double x) { return x >= 0 && !std::isinf(x); }, "be a finite number >= 0", "be >= 0", ""},
+    {"atol", [](double x) { return x >= 0 && !std::isinf(x); }, "be a finite number >= 0", "be >= 0", ""},
+    {"pcc_min", [](double x) { return x >= -1.0 && x <= 1.0; }, "be between -1 and 1", "lie between -1 and 1",
+     "a Pearson correlation is at most 1; 0.999 is usual"},
+    {"timeout", [](double x) { return x > 0 && !std::isinf(x); }, "be a positive number of seconds",
+     "be a positive number of seconds", ""},
+};
+
+std::optional<double>& number_slot(ComparisonSettings& s, std::string_view key) {
+  if (key == "rtol") return s.rtol;
+  if (key == "atol") return s.atol;
+  if (key == "pcc_min") return s.pcc_min;
+  return s.timeout_s;
+}
+
+bool read_ranged_number(TypedYaml& r, const NumberRange& range, NodeRef v, ComparisonSettings& out) {
+  double x = 0;
+  if (!r.read_number(v, range.key, x)) return false;
+  if (!range.holds(x)) {
+    const std::string key(range.key), text(v.text());
+    if (r.voice() == YamlVoice::Manifest)
+      r.error(v, key + " must " + range.manifest_rule + ", got " + text);
+    else
+      r.error(v, "`" + key + "` must " + range.config_rule + ", not " + text, range.config_fix);
+    return false;
+  }
+  number_slot(out, range.key) = x;
+  return true;
+}
+
+bool read_comparator(TypedYaml& r, NodeRef key, NodeRef v, ComparisonSettings& out) {
+  std::string name;
+  if (!r.read_string(v, "compare", name, key)) return false;
+  Comparator c;
+  if (parse_comparator(name, c)) {
+    out.compare = c;
+    return true;
+  }
+  const std::string guess = did_you_mean(name, all_comparator_names());
+  r.error(v,
+          r.voice() == YamlVoice::Manifest ? "unknown compare kind " + in_quotes(name) + guess
+                                           : "unknown comparator `" + name + "`" + guess,
+          "use allclose, pcc or exact");
+  return false;
+}
+
+}  // namespace
+
+bool read_comparison_setting(TypedYaml& r, NodeRef key, NodeRef v, ComparisonSettings& out) {
+  const std::string_view k = key.text();
+  for (const auto& range : kRanges)
+    if (range.key == k) return read_ranged_number(r, range, v, out);
+  if (k == "compare") return read_comparator(r, key, v, out);
+  if (k == "equal_nan") {
+    bool b = false;
+    if (!r.read_bool(v, k, b)) return false;
+    out.equal_nan = b;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace opcheck
