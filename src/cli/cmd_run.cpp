@@ -362,7 +362,7 @@ int cmd_run(RunFlags& f) {
 
   // execute
   StopSignals::install();
-  SessionOptions run;
+  PlanExecutionOptions run;
   run.device_name = info.device_name;
   run.triage = triage_lookup(triaged);
   run.policy = policy;
