@@ -127,8 +127,8 @@ std::string values_expr(const TensorSpec& t, const std::vector<std::int64_t>& va
   return init_values(t, value_shape, b);
 }
 
-/// `text` (a script asset) with each @NAME@ replaced by its value. The values are Python already: every string from
-/// a manifest in them went through py_str.
+/// `text` (a script asset) with each @NAME@ replaced by its value, which is not scanned again. Values in code are
+/// Python already (every string from a manifest there went through py_str); the docstring's are its prose.
 std::string filled(std::string_view text, const std::map<std::string, std::string>& values) {
   std::string out;
   std::size_t at = 0;
