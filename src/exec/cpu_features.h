@@ -3,7 +3,7 @@
 
 namespace opcheck::exec {
 
-/// Lets 1.13's oneDNN run bf16 matmul/linear/conv on AMX CPUs: requests AMX tile permission from Linux
+/// Lets oneDNN run bf16 matmul/linear/conv on AMX CPUs: requests AMX tile permission from Linux
 /// (arch_prctl ARCH_REQ_XCOMP_PERM), and if that is refused caps oneDNN with ONEDNN_MAX_CPU_ISA=AVX512_CORE_BF16.
 /// Idempotent; safe on CPUs without AMX.
 void prepare_cpu();

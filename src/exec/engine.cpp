@@ -388,242 +388,284 @@ class OwnWork {
 
 }  // namespace
 
-void Engine::run_case(const Case& c, Result& r, CaseEvidence* ev) {
-  // Resolve the op and bind the arguments: nothing is built for a case that cannot run.
-  Resolution res = resolver_.resolve(c);
-  if (!res.skip_reason.empty()) {
-    r.stage = Stage::SKIPPED;
-    r.message = res.skip_reason;
-    return;
+/// What ends a case before its last step: the stage (a failure, or PASSED when the device raised the error the case
+/// expects) and its message.
+struct Verdict {
+  Stage stage;
+  std::string message;
+};
+
+/// One case on its way through Engine::run_case: each step returns the verdict that ends the case, or nothing when
+/// the case goes on; steps() runs them in order and is the one place that times them.
+class CaseRun {
+ public:
+  CaseRun(const Engine& engine, const Case& c, Result& r, CaseEvidence* ev)
+      : engine_(engine), opts_(engine.opts_), c_(c), r_(r), ev_(ev), dev_(engine.device_.device) {}
+  // A compiled case's host forgets the case (its compiled code) once the case is over, however it ended.
+  ~CaseRun() {
+    if (compiler_) compiler_->end_case();
   }
-  if (!res.invocation) {
-    r.stage = Stage::INVALID_CASE;
-    r.message = res.error;
-    return;
-  }
-  const Invocation& inv = *res.invocation;
-  const auto& slots = res.call.slots;
-  r.resolved_op = inv.resolved_op;
-  r.decomposed = inv.decomposed;
-  if (ev) {
-    ev->slots = slots;
-    ev->written_slots = inv.written_slots;
+  CaseRun(const CaseRun&) = delete;
+  CaseRun& operator=(const CaseRun&) = delete;
+
+  std::optional<Verdict> steps() {
+    if (auto v = resolve()) return v;
+    if (auto v = check_size()) return v;
+    auto t0 = Clock::now();
+    {
+      const OwnWork own(engine_.clock_);
+      if (auto v = build_inputs()) return v;  // inputs that could not be built have no time
+      r_.materialize_ms = ms_since(t0);
+    }
+    t0 = Clock::now();
+    ref_ = engine_.run_reference(c_, *inv_, host_);
+    r_.reference_ms = ms_since(t0);
+    if (auto v = check_reference()) return v;
+    if (auto v = find_compiler()) return v;
+    t0 = Clock::now();
+    std::optional<Verdict> device = run_on_device();
+    r_.device_ms = ms_since(t0) - r_.compile_ms;  // however the runs ended
+    if (device) return device;
+    t0 = Clock::now();
+    const OwnWork own(engine_.clock_);
+    const std::vector<Comparison> comparisons = compare_outputs();
+    r_.compare_ms = ms_since(t0);
+    return judge(comparisons);
   }
 
-  std::int64_t bytes = 0;
-  for (const auto& s : slots) bytes += s.spec->storage_bytes();
-  if (opts_.max_case_bytes > 0 && bytes > opts_.max_case_bytes) {
-    r.stage = Stage::SKIPPED;
-    r.message = "the case's tensors need " + bytes_text(bytes) + ", more than --max-case-bytes (" +
-                bytes_text(opts_.max_case_bytes) + ")";
-    return;
+ private:
+  // Resolves the op and binds the arguments: nothing is built for a case that cannot run.
+  std::optional<Verdict> resolve() {
+    res_ = engine_.resolver_.resolve(c_);
+    if (!res_.skip_reason.empty()) return Verdict{Stage::SKIPPED, res_.skip_reason};
+    if (!res_.invocation) return Verdict{Stage::INVALID_CASE, res_.error};
+    inv_ = res_.invocation.get();
+    r_.resolved_op = inv_->resolved_op;
+    r_.decomposed = inv_->decomposed;
+    if (ev_) {
+      ev_->slots = res_.call.slots;
+      ev_->written_slots = inv_->written_slots;
+    }
+    return std::nullopt;
   }
 
-  // Host inputs.
-  auto t0 = Clock::now();
-  std::vector<at::Tensor> host(slots.size());
-  std::optional<OwnWork> own_inputs(clock_);
-  for (std::size_t i = 0; i < slots.size(); ++i) {
+  std::optional<Verdict> check_size() const {
+    std::int64_t bytes = 0;
+    for (const auto& s : slots()) bytes += s.spec->storage_bytes();
+    if (opts_.max_case_bytes <= 0 || bytes <= opts_.max_case_bytes) return std::nullopt;
+    return Verdict{Stage::SKIPPED, "the case's tensors need " + bytes_text(bytes) + ", more than --max-case-bytes (" +
+                                       bytes_text(opts_.max_case_bytes) + ")"};
+  }
+
+  std::optional<Verdict> build_inputs() {
+    const auto& s = slots();
+    host_.resize(s.size());
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      try {
+        host_[i] = build_tensor(*s[i].spec, input_seed(c_.seed, s[i].input, s[i].element));
+      } catch (...) {
+        return Verdict{Stage::FAILED_INPUT, slot_name(c_, s[i]) + ": " + op_error_of(std::current_exception()).message};
+      }
+    }
     try {
-      host[i] = build_tensor(*slots[i].spec, input_seed(c.seed, slots[i].input, slots[i].element));
+      for (const auto& t : host_) r_.input_digests.push_back(tensor_digest(t));
     } catch (...) {
-      r.stage = Stage::FAILED_INPUT;
-      r.message = slot_name(c, slots[i]) + ": " + op_error_of(std::current_exception()).message;
-      return;
+      return Verdict{Stage::FAILED_INPUT,
+                     "digest of the inputs failed: " + op_error_of(std::current_exception()).message};
     }
+    if (ev_) ev_->inputs = host_;  // shares the tensors: nothing below writes the host inputs
+    return std::nullopt;
   }
-  try {
-    for (const auto& t : host) r.input_digests.push_back(tensor_digest(t));
-  } catch (...) {
-    r.stage = Stage::FAILED_INPUT;
-    r.message = "digest of the inputs failed: " + op_error_of(std::current_exception()).message;
-    return;
-  }
-  r.materialize_ms = ms_since(t0);
-  own_inputs.reset();
-  if (ev) ev->inputs = host;  // shares the tensors: nothing below writes the host inputs
 
-  // Reference on the CPU.
-  t0 = Clock::now();
-  Reference ref = run_reference(c, inv, host);
-  r.reference_ms = ms_since(t0);
-  r.reference_upcast = ref.upcast;
-  if (ev) ev->reference = ref.outcome;
-  if (c.expects_error) {
+  std::optional<Verdict> check_reference() {
+    r_.reference_upcast = ref_.upcast;
+    if (ev_) ev_->reference = ref_.outcome;
+    const std::optional<OpError>& error = ref_.outcome.error;
+    if (!c_.expects_error) {
+      if (!error) return std::nullopt;
+      return Verdict{Stage::FAILED_REFERENCE, "the CPU reference raised " + error->text()};
+    }
+    const std::string expected = "expected " + describe_expected(*c_.expects_error);
+    if (!error)
+      return Verdict{Stage::FAILED_REFERENCE,
+                     expected + ", but the CPU reference did not raise. Fix: correct or remove expects_error"};
     std::string why;
-    if (!ref.outcome.error) {
-      r.stage = Stage::FAILED_REFERENCE;
-      r.message = "expected " + describe_expected(*c.expects_error) + ", but the CPU reference did not raise. Fix: "
-                  "correct or remove expects_error";
-      return;
-    }
-    if (!error_matches(*ref.outcome.error, *c.expects_error, why)) {
-      r.stage = Stage::FAILED_REFERENCE;
-      r.message = "expected " + describe_expected(*c.expects_error) + ", but the CPU reference " + why;
-      return;
-    }
-  } else if (ref.outcome.error) {
-    r.stage = Stage::FAILED_REFERENCE;
-    r.message = "the CPU reference raised " + ref.outcome.error->text();
-    return;
+    if (!error_matches(*error, *c_.expects_error, why))
+      return Verdict{Stage::FAILED_REFERENCE, expected + ", but the CPU reference " + why};
+    return std::nullopt;
+  }
+
+  // Compiled runs: the first compiles, the second reuses the compiled code; their difference is the compile time.
+  std::optional<Verdict> find_compiler() {
+    if (opts_.compile_backend.empty()) return std::nullopt;
+    compiler_ = python_host_if_started();
+    if (compiler_) return std::nullopt;
+    return Verdict{Stage::FAILED_COMPILE,
+                   "--compile-backend " + opts_.compile_backend + ": this process has no Python host to compile with"};
   }
 
   // Device runs: inputs moved once; tensors the op writes are fresh copies for every repeat.
-  const at::Device dev = device_.device;
-  const bool on_cpu = dev.is_cpu();
-  // Compiled runs: the first compiles, the second reuses the compiled code; their difference is the compile time.
-  PythonHost* compiler = opts_.compile_backend.empty() ? nullptr : python_host_if_started();
-  if (!opts_.compile_backend.empty() && compiler == nullptr) {
-    r.stage = Stage::FAILED_COMPILE;
-    r.message = "--compile-backend " + opts_.compile_backend + ": this process has no Python host to compile with";
-    return;
-  }
-  struct EndCase {
-    PythonHost* host;
-    ~EndCase() {
-      if (host) host->end_case();
-    }
-  } end_case{compiler};
-  int repeats = opts_.repeat > 0 ? opts_.repeat : (on_cpu ? 1 : 2);
-  if (compiler) repeats = std::max(repeats, 2);
-  std::vector<double> rep_ms;
-  const std::set<std::size_t> written(inv.written_slots.begin(), inv.written_slots.end());
-  auto slot_device = [&](std::size_t s) {
-    return slots[s].spec->placement == Placement::Host ? at::Device(at::kCPU) : dev;
-  };
-  t0 = Clock::now();
-  std::vector<at::Tensor> moved(host.size());
-  try {
-    for (std::size_t s = 0; s < host.size(); ++s) {
-      if (written.count(s)) continue;
-      const at::Device d = slot_device(s);
-      moved[s] = d.is_cpu() ? host[s] : copy_with_layout(host[s], d);  // on the CPU: shared, never copied
-    }
-  } catch (...) {
-    r.stage = Stage::FAILED_TRANSFER;
-    r.message = "moving inputs to " + dev.str() + " failed: " + op_error_of(std::current_exception()).text();
-    r.device_ms = ms_since(t0);
-    return;
-  }
-  RunContext dctx;
-  dctx.device = dev;
-  RunOutcome first;
-  const bool values_defined = !returns_uninitialised(inv.resolved_op);
-  const at::Device ref_output_device = ref.outcome.output.isTensor() && ref.outcome.output.toTensor().defined()
-                                           ? ref.outcome.output.toTensor().device()
-                                           : at::Device(at::kCPU);
-  r.values_compared = values_defined;
-  for (int rep = 0; rep < repeats; ++rep) {
-    std::vector<at::Tensor> tensors = moved;
+  std::optional<Verdict> run_on_device() {
+    int repeats = opts_.repeat > 0 ? opts_.repeat : (dev_.is_cpu() ? 1 : 2);
+    if (compiler_) repeats = std::max(repeats, 2);
+    written_.insert(inv_->written_slots.begin(), inv_->written_slots.end());
+    moved_.resize(host_.size());
     try {
-      for (auto s : written) tensors[s] = copy_with_layout(host[s], slot_device(s));
+      for (std::size_t s = 0; s < host_.size(); ++s) {
+        if (written_.count(s)) continue;
+        const at::Device d = slot_device(s);
+        moved_[s] = d.is_cpu() ? host_[s] : copy_with_layout(host_[s], d);  // on the CPU: shared, never copied
+      }
     } catch (...) {
-      r.stage = Stage::FAILED_TRANSFER;
-      r.message = "moving inputs to " + dev.str() + " failed: " + op_error_of(std::current_exception()).text();
-      r.device_ms = ms_since(t0) - r.compile_ms;
-      return;
+      return inputs_not_moved();
+    }
+    values_defined_ = !returns_uninitialised(inv_->resolved_op);
+    r_.values_compared = values_defined_;
+    for (int rep = 0; rep < repeats; ++rep)
+      if (auto v = device_run(rep)) return v;
+    return std::nullopt;
+  }
+
+  std::optional<Verdict> device_run(int rep) {
+    std::vector<at::Tensor> tensors = moved_;
+    try {
+      for (auto s : written_) tensors[s] = copy_with_layout(host_[s], slot_device(s));
+    } catch (...) {
+      return inputs_not_moved();
     }
     const auto rep_t0 = Clock::now();
-    RunOutcome out =
-        compiler ? run_compiled(*compiler, canonical_op(c.op), res.call.args, inv, tensors, dev) : run_once(inv, tensors, dctx);
-    rep_ms.push_back(ms_since(rep_t0));
-    if (compiler) {
-      r.compile_ms = rep_ms.size() >= 2 ? std::max(0.0, rep_ms[0] - rep_ms[1]) : rep_ms[0];
-      r.device_ms = ms_since(t0) - r.compile_ms;
+    RunOutcome out;
+    if (compiler_) {
+      out = run_compiled(*compiler_, canonical_op(c_.op), res_.call.args, *inv_, tensors, dev_);
+    } else {
+      RunContext ctx;
+      ctx.device = dev_;
+      out = run_once(*inv_, tensors, ctx);
     }
-    if (out.error && out.error->compile_failed) {
-      r.stage = Stage::FAILED_COMPILE;
-      r.message = "torch.compile(backend=\"" + opts_.compile_backend + "\") of " + c.op + " failed: " +
-                  out.error->message;
-      return;
-    }
-    // An uninitialised output must still live where the call put it: on the device under test when it was given a
-    // tensor there (new_empty, empty_like), else where a factory call makes it.
-    if (!values_defined && !out.error && out.output.isTensor() && out.output.toTensor().defined()) {
-      const bool given_device_tensor = std::any_of(tensors.begin(), tensors.end(), [&](const at::Tensor& t) {
-        return t.defined() && t.device().type() == dev.type();
-      });
-      const at::Device want = given_device_tensor ? dev : ref_output_device;
-      if (out.output.toTensor().device().type() != want.type()) {
-        r.device_ms = ms_since(t0) - r.compile_ms;
-        r.stage = Stage::INCORRECT_RESULT;
-        r.message = "output: device mismatch: expected a tensor on " + want.str() + ", got one on " +
-                    out.output.toTensor().device().str() + " (the values of an uninitialised output are not compared)";
-        return;
-      }
-    }
-    if (c.expects_error) {
-      r.device_ms = ms_since(t0) - r.compile_ms;
-      std::string why;
-      if (!out.error) {
-        r.stage = Stage::INCORRECT_RESULT;
-        r.message = "expected " + describe_expected(*c.expects_error) + " (the CPU reference raised " +
-                    ref.outcome.error->text() + "), but the device returned a result";
-      } else if (error_matches(*out.error, *c.expects_error, why)) {
-        r.stage = Stage::PASSED;
-        r.message = "raised " + out.error->text();
-      } else {
-        r.stage = is_not_supported(*out.error) ? Stage::NOT_SUPPORTED : Stage::FAILED_RUNTIME;
-        r.message = "expected " + describe_expected(*c.expects_error) + ", but the device " + why;
-      }
-      return;
-    }
-    if (out.error) {
-      r.device_ms = ms_since(t0) - r.compile_ms;
-      r.stage = is_not_supported(*out.error) ? Stage::NOT_SUPPORTED : Stage::FAILED_RUNTIME;
-      r.message = "the device raised " + out.error->text();
-      return;
-    }
+    rep_ms_.push_back(ms_since(rep_t0));
+    if (compiler_) r_.compile_ms = rep_ms_.size() >= 2 ? std::max(0.0, rep_ms_[0] - rep_ms_[1]) : rep_ms_[0];
+    if (out.error && out.error->compile_failed)
+      return Verdict{Stage::FAILED_COMPILE, "torch.compile(backend=\"" + opts_.compile_backend + "\") of " + c_.op +
+                                                " failed: " + out.error->message};
+    if (auto v = check_output_device(out, tensors)) return v;
+    if (c_.expects_error) return expected_error(out);
+    if (out.error)
+      return Verdict{is_not_supported(*out.error) ? Stage::NOT_SUPPORTED : Stage::FAILED_RUNTIME,
+                     "the device raised " + out.error->text()};
     std::string transfer_error;
-    if (!outputs_to_host(out, transfer_error)) {
-      r.device_ms = ms_since(t0) - r.compile_ms;
-      r.stage = Stage::FAILED_TRANSFER;
-      r.message = "moving outputs from " + dev.str() + " failed: " + transfer_error;
-      return;
+    if (!outputs_to_host(out, transfer_error))
+      return Verdict{Stage::FAILED_TRANSFER, "moving outputs from " + dev_.str() + " failed: " + transfer_error};
+    if (ev_) ev_->device_runs.push_back(out);
+    if (rep == 0 || !values_defined_) {  // fresh memory differs from run to run: not nondeterminism
+      if (rep == 0) first_ = std::move(out);
+      return std::nullopt;
     }
-    if (ev) ev->device_runs.push_back(out);
-    if (rep == 0 || !values_defined) {  // fresh memory differs from run to run: not nondeterminism
-      if (rep == 0) first = std::move(out);
-      continue;
-    }
-    std::string where;
-    bool same = bitwise_equal(first.output, out.output, where);
-    for (std::size_t k = 0; same && k < out.written.size(); ++k)
-      same = bitwise_equal(first.written[k], out.written[k], where,
-                           "mutated " + slot_name(c, slots[inv.written_slots[k]]));
-    if (!same && !c.nondeterministic_ok) {
-      r.device_ms = ms_since(t0) - r.compile_ms;
-      r.stage = Stage::NONDETERMINISTIC;
-      r.message = "device run " + std::to_string(rep + 1) + " differs bitwise from run 1: " + where +
-                  ". Fix: mark the case `nondeterministic: true` if the op is nondeterministic by design";
-      return;
-    }
+    return check_agrees_with_first(rep, out);
   }
-  r.device_ms = ms_since(t0) - r.compile_ms;
 
-  // Compare outputs, then every tensor the op mutated.
-  t0 = Clock::now();
-  const OwnWork own_compare(clock_);
-  Tolerance tol = tolerance_of(c);
-  tol.values = values_defined;
-  std::vector<Comparison> comparisons;
-  comparisons.push_back(compare_values(ref.outcome.output, first.output, tol, "output"));
-  for (std::size_t k = 0; k < first.written.size(); ++k)
-    comparisons.push_back(compare_values(ref.outcome.written[k], first.written[k], tol,
-                                         "mutated argument (" + slot_name(c, slots[inv.written_slots[k]]) + ")"));
-  r.compare_ms = ms_since(t0);
-  const Comparison* figures = &comparisons.front();
-  if (ref.outcome.output.isNone() && comparisons.size() > 1) figures = &comparisons[1];
-  std::string failures;
-  for (const auto& cmp : comparisons) {
-    if (cmp.ok) continue;
-    if (failures.empty()) figures = &cmp;
-    failures += (failures.empty() ? "" : "\n\n") + cmp.message;
+  Verdict inputs_not_moved() const {
+    return Verdict{Stage::FAILED_TRANSFER,
+                   "moving inputs to " + dev_.str() + " failed: " + op_error_of(std::current_exception()).text()};
   }
-  r.figures = figures->figures;
-  if (!failures.empty()) {
-    r.stage = Stage::INCORRECT_RESULT;
-    r.message = failures;
+
+  // An uninitialised output must still live where the call put it: on the device under test when it was given a
+  // tensor there (new_empty, empty_like), else where a factory call makes it.
+  std::optional<Verdict> check_output_device(const RunOutcome& out, const std::vector<at::Tensor>& tensors) const {
+    if (values_defined_ || out.error || !out.output.isTensor() || !out.output.toTensor().defined())
+      return std::nullopt;
+    const bool given_device_tensor = std::any_of(tensors.begin(), tensors.end(), [&](const at::Tensor& t) {
+      return t.defined() && t.device().type() == dev_.type();
+    });
+    const c10::IValue& ref_output = ref_.outcome.output;
+    const at::Device ref_output_device = ref_output.isTensor() && ref_output.toTensor().defined()
+                                             ? ref_output.toTensor().device()
+                                             : at::Device(at::kCPU);
+    const at::Device want = given_device_tensor ? dev_ : ref_output_device;
+    const at::Device got = out.output.toTensor().device();
+    if (got.type() == want.type()) return std::nullopt;
+    return Verdict{Stage::INCORRECT_RESULT, "output: device mismatch: expected a tensor on " + want.str() +
+                                                ", got one on " + got.str() +
+                                                " (the values of an uninitialised output are not compared)"};
+  }
+
+  Verdict expected_error(const RunOutcome& out) const {
+    const std::string expected = "expected " + describe_expected(*c_.expects_error);
+    if (!out.error)
+      return Verdict{Stage::INCORRECT_RESULT, expected + " (the CPU reference raised " +
+                                                  ref_.outcome.error->text() + "), but the device returned a result"};
+    std::string why;
+    if (error_matches(*out.error, *c_.expects_error, why)) return Verdict{Stage::PASSED, "raised " + out.error->text()};
+    return Verdict{is_not_supported(*out.error) ? Stage::NOT_SUPPORTED : Stage::FAILED_RUNTIME,
+                   expected + ", but the device " + why};
+  }
+
+  std::optional<Verdict> check_agrees_with_first(int rep, const RunOutcome& out) const {
+    std::string where;
+    bool same = bitwise_equal(first_.output, out.output, where);
+    for (std::size_t k = 0; same && k < out.written.size(); ++k)
+      same = bitwise_equal(first_.written[k], out.written[k], where, "mutated " + written_slot_name(k));
+    if (same || c_.nondeterministic_ok) return std::nullopt;
+    return Verdict{Stage::NONDETERMINISTIC,
+                   "device run " + std::to_string(rep + 1) + " differs bitwise from run 1: " + where +
+                       ". Fix: mark the case `nondeterministic: true` if the op is nondeterministic by design"};
+  }
+
+  // Outputs first, then every tensor the op mutated.
+  std::vector<Comparison> compare_outputs() const {
+    Tolerance tol = tolerance_of(c_);
+    tol.values = values_defined_;
+    std::vector<Comparison> comparisons;
+    comparisons.push_back(compare_values(ref_.outcome.output, first_.output, tol, "output"));
+    for (std::size_t k = 0; k < first_.written.size(); ++k)
+      comparisons.push_back(compare_values(ref_.outcome.written[k], first_.written[k], tol,
+                                           "mutated argument (" + written_slot_name(k) + ")"));
+    return comparisons;
+  }
+
+  // The figures are the first failing comparison's (or the output's, else the first mutated argument's).
+  std::optional<Verdict> judge(const std::vector<Comparison>& comparisons) {
+    const Comparison* figures = &comparisons.front();
+    if (ref_.outcome.output.isNone() && comparisons.size() > 1) figures = &comparisons[1];
+    std::string failures;
+    for (const auto& cmp : comparisons) {
+      if (cmp.ok) continue;
+      if (failures.empty()) figures = &cmp;
+      failures += (failures.empty() ? "" : "\n\n") + cmp.message;
+    }
+    r_.figures = figures->figures;
+    if (failures.empty()) return std::nullopt;
+    return Verdict{Stage::INCORRECT_RESULT, failures};
+  }
+
+  const std::vector<TensorSlot>& slots() const { return res_.call.slots; }
+  std::string written_slot_name(std::size_t k) const { return slot_name(c_, slots()[inv_->written_slots[k]]); }
+  at::Device slot_device(std::size_t s) const {
+    return slots()[s].spec->placement == Placement::Host ? at::Device(at::kCPU) : dev_;
+  }
+
+  const Engine& engine_;
+  const ExecOptions& opts_;
+  const Case& c_;
+  Result& r_;
+  CaseEvidence* ev_;
+  const at::Device dev_;
+  Resolution res_;
+  const Invocation* inv_ = nullptr;
+  std::vector<at::Tensor> host_;  // the inputs on the host, one per tensor slot
+  Engine::Reference ref_;
+  PythonHost* compiler_ = nullptr;  // --compile-backend's host
+  std::set<std::size_t> written_;   // slots the op writes: copied afresh for every device run
+  std::vector<at::Tensor> moved_;   // the inputs the op only reads, where the device run takes them
+  bool values_defined_ = true;
+  std::vector<double> rep_ms_;  // each device run's own time
+  RunOutcome first_;            // the first device run, on the host
+};
+
+void Engine::run_case(const Case& c, Result& r, CaseEvidence* ev) {
+  CaseRun run(*this, c, r, ev);
+  if (std::optional<Verdict> verdict = run.steps()) {
+    r.stage = verdict->stage;
+    r.message = std::move(verdict->message);
     return;
   }
   r.stage = Stage::PASSED;

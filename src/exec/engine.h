@@ -32,6 +32,8 @@ struct CaseEvidence {
   std::vector<std::size_t> written_slots;   // slots the op writes in place
 };
 
+class CaseRun;
+
 /// The Executor of `opcheck run`, for one device.
 class Engine final : public Executor {
  public:
@@ -48,6 +50,8 @@ class Engine final : public Executor {
   const OpResolver& resolver() const { return resolver_; }
 
  private:
+  friend class CaseRun;  // run_case's steps
+
   struct Reference {
     RunOutcome outcome;
     bool upcast = false;
@@ -55,7 +59,8 @@ class Engine final : public Executor {
   /// The CPU reference on the host inputs (copies of the tensors the op writes), upcast where the CPU kernel lacks
   /// the dtype or ExecOptions::reference_dtype asks for it; outputs are cast back to the op's native dtypes.
   Reference run_reference(const Case& c, const Invocation& inv, const std::vector<at::Tensor>& host) const;
-  /// `ev`, when given, receives what the case produced (for --save-failures).
+  /// Takes the case through its steps (engine.cpp's CaseRun). `ev`, when given, receives what the case produced
+  /// (for --save-failures).
   void run_case(const Case& c, Result& r, CaseEvidence* ev);
 
   ExecOptions opts_;

@@ -309,12 +309,6 @@ void write_junit_dir(const RunReport& report, const std::string& dir) {
   }
 }
 
-std::string junit_xml_text(const RunReport& report) {
-  TextOut out;
-  write_junit(report, out);
-  return std::move(out.buf);
-}
-
 void write_junit_xml(const RunReport& report, const std::string& path) {
   write_file_atomically(path, [&](TextOut& out) { write_junit(report, out); });
 }

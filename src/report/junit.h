@@ -29,9 +29,6 @@ void write_junit(const RunReport& report, TextOut& out);
 /// as torch-spyre's CI writes one file per config. Creates DIR; throws ReportError.
 void write_junit_dir(const RunReport& report, const std::string& dir);
 
-/// The XML document as text.
-std::string junit_xml_text(const RunReport& report);
-
 /// Writes the XML document to `path` atomically, streaming it; throws ReportError.
 void write_junit_xml(const RunReport& report, const std::string& path);
 

@@ -126,12 +126,6 @@ void write_metrics(const RunReport& report, TextOut& out) {
   out.buf += '\n';
 }
 
-std::string metrics_json_text(const RunReport& report) {
-  TextOut out;
-  write_metrics(report, out);
-  return std::move(out.buf);
-}
-
 void write_metrics_json(const RunReport& report, const std::string& path) {
   write_file_atomically(path, [&](TextOut& out) { write_metrics(report, out); });
 }

@@ -16,9 +16,6 @@ inline constexpr int kMetricsVersion = 1;
 /// Writes the metrics document: pretty-printed, keys in a fixed order, one line per case, ends with a newline.
 void write_metrics(const RunReport& report, TextOut& out);
 
-/// The metrics document as text.
-std::string metrics_json_text(const RunReport& report);
-
 /// Writes the metrics document to `path` atomically, streaming it; throws ReportError.
 void write_metrics_json(const RunReport& report, const std::string& path);
 

@@ -156,7 +156,7 @@ RunInfo describe(const RunRequest& r, const Prepared& p) {
 // execute: the session serves earlier results, runs the rest in the worker pool, and stops as asked.
 int execute(const RunRequest& r, Prepared& p, RunSession& session, RunReport& report, RunHost& host) {
   StopSignals::install();
-  SessionOptions run;
+  PlanExecutionOptions run;
   run.device_name = p.executor->info().device_name;
   run.triage = triage_lookup(p.triaged);
   run.policy = RunPolicy{r.xpass_ok};

@@ -152,7 +152,7 @@ bool RunSession::open(const RunInfo& info, std::string& error) {
   return true;
 }
 
-void RunSession::execute(const Plan& plan, Executor& executor, PoolOptions pool, const SessionOptions& session,
+void RunSession::execute(const Plan& plan, Executor& executor, PoolOptions pool, const PlanExecutionOptions& execution,
                          RunReport& report, const RecordSink& sink) {
   pool.after_results = [this] { journal_->flush(); };
   BatchRunner runner = [&](const std::vector<const Case*>& batch, const std::function<void(std::size_t, Result)>& done,
@@ -183,7 +183,7 @@ void RunSession::execute(const Plan& plan, Executor& executor, PoolOptions pool,
     note_worker_starts(report.info, stats.worker_start_s);
     report.info.cases_wall_s += stats.cases_wall_s;
   };
-  run_session(plan, session, runner, report, [&](const CaseRecord& r) {
+  execute_plan(plan, execution, runner, report, [&](const CaseRecord& r) {
     // A resumed run appends only new results: what the journal holds already stays as it is.
     if (!earlier_.journaled(r)) journal_->append(r);
     if (sink) sink(r);

@@ -16,7 +16,7 @@
 #include "plan/plan.h"
 #include "runner/artifact_lock.h"
 #include "runner/earlier_results.h"
-#include "runner/session.h"
+#include "runner/plan_execution.h"
 #include "runner/worker_pool.h"
 
 namespace opcheck {
@@ -44,7 +44,7 @@ class StopSignals {
   static constexpr double kGraceSeconds = 5;
   /// Installs the handlers (for the rest of the process).
   static void install();
-  /// The flag the handlers set (for SessionOptions::interrupted).
+  /// The flag the handlers set (for PlanExecutionOptions::interrupted).
   static const volatile bool* flag();
   static bool received();
   /// For PoolOptions::abort_running: true once running cases must end now; says why through `note`.
@@ -76,8 +76,8 @@ class RunSession {
 
   /// Runs the plan: each unique case is served from the earlier results when they hold it, else run by `executor`
   /// in the worker pool. Every record goes to the journal (a resumed one only gets new records), then to `sink`.
-  void execute(const Plan& plan, Executor& executor, PoolOptions pool, const SessionOptions& session, RunReport& report,
-               const RecordSink& sink);
+  void execute(const Plan& plan, Executor& executor, PoolOptions pool, const PlanExecutionOptions& execution,
+               RunReport& report, const RecordSink& sink);
 
   /// Closes the journal, then writes the results cache. Throws when the cache cannot be written (the journal and
   /// the reports are still complete).
@@ -99,7 +99,7 @@ RunInfo describe_run(const std::vector<std::string>& argv, const RunPolicy& poli
 /// Adds what the executor says about the device under test, torch and the Python device.
 void describe_executor(const ExecInfo& executor, RunInfo& info);
 
-/// SessionOptions::triage for the statuses the status config gave (none when it gave none).
+/// PlanExecutionOptions::triage for the statuses the status config gave (none when it gave none).
 std::function<Triage(const Case&)> triage_lookup(const TriagedSelection& triaged);
 
 /// What ended a run, besides its records.

@@ -135,6 +135,26 @@ Result run_guarded(Executor& ex, const Case& c) {
   }
 }
 
+/// How a worker's start (Executor::prepare_worker: device set-up, a Python device's interpreter and imports) went.
+struct WorkerStart {
+  bool ready = false;
+  std::string error;   // why it is not ready
+  double seconds = 0;  // what it took
+};
+
+/// A worker's start, in a forked worker or in this process (--no-isolation) alike.
+WorkerStart start_worker(Executor& ex, int device_index) {
+  WorkerStart start;
+  const auto t0 = Clock::now();
+  try {
+    start.ready = ex.prepare_worker(device_index, &start.error);
+  } catch (const std::exception& e) {
+    start.error = e.what();
+  }
+  start.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  return start;
+}
+
 /// The body of a worker process. Never returns.
 [[noreturn]] void worker_main(Executor& ex, const std::vector<const Case*>& cases, int request_fd, int result_fd,
                               int capture_fd, int device_index, std::size_t max_output, pid_t parent,
@@ -156,27 +176,19 @@ Result run_guarded(Executor& ex, const Case& c) {
   out.reserve(4096);
 
   reset_capture(capture_fd);
-  std::string error;
-  bool ready = false;
-  const auto start = Clock::now();
-  try {
-    ready = ex.prepare_worker(device_index, &error);
-  } catch (const std::exception& e) {
-    error = e.what();
-  }
-  const double start_s = std::chrono::duration<double>(Clock::now() - start).count();
+  WorkerStart start = start_worker(ex, device_index);
   const std::string start_output = take_capture(capture_fd, max_output);
-  if (!ready) {
-    if (!start_output.empty()) error += "\n" + start_output;
+  if (!start.ready) {
+    if (!start_output.empty()) start.error += "\n" + start_output;
     send_frame(result_fd, out, FrameKind::StartFailed, 0,
-               [&](std::vector<std::uint8_t>& b) { b.insert(b.end(), error.begin(), error.end()); });
+               [&](std::vector<std::uint8_t>& b) { b.insert(b.end(), start.error.begin(), start.error.end()); });
     ::_exit(3);
   }
   // The parent starts the first case's clock on this frame: a worker's own start (a Python device's interpreter and
   // imports) is not charged to the case it runs first.
   if (!send_frame(result_fd, out, FrameKind::Ready, 0, [&](std::vector<std::uint8_t>& b) {
-        const auto* p = reinterpret_cast<const std::uint8_t*>(&start_s);
-        b.insert(b.end(), p, p + sizeof start_s);
+        const auto* p = reinterpret_cast<const std::uint8_t*>(&start.seconds);
+        b.insert(b.end(), p, p + sizeof start.seconds);
       }))
     ::_exit(1);
 
@@ -698,24 +710,17 @@ PoolStats run_in_process(Executor& ex, const std::vector<const Case*>& cases, co
                          const std::function<bool()>& should_stop) {
   PoolStats stats;
   if (cases.empty()) return stats;
-  std::string error;
-  const int device_index = opts.device_indices.empty() ? -1 : opts.device_indices.front();
-  bool ready = false;
-  const auto start = Clock::now();
-  try {
-    ready = ex.prepare_worker(device_index, &error);
-  } catch (const std::exception& e) {
-    error = e.what();
-  }
+  const WorkerStart start = start_worker(ex, opts.device_indices.empty() ? -1 : opts.device_indices.front());
   const auto cases_start = Clock::now();
-  if (ready) stats.worker_start_s.push_back(std::chrono::duration<double>(cases_start - start).count());
+  if (start.ready) stats.worker_start_s.push_back(start.seconds);
   for (std::size_t i = 0; i < cases.size(); ++i) {
     if (should_stop && should_stop()) break;
     ++stats.cases_run;
-    on_result(i, ready ? run_guarded(ex, *cases[i]) : failure(*cases[i], Stage::CRASHED, "cannot run cases: " + error));
+    on_result(i, start.ready ? run_guarded(ex, *cases[i])
+                             : failure(*cases[i], Stage::CRASHED, "cannot run cases: " + start.error));
     if (opts.after_results) opts.after_results();
   }
-  if (ready) stats.cases_wall_s = std::chrono::duration<double>(Clock::now() - cases_start).count();
+  if (start.ready) stats.cases_wall_s = std::chrono::duration<double>(Clock::now() - cases_start).count();
   return stats;
 }
 

@@ -1,7 +1,11 @@
-// The Executor on device cpu: stages, expects_error, in-place comparison, reference upcast, size limits.
+// The Executor on device cpu (and on loopback where placement must show): stages, expects_error, in-place
+// comparison, reference upcast, size limits.
 #include <gtest/gtest.h>
 
+#include <mutex>
 #include <regex>
+
+#include <ATen/record_function.h>
 
 #include "exec/engine.h"
 #include "exec/op_error.h"
@@ -31,6 +35,43 @@ Input transposed(std::int64_t rows, std::int64_t cols) {
   t.stride = {1, rows};
   return tensor_input(t);
 }
+
+/// The calls of one op the dispatcher sees while this lives (the reference's and the device runs'), each as the
+/// devices of its arguments ("-" for an argument that is not a tensor): what opcheck ran where, seen from outside.
+class ObservedCalls {
+ public:
+  explicit ObservedCalls(std::string op) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    op_ = std::move(op);
+    calls_.clear();
+    handle_ = at::addGlobalCallback(
+        at::RecordFunctionCallback(&ObservedCalls::on_call).needsInputs(true).scopes({at::RecordScope::FUNCTION}));
+  }
+  ~ObservedCalls() { at::removeCallback(handle_); }
+  ObservedCalls(const ObservedCalls&) = delete;
+  ObservedCalls& operator=(const ObservedCalls&) = delete;
+
+  std::vector<std::vector<std::string>> calls() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return calls_;
+  }
+
+ private:
+  static std::unique_ptr<at::ObserverContext> on_call(const at::RecordFunction& fn) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (op_ != fn.name()) return nullptr;
+    std::vector<std::string> devices;
+    for (const c10::IValue& v : fn.inputs())
+      devices.push_back(v.isTensor() && v.toTensor().defined() ? v.toTensor().device().str() : "-");
+    calls_.push_back(std::move(devices));
+    return nullptr;
+  }
+
+  static inline std::mutex mutex_;
+  static inline std::string op_;
+  static inline std::vector<std::vector<std::string>> calls_;
+  at::CallbackHandle handle_;
+};
 
 TEST(Engine, ReportsWhatItRan) {
   const Result r = cpu().run(make_case("torch.add", {f32({4, 8}), f32({4, 8})}));
@@ -300,15 +341,33 @@ TEST(Engine, RepeatedCpuRunsAgreeBitwise) {
   ExecOptions opts;
   opts.repeat = 3;
   auto e = make_executor(opts);
+  const ObservedCalls matmuls("aten::matmul");
   const Result r = e->run(make_case("torch.matmul", {f32({16, 32}), f32({32, 8})}));
+  // A pass after three runs means the second and third agreed bitwise with the first (else NONDETERMINISTIC).
   EXPECT_EQ(r.stage, Stage::PASSED) << r.message;
+  EXPECT_EQ(matmuls.calls().size(), 1u + 3u);  // the CPU reference, then the three device runs
 }
 
 TEST(Engine, HostPlacedTensorsStayOnTheHost) {
+  // On the loopback device, where a tensor's placement shows: the op sees the indices on the host, the rest there.
+  ExecOptions opts;
+  opts.device = "loopback";
+  auto e = make_executor(opts);
+  const std::string dev = e->info().device;
   TensorSpec idx = tensor_spec({3}, DType::Int64, InitKind::Randint);
   idx.placement = Placement::Host;
-  const Result r = cpu().run(make_case("torch.index_select", {f32({10, 4}), value_input(PyValue::integer(0)), tensor_input(idx)}));
+  const ObservedCalls calls("aten::index_select");
+  const Result r =
+      e->run(make_case("torch.index_select", {f32({10, 4}), value_input(PyValue::integer(0)), tensor_input(idx)}));
   EXPECT_EQ(r.stage, Stage::PASSED) << r.message;
+  std::size_t device_runs = 0;
+  for (const auto& devices : calls.calls()) {
+    ASSERT_EQ(devices.size(), 3u);
+    if (devices[0] != dev) continue;  // the CPU reference, or the loopback fallback's own CPU call
+    ++device_runs;
+    EXPECT_EQ(devices[2], "cpu") << "the host-placed indices reached the op on " << devices[2];
+  }
+  EXPECT_EQ(device_runs, 2u);  // a device's two runs (the second checks they agree)
 }
 
 }  // namespace

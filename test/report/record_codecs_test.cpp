@@ -17,9 +17,12 @@
 #include "report/junit.h"
 #include "report/record_json.h"
 #include "runner/result_wire.h"
+#include "sample_report.h"
 
 namespace opcheck {
 namespace {
+
+using opcheck::testing::written_junit_xml;
 
 // The number of members of an aggregate: the most initializers T{...} accepts (each AnyField converts to any member
 // type, so no brace elision happens).
@@ -238,7 +241,7 @@ TEST(RecordJunit, WritesEveryFieldItShows) {
   CaseRecord dedup = sample_record();
   report.cases = {ran, dedup};
   pugi::xml_document doc;
-  ASSERT_TRUE(doc.load_string(junit_xml_text(report).c_str()));
+  ASSERT_TRUE(doc.load_string(written_junit_xml(report).c_str()));
   const auto suite = doc.child("testsuites").child("testsuite");
   pugi::xml_node tc_ran, tc_dedup;
   for (auto tc : suite.children("testcase"))

@@ -28,6 +28,8 @@
 namespace fs = std::filesystem;
 using namespace opcheck;
 using opcheck::testing::sample_report;
+using opcheck::testing::written_junit_xml;
+using opcheck::testing::written_metrics_json;
 
 namespace {
 
@@ -78,7 +80,7 @@ CaseRecord& find_case(RunReport& r, const std::string& id) {
 
 TEST(JUnit, OneSuiteForTheRunWithPytestCounts) {
   pugi::xml_document doc;
-  const std::string xml = junit_xml_text(sample_report());
+  const std::string xml = written_junit_xml(sample_report());
   ASSERT_TRUE(doc.load_string(xml.c_str())) << xml;
   auto suites = doc.child("testsuites");
   std::vector<std::string> names;
@@ -151,7 +153,7 @@ TEST(JUnit, OneSuiteForTheRunWithPytestCounts) {
 
 TEST(JUnit, CapturedStderrGoesToSystemErrWithControlCharsVisible) {
   pugi::xml_document doc;
-  ASSERT_TRUE(doc.load_string(junit_xml_text(sample_report()).c_str()));
+  ASSERT_TRUE(doc.load_string(written_junit_xml(sample_report()).c_str()));
   auto tc = case_named(suite_named(doc, "opcheck"), "mul");
   EXPECT_STREQ(tc.child("system-err").text().get(), "warning: <fallback> & \"slow\" path \\x1b[31mred\\x1b[0m\n");
   EXPECT_FALSE(case_named(suite_named(doc, "opcheck"), "add_f16").child("system-err"));
@@ -163,7 +165,7 @@ TEST(JUnit, EscapesMarkupControlCharsAndInvalidUtf8WithoutDroppingAnything) {
   c.name = "a<b & c\"d'e\x01" "f\xff" "g caf\xc3\xa9 \xe2\x9c\x93 \xef\xbf\xbe \x7f";
   c.id = "llama::" + c.name;  // the testcase name is the id after the model
   c.result.message = "first <line> & \"quote\"\x02\nsecond\tline";
-  const std::string xml = junit_xml_text(rep);
+  const std::string xml = written_junit_xml(rep);
   // The raw bytes XML 1.0 cannot hold must not reach the file at all.
   EXPECT_EQ(xml.find('\x01'), std::string::npos);
   EXPECT_EQ(xml.find('\x02'), std::string::npos);
@@ -183,7 +185,7 @@ TEST(JUnit, EscapesMarkupControlCharsAndInvalidUtf8WithoutDroppingAnything) {
 TEST(JUnit, EmptyRunStillHasOneSuite) {
   RunReport rep;
   pugi::xml_document doc;
-  ASSERT_TRUE(doc.load_string(junit_xml_text(rep).c_str()));
+  ASSERT_TRUE(doc.load_string(written_junit_xml(rep).c_str()));
   auto suite = doc.child("testsuites").child("testsuite");
   ASSERT_TRUE(suite);
   EXPECT_STREQ(suite.attribute("tests").value(), "0");
@@ -194,7 +196,7 @@ TEST(JUnit, WriteIsAtomicAndLeavesNoTemporaryFiles) {
   const auto path = dir.file("junit.xml");
   { std::ofstream(path) << "old"; }
   write_junit_xml(sample_report(), path);
-  EXPECT_EQ(slurp(path), junit_xml_text(sample_report()));
+  EXPECT_EQ(slurp(path), written_junit_xml(sample_report()));
   std::size_t files = 0;
   for (auto& e : fs::directory_iterator(dir.path())) { (void)e; ++files; }
   EXPECT_EQ(files, 1u);
@@ -212,7 +214,7 @@ TEST(JUnit, LayoutIsWhatPugixmlWritesForTheSameDocument) {
   // well-formed and laid out as pugixml's default format (which the parity and node consumer tests also read).
   RunReport rep = sample_report();
   find_case(rep, "llama::mul").result.message = "first <line> & \"quote\"\nsecond\tline";
-  const std::string xml = junit_xml_text(rep);
+  const std::string xml = written_junit_xml(rep);
   pugi::xml_document doc;
   ASSERT_TRUE(doc.load_string(xml.c_str(), pugi::parse_default | pugi::parse_declaration)) << xml;
   std::ostringstream again;
@@ -225,7 +227,7 @@ TEST(JUnit, AttributeValuesKeepTabsLineBreaksAndQuotes) {
   CaseRecord& c = find_case(rep, "llama::sdpa");
   c.status_reason = "tab\there\nnext line\r\n\"quoted\" <a & b>";
   pugi::xml_document doc;
-  const std::string xml = junit_xml_text(rep);
+  const std::string xml = written_junit_xml(rep);
   ASSERT_TRUE(doc.load_string(xml.c_str())) << xml;
   auto tc = case_named(suite_named(doc, "opcheck"), "sdpa");
   EXPECT_EQ(property(tc, "status_reason"), c.status_reason);
@@ -242,7 +244,7 @@ std::vector<std::string> tags(pugi::xml_node tc) {
 
 TEST(JUnit, EveryTestcaseCarriesOpDtypeAndModelTags) {
   pugi::xml_document doc;
-  ASSERT_TRUE(doc.load_string(junit_xml_text(sample_report()).c_str()));
+  ASSERT_TRUE(doc.load_string(written_junit_xml(sample_report()).c_str()));
   std::size_t n = 0;
   for (auto tc : suite_named(doc, "opcheck").children("testcase")) {
     ++n;
@@ -267,7 +269,7 @@ TEST(JUnit, TestcaseNamesAreTheIdsAfterTheModelSoTheyStayUnique) {
   b.name = "linear";
   b.id = "granite::torch-spyre-v2/granite/linear";
   pugi::xml_document doc;
-  ASSERT_TRUE(doc.load_string(junit_xml_text(rep).c_str()));
+  ASSERT_TRUE(doc.load_string(written_junit_xml(rep).c_str()));
   auto suite = suite_named(doc, "opcheck");
   EXPECT_TRUE(case_named(suite, "torch-spyre/granite/linear"));
   EXPECT_TRUE(case_named(suite, "torch-spyre-v2/granite/linear"));
@@ -286,7 +288,7 @@ TEST(JUnit, NonStrictXpassIsABareTestcaseFirstAndCountedForTheIngest) {
   EXPECT_FALSE(fails_run(find_case(rep, "llama::add_f16"), rep.info));
   EXPECT_TRUE(fails_run(find_case(rep, "llama::neg"), rep.info));
   pugi::xml_document doc;
-  const std::string xml = junit_xml_text(rep);
+  const std::string xml = written_junit_xml(rep);
   ASSERT_TRUE(doc.load_string(xml.c_str())) << xml;
   auto suite = suite_named(doc, "opcheck");
   // pytest's failures (2 failed + 1 strict XPASS) plus the errors (1) and the non-strict XPASSes (2).
@@ -405,13 +407,13 @@ TEST(JsonWriter, CompileTimeAndStageTravelThroughEveryReport) {
   EXPECT_EQ(back.result.stage, Stage::FAILED_COMPILE);
   EXPECT_EQ(back.result.compile_ms, 2500.25);
   pugi::xml_document doc;
-  const std::string xml = junit_xml_text(rep);
+  const std::string xml = written_junit_xml(rep);
   ASSERT_TRUE(doc.load_string(xml.c_str())) << xml;
   EXPECT_NE(xml.find("<property name=\"compile_ms\" value=\"2500.25\""), std::string::npos) << xml;
   EXPECT_NE(xml.find("<property name=\"compile_backend\" value=\"inductor\""), std::string::npos);
   EXPECT_NE(xml.find("<property name=\"python_modules\" value=\"torch 2.13.0, opcheck_pyloop 0.1.0\""),
             std::string::npos);
-  const auto j = nlohmann::json::parse(metrics_json_text(rep));
+  const auto j = nlohmann::json::parse(written_metrics_json(rep));
   EXPECT_EQ(j["stages"]["FAILED_COMPILE"], 1);
   EXPECT_EQ(j["run"]["compile_backend"], "inductor");
   EXPECT_EQ(j["run"]["torch_path"], "/venv/torch");
@@ -468,7 +470,7 @@ TEST(TextEscape, VisibleUtf8KeepsValidTextAndShowsBadBytes) {
 // ---------------------------------------------------------------- metrics
 
 TEST(Metrics, TotalsStagesAndPassRates) {
-  const auto j = nlohmann::json::parse(metrics_json_text(sample_report()));
+  const auto j = nlohmann::json::parse(written_metrics_json(sample_report()));
   EXPECT_EQ(j["format"], "opcheck-metrics");
   const auto& t = j["totals"];
   EXPECT_EQ(t["passed"], 4);
@@ -500,7 +502,7 @@ TEST(Metrics, TotalsStagesAndPassRates) {
 }
 
 TEST(Metrics, DedupeCoverageAndTime) {
-  const auto j = nlohmann::json::parse(metrics_json_text(sample_report()));
+  const auto j = nlohmann::json::parse(written_metrics_json(sample_report()));
   const auto& d = j["dedupe"];
   EXPECT_EQ(d["occurrences"], 10);
   EXPECT_EQ(d["unique"], 8);
@@ -560,7 +562,7 @@ TEST(Metrics, RoundTripsThroughReadMetrics) {
   const RunReport orig = sample_report();
   write_metrics_json(orig, path);
   const RunReport back = read_metrics(path);
-  EXPECT_EQ(metrics_json_text(back), metrics_json_text(orig));
+  EXPECT_EQ(written_metrics_json(back), written_metrics_json(orig));
   ASSERT_EQ(back.cases.size(), orig.cases.size());
   const auto& mul = find_case(back, "llama::mul");
   EXPECT_EQ(mul.result.message, find_case(orig, "llama::mul").result.message);
@@ -596,7 +598,7 @@ TEST(Metrics, WorkerStartsAndTheCasesWallTimeRoundTrip) {
 TEST(Metrics, InvalidUtf8IsShownNotDropped) {
   RunReport rep = sample_report();
   find_case(rep, "llama::mul").result.captured_stderr = "bad \xff\xfe bytes";
-  const auto back = parse_metrics(metrics_json_text(rep), "m.json");
+  const auto back = parse_metrics(written_metrics_json(rep), "m.json");
   EXPECT_EQ(find_case(back, "llama::mul").result.captured_stderr, "bad \\xff\\xfe bytes");
 }
 
@@ -612,22 +614,22 @@ TEST(Metrics, ReadErrorsAreLocated) {
   };
   expect_error("{\"format\": ", "not a valid JSON file");
   expect_error("{\"cases\": []}", "not an opcheck metrics file");
-  auto j = nlohmann::json::parse(metrics_json_text(sample_report()));
+  auto j = nlohmann::json::parse(written_metrics_json(sample_report()));
   j["cases"][2]["outcome"] = "pased";
   expect_error(j.dump(), "/cases/2/outcome: unknown outcome \"pased\"");
-  j = nlohmann::json::parse(metrics_json_text(sample_report()));
+  j = nlohmann::json::parse(written_metrics_json(sample_report()));
   j["cases"][4].erase("stage");
   expect_error(j.dump(), "/cases/4: missing field \"stage\"");
-  j = nlohmann::json::parse(metrics_json_text(sample_report()));
+  j = nlohmann::json::parse(written_metrics_json(sample_report()));
   j["cases"][1]["index"] = 1LL << 40;
   expect_error(j.dump(), "/cases/1/index: value 1099511627776 is out of range");
-  j = nlohmann::json::parse(metrics_json_text(sample_report()));
+  j = nlohmann::json::parse(written_metrics_json(sample_report()));
   j["cases"][0]["figures"]["pcc"] = "high";
   expect_error(j.dump(), "/cases/0/figures/pcc: expected a number");
-  j = nlohmann::json::parse(metrics_json_text(sample_report()));
+  j = nlohmann::json::parse(written_metrics_json(sample_report()));
   j["run"]["manifests"]["a/b.yaml"] = 3;
   expect_error(j.dump(), "/run/manifests/a~1b.yaml: expected a sha256 string");
-  j = nlohmann::json::parse(metrics_json_text(sample_report()));
+  j = nlohmann::json::parse(written_metrics_json(sample_report()));
   j["version"] = 99;
   expect_error(j.dump(), "layout version 99 is not supported");
   try {
@@ -674,9 +676,9 @@ TEST(Merge, ThreeShardsMakeTheWholeRun) {
   EXPECT_EQ(merged.info.argv, whole.info.argv);
   RunReport same = merged;
   same.info.shard_count = 0;  // what only a merge records
-  EXPECT_EQ(metrics_json_text(same), metrics_json_text(whole));
-  EXPECT_EQ(junit_xml_text(merged), junit_xml_text(whole));
-  EXPECT_NE(metrics_json_text(merged).find("\"shard_longest_s\": 25"), std::string::npos);
+  EXPECT_EQ(written_metrics_json(same), written_metrics_json(whole));
+  EXPECT_EQ(written_junit_xml(merged), written_junit_xml(whole));
+  EXPECT_NE(written_metrics_json(merged).find("\"shard_longest_s\": 25"), std::string::npos);
 }
 
 TEST(Merge, PartialShardSetIsRefusedUnlessAllowedAndThenSaysWhichShards) {

@@ -1,9 +1,34 @@
 #include "sample_report.h"
 
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
+#include <functional>
+#include <stdexcept>
+
+#include "report/atomic_file.h"
+#include "report/junit.h"
+#include "report/metrics.h"
 
 namespace opcheck::testing {
 namespace {
+
+std::string written_by(const std::function<void(const std::string& path)>& write) {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "opcheck-written-XXXXXX").string();
+  if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("cannot make a temporary folder for " + tmpl);
+  const std::string path = (std::filesystem::path(tmpl) / "report").string();
+  std::string text;
+  try {
+    write(path);
+    text = read_file_bytes(path);
+  } catch (...) {
+    std::filesystem::remove_all(tmpl);
+    throw;
+  }
+  std::filesystem::remove_all(tmpl);
+  return text;
+}
 
 CaseRecord record(int index, const std::string& model, const std::string& name, const std::string& op,
                   const std::string& dtype, Outcome outcome, Stage stage) {
@@ -153,6 +178,14 @@ RunReport parity_report() {
   add("test_xfail", Outcome::XFailed, Stage::INCORRECT_RESULT, "AssertionError", "known bug");
   add("test_xpass_strict", Outcome::XPassed, Stage::PASSED, "", "should fail");
   return rep;
+}
+
+std::string written_junit_xml(const RunReport& report) {
+  return written_by([&](const std::string& path) { write_junit_xml(report, path); });
+}
+
+std::string written_metrics_json(const RunReport& report) {
+  return written_by([&](const std::string& path) { write_metrics_json(report, path); });
 }
 
 }  // namespace opcheck::testing

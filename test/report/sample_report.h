@@ -2,6 +2,8 @@
 // must not lose. The expected figures are spelled out in report_tests.cpp.
 #pragma once
 
+#include <string>
+
 #include "opcheck/report.h"
 
 namespace opcheck::testing {
@@ -12,5 +14,12 @@ RunReport sample_report();
 /// The run equivalent to test/report/pytest_parity/parity_suite.py (one model "parity_suite", one case per
 /// pytest outcome, each with captured stderr), for element/attribute parity with pytest's JUnit XML.
 RunReport parity_report();
+
+/// What write_junit_xml writes for `report`, read back from a file in a fresh temporary folder: the tests read the
+/// document users get.
+std::string written_junit_xml(const RunReport& report);
+
+/// What write_metrics_json writes for `report`, read back as written_junit_xml does.
+std::string written_metrics_json(const RunReport& report);
 
 }  // namespace opcheck::testing

@@ -95,7 +95,7 @@ struct RunSessionTest : ::testing::Test {
     EXPECT_TRUE(s.open(report.info, error)) << error;
     PoolOptions pool;
     pool.isolation = false;
-    SessionOptions so;
+    PlanExecutionOptions so;
     so.device_name = "scripted";
     s.execute(make_plan(chosen, true), ex, pool, so, report, {});
     s.close(report);

@@ -1,4 +1,5 @@
-// A run session: evaluates skip/xfail conditions, runs the plan's unique cases, and records every occurrence.
+// Executing a plan: evaluates each occurrence's skip/xfail conditions and triage, runs the plan's unique cases once
+// each, and fans every result out to the occurrences of its case as their records.
 #pragma once
 
 #include <cstddef>
@@ -26,7 +27,8 @@ struct Triage {
   bool strict = true;  // an xfail whose pass (XPASS) fails the run (`strict: false` in the config: it does not)
 };
 
-struct SessionOptions {
+/// What decides the occurrences' verdicts besides their results, and when execution stops.
+struct PlanExecutionOptions {
   std::function<Triage(const Case&)> triage;  // none = no status config
   std::string device_name;     // what skip_if/xfail_if see as `device`
   RunPolicy policy;            // what the run forgives; decides which occurrences count toward --maxfail
@@ -38,10 +40,10 @@ struct SessionOptions {
 /// Called for every finished occurrence (for console progress and the journal).
 using RecordSink = std::function<void(const CaseRecord&)>;
 
-/// Runs the plan and returns one CaseRecord per occurrence that got a verdict, in selection order.
-/// `report.info.interrupted` is set when it stopped early.
-void run_session(const Plan& plan, const SessionOptions& opts, const BatchRunner& runner, RunReport& report,
-                 const RecordSink& sink = {});
+/// Runs the plan's unique cases through `runner` and puts one CaseRecord per occurrence that got a verdict into
+/// `report.cases`, in selection order. `report.info.interrupted` is set when it stopped early.
+void execute_plan(const Plan& plan, const PlanExecutionOptions& opts, const BatchRunner& runner, RunReport& report,
+                  const RecordSink& sink = {});
 
 /// Puts the load stage's problems into the report: every error becomes an ERROR record (stage INVALID_CASE, its
 /// file:line, the model of its manifest; one record per rejected case, holding all its problems), counted like any

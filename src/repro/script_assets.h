@@ -1,0 +1,30 @@
+// The static Python of `repro --python` scripts, from src/repro/script_assets/, compiled into the binary by CMake
+// (opcheck_embed_text). repro/script.cpp joins them and fills their @NAME@ placeholders with the case's values.
+#pragma once
+
+#include <string_view>
+
+namespace opcheck {
+
+/// head.py: the docstring, the imports and the case's constants (placeholders).
+std::string_view repro_script_head();
+/// load_tensor_file.py: reads `file:` inputs (.pt, .npy, .safetensors) as opcheck does.
+std::string_view repro_script_load_tensor_file();
+/// scaled.py: rand/uniform values in [low, high).
+std::string_view repro_script_scaled();
+/// place.py: a tensor in the manifest's strides and storage offset.
+std::string_view repro_script_place();
+/// inputs.py: inputs() and HOST_INPUTS (placeholders).
+std::string_view repro_script_inputs();
+/// available.py: an op where this torch has it, else a stand-in.
+std::string_view repro_script_available();
+/// sdpa_reference.py: opcheck's decomposition of scaled_dot_product_attention.
+std::string_view repro_script_sdpa_reference();
+/// rms_norm_reference.py: opcheck's decomposition of rms_norm.
+std::string_view repro_script_rms_norm_reference();
+/// call.py: lowp() and call(), the op call (placeholders).
+std::string_view repro_script_call();
+/// main.py: the reference and device runs, the comparison, the bundle check and main().
+std::string_view repro_script_main();
+
+}  // namespace opcheck

@@ -1,0 +1,8 @@
+
+def available(get, fallback):
+    try:
+        return get()
+    except (AttributeError, RuntimeError):
+        return fallback
+
+

@@ -1,0 +1,41 @@
+#!/usr/bin/env python3
+"""opcheck repro of @CASE_ID@: @CASE_OP@ on cpu and on the device under test, without opcheck.
+
+Case: @CASE_LOCATION@
+@INPUTS_FROM@
+@FAILURE_RECORDED@
+Run: python3 THIS.py [--device DEV] [--device-lib PATH] [--out DIR]
+Exit status: 0 the device agrees with the cpu, 1 it does not (or one of them raised), 2 a bundle's saved
+output was not reproduced bit for bit.
+"""
+import os
+
+# Must precede the first torch import: keeps oneDNN's bfloat16 kernels below AMX, as opcheck does where Linux does
+# not grant a process AMX (its first AMX instruction would raise SIGILL).
+os.environ.setdefault("ONEDNN_MAX_CPU_ISA", "AVX512_CORE_BF16")
+@DEVICE_ENVIRONMENT@
+import argparse  # noqa: E402
+import importlib  # noqa: E402
+import math  # noqa: E402,F401
+import operator  # noqa: E402,F401
+import re  # noqa: E402
+import sys  # noqa: E402
+import types  # noqa: E402
+
+import torch  # noqa: E402
+
+DEVICE = @DEVICE@
+DEVICE_LIB = @DEVICE_LIB@  # PrivateUse1 backend loaded before the run (None: none)
+DEVICE_IMPORTS = @DEVICE_IMPORTS@  # modules whose import registers the device (--device-import)
+PYTHON_PATH = @PYTHON_PATH@  # opcheck's own Python packages, for DEVICE_IMPORTS
+COMPILE_BACKEND = @COMPILE_BACKEND@  # the device call runs through torch.compile with this backend (None: eagerly)
+BUNDLE = @BUNDLE@
+WRITTEN = @WRITTEN@  # tensor arguments the op writes in place (as the bundle recorded them)
+COMPARE = @COMPARE@
+RTOL, ATOL = @RTOL@, @ATOL@  # None: torch.testing.assert_close's default for the dtype
+PCC_MIN = @PCC_MIN@
+EQUAL_NAN = @EQUAL_NAN@
+EXPECTED_ERROR = @EXPECTED_ERROR@
+LOW_PRECISION = (torch.float16, torch.bfloat16)
+UPCAST = False  # True while the cpu reference runs in float32 (its kernels lack the low-precision dtype)
+

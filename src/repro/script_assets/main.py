@@ -1,0 +1,237 @@
+KWARG_LOW_DTYPE = @KWARG_LOW_DTYPE@
+
+
+def moved(x, device):
+    """A copy of x on `device` with the same sizes, strides and storage offset."""
+    if x.numel() == 0:
+        return torch.empty_strided(x.shape, x.stride(), dtype=x.dtype, device=device)
+    extent = x.storage_offset() + 1 + sum((n - 1) * st for n, st in zip(x.shape, x.stride()))
+    base = torch.empty(extent, dtype=x.dtype, device=device)
+    base.copy_(x.as_strided((extent,), (1,), 0))
+    return base.as_strided(x.shape, x.stride(), x.storage_offset())
+
+
+def to_host(v):
+    if isinstance(v, torch.Tensor):
+        return v.cpu()
+    if isinstance(v, (list, tuple)):
+        return [to_host(x) for x in v] if isinstance(v, list) else tuple(to_host(x) for x in v)
+    return v
+
+
+def cast_back(v, want, fallback):
+    """An upcast result in the dtypes the op gives (`want`: a run on the meta device), else in `fallback`."""
+    if isinstance(v, torch.Tensor):
+        if isinstance(want, torch.Tensor):
+            return v if v.dtype == want.dtype else v.to(want.dtype)
+        return v.to(fallback) if fallback is not None and v.dtype == torch.float32 else v
+    if isinstance(v, (list, tuple)):
+        wants = want if isinstance(want, (list, tuple)) and len(want) == len(v) else [None] * len(v)
+        items = [cast_back(x, w, fallback) for x, w in zip(v, wants)]
+        return items if isinstance(v, list) else tuple(items)
+    return v
+
+
+def reference(host):
+    """The cpu result and the tensor arguments after the call, as opcheck's reference computes them: in the case's
+    dtypes, or where a cpu kernel lacks float16/bfloat16, in float32 with the results cast back to the dtypes the op
+    gives."""
+    global UPCAST
+    args = [moved(x, "cpu") for x in host]
+    try:
+        return call(args, "cpu"), args
+    except RuntimeError as e:
+        if not re.search(r"not implemented for '(Half|BFloat16|ComplexHalf)'", str(e)):
+            raise
+        first_error = e
+    UPCAST = True
+    args = [x.to(torch.float32) if x.dtype in LOW_PRECISION else moved(x, "cpu") for x in host]
+    try:
+        out = call(args, "cpu")
+    except Exception:  # noqa: BLE001 - opcheck reports the first error then
+        raise first_error
+    finally:
+        UPCAST = False
+    try:
+        native = call([torch.empty_strided(x.shape, x.stride(), dtype=x.dtype, device="meta") for x in host], "meta")
+    except Exception:  # noqa: BLE001 - no meta kernel: the inputs' low-precision dtype
+        native = None
+    low = [x.dtype for x in host if x.dtype in LOW_PRECISION]
+    fallback = low[0] if low else KWARG_LOW_DTYPE
+    for d in low[1:]:
+        fallback = torch.promote_types(fallback, d)
+    print("reference (cpu): computed in float32 (the cpu kernel lacks the dtype), cast back")
+    return cast_back(out, native, fallback), [a.to(x.dtype) for a, x in zip(args, host)]
+
+
+def on_device(host, device):
+    """The device result and the tensor arguments after the call, moved to the host."""
+    args = [moved(x, "cpu" if on_host else device) for x, on_host in zip(host, HOST_INPUTS)]
+    if COMPILE_BACKEND is None:
+        return to_host(call(args, device)), to_host(args)
+
+    class OpCall(torch.nn.Module):
+        """The op call as a module, compiled as opcheck --compile-backend compiles it."""
+
+        def forward(self, *t):
+            return call(list(t), device)
+
+    torch._dynamo.reset()
+    with torch.no_grad():
+        out = torch.compile(OpCall(), backend=COMPILE_BACKEND)(*args)
+    return to_host(out), to_host(args)
+
+
+def tolerances(dtype):
+    defaults = {torch.float16: (1e-3, 1e-5), torch.bfloat16: (1.6e-2, 1e-5), torch.float32: (1.3e-6, 1e-5),
+                torch.float64: (1e-7, 1e-7), torch.complex32: (1e-3, 1e-5), torch.complex64: (1.3e-6, 1e-5),
+                torch.complex128: (1e-7, 1e-7)}
+    rtol, atol = defaults.get(dtype, (0.0, 0.0))
+    return (rtol if RTOL is None else RTOL), (atol if ATOL is None else ATOL)
+
+
+def raw(x):
+    x = x.contiguous().reshape(-1)
+    return torch.view_as_real(x).reshape(-1).view(torch.uint8) if x.is_complex() else x.view(torch.uint8)
+
+
+def same_bits(a, b):
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        return (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.dtype == b.dtype
+                and a.shape == b.shape and torch.equal(raw(a), raw(b)))
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(same_bits(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    return a == b
+
+
+def plain(v):
+    """Named tuples (torch.return_types) as tuples: torch.load reads those back with its default weights_only."""
+    if isinstance(v, (list, tuple)):
+        items = [plain(x) for x in v]
+        return items if isinstance(v, list) else tuple(items)
+    return v
+
+
+def compare(expected, actual, path="output"):
+    """Prints how the device's `actual` compares with the cpu's `expected`, leaf by leaf; True when they agree
+    under the case's comparator (integer and bool tensors always exactly)."""
+    if isinstance(expected, (list, tuple)):
+        if not isinstance(actual, (list, tuple)) or len(actual) != len(expected):
+            print(f"{path}: the cpu gives {len(expected)} items, the device {type(actual).__name__}")
+            return False
+        return all([compare(e, a, f"{path}[{i}]") for i, (e, a) in enumerate(zip(expected, actual))])
+    if not isinstance(expected, torch.Tensor):
+        ok = same_bits(expected, actual) or expected == actual
+        print(f"{path}: cpu {expected!r}, device {actual!r}")
+        return ok
+    if not isinstance(actual, torch.Tensor) or actual.dtype != expected.dtype or actual.shape != expected.shape:
+        what = f"{actual.dtype} {list(actual.shape)}" if isinstance(actual, torch.Tensor) else type(actual).__name__
+        print(f"{path}: the cpu gives {expected.dtype} {list(expected.shape)}, the device {what}")
+        return False
+    if expected.numel() == 0:
+        print(f"{path}: empty {expected.dtype} {list(expected.shape)} on both")
+        return True
+    if COMPARE == "exact" or not (expected.is_floating_point() or expected.is_complex()):
+        ok = torch.equal(raw(expected), raw(actual))
+        print(f"{path}: {expected.dtype} {list(expected.shape)} {'bitwise equal' if ok else 'differs'}")
+        return ok
+    e, a = expected, actual
+    if e.is_complex():
+        e, a = torch.view_as_real(e), torch.view_as_real(a)
+    e, a = e.double(), a.double()
+    rtol, atol = tolerances(expected.dtype)
+    close = torch.isclose(a, e, rtol=rtol, atol=atol, equal_nan=EQUAL_NAN)
+    diff = torch.where(a == e, torch.zeros_like(a), (a - e).abs())
+    diff = torch.where(torch.isnan(a) & torch.isnan(e), torch.zeros_like(a), diff)
+    rel = diff / e.abs()
+    rel = torch.where(diff == 0, torch.zeros_like(rel), rel)
+    mismatched = int((~close).sum())
+    print(f"{path}: {expected.dtype} {list(expected.shape)}: {mismatched} / {close.numel()} mismatched "
+          f"(rtol {rtol}, atol {atol}), max_abs_diff {float(diff.max())!r}, max_rel_diff {float(rel.max())!r}")
+    if COMPARE == "pcc":
+        finite = torch.isfinite(e) & torch.isfinite(a)
+        x, y = e[finite], a[finite]
+        if x.numel() < 2 or float(x.std()) == 0 or float(y.std()) == 0:
+            pcc = 1.0 if mismatched == 0 else 0.0
+        else:
+            pcc = float(torch.corrcoef(torch.stack([x, y]))[0, 1])
+        print(f"{path}: pcc {pcc!r} (minimum {PCC_MIN})")
+        return pcc >= PCC_MIN
+    return mismatched == 0
+
+
+def attempt(what, fn):
+    try:
+        return fn(), None
+    except Exception as e:  # noqa: BLE001 - every error class is reported
+        print(f"{what} raised {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+        return (None, None), e
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default=DEVICE, help=f"device under test (default {DEVICE})")
+    parser.add_argument("--device-lib", default=DEVICE_LIB, help="PrivateUse1 backend library to load first")
+    parser.add_argument("--out", help="folder to torch.save the cpu output (cpu.pt) and the device output (device.pt)")
+    args = parser.parse_args()
+    if args.device_lib:
+        torch.ops.load_library(args.device_lib)
+        # torch imports a Python module for the PrivateUse1 backend (torch.<its name>) when a tensor first moves to
+        # it; a backend registered from C++ alone has none, so an empty one stands in.
+        name = torch._C._get_privateuse1_backend_name()
+        if not hasattr(torch, name):
+            torch._register_device_module(name, types.ModuleType(f"torch.{name}"))
+    if DEVICE_IMPORTS and PYTHON_PATH:
+        sys.path.insert(0, PYTHON_PATH)
+    for module in DEVICE_IMPORTS:
+        importlib.import_module(module)
+
+    host = inputs()
+    (expected, cpu_args), cpu_error = attempt("reference (cpu)", lambda: reference(host))
+    (actual, device_args), device_error = attempt(f"device ({args.device})", lambda: on_device(host, args.device))
+    status = 0
+    if EXPECTED_ERROR:
+        kind, match = EXPECTED_ERROR
+        for name, err in (("reference (cpu)", cpu_error), (f"device ({args.device})", device_error)):
+            ok = err is not None and re.search(match, str(err)) is not None
+            print(f"{name}: {'raised' if ok else 'did not raise'} the expected {kind} matching {match!r}")
+            status = status if ok else 1
+    elif cpu_error is not None or device_error is not None:
+        status = 1
+    else:
+        agree = compare(expected, actual)
+        # Arguments the op writes in place differ between the runs when the device wrote them differently.
+        for k, (e, a) in enumerate(zip(cpu_args, device_args)):
+            if not same_bits(e, a):
+                agree = compare(e, a, f"input tensor {k} after the call") and agree
+        print(f"device ({args.device}) {'agrees with' if agree else 'DIFFERS from'} the cpu reference")
+        status = 0 if agree else 1
+
+    if BUNDLE:
+        def written(after):
+            return None if after is None else [after[k] for k in WRITTEN]
+
+        for name, got, error in (("reference.pt", expected, cpu_error), ("device.pt", actual, device_error),
+                                 ("reference_written.pt", written(cpu_args), cpu_error),
+                                 ("device_written.pt", written(device_args), device_error)):
+            path = os.path.join(BUNDLE, name)
+            if error is not None or not os.path.exists(path):
+                continue
+            same = same_bits(got, torch.load(path))
+            print(f"{name}: {'reproduced bit for bit' if same else 'NOT reproduced'} by this run's "
+                  f"{'reference (cpu)' if name.startswith('reference') else f'device ({args.device})'}")
+            status = status if same else 2
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
+        for name, got, error, after in (("cpu", expected, cpu_error, cpu_args),
+                                        ("device", actual, device_error, device_args)):
+            if error is None:
+                torch.save(plain(got), os.path.join(args.out, f"{name}.pt"))
+                torch.save(plain(after), os.path.join(args.out, f"{name}_inputs_after.pt"))
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
