@@ -23,8 +23,8 @@ the model actually used; matrix-product operands get xavier values.
 """
 import os
 
-# Must precede the first torch import: 1.13's oneDNN uses AMX for bf16 matmuls without asking Linux for it, which
-# kills the process (see the libtorch notes); capping the ISA keeps bf16 models runnable on such CPUs.
+# Must precede the first torch import: a oneDNN that uses AMX for bf16 matmuls without asking Linux for it kills
+# the process on such CPUs; capping the ISA keeps bf16 models runnable there.
 os.environ.setdefault("ONEDNN_MAX_CPU_ISA", "AVX512_CORE_BF16")
 
 import argparse  # noqa: E402
@@ -295,7 +295,7 @@ class Recorder(TorchFunctionMode):
 
 
 class IndexingReported:
-    """While active, `x[i]` reaches torch function modes for every index: torch 1.13's C indexing reports only some
+    """While active, `x[i]` reaches torch function modes for every index: torch's C indexing reports only some
     index kinds (tuples), so `h[token]` with a tensor index would go unrecorded."""
 
     def __enter__(self):

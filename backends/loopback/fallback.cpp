@@ -7,8 +7,8 @@
 // result that views an argument becomes a loopback view of that argument. Tensors inside `Tensor?[]` lists (index)
 // and `Device` arguments are moved to the CPU too, which libtorch's own cpu_fallback does not do.
 //
-// Low precision: a device under test computes fp16/bf16 natively, but 1.13's CPU kernels lack Half (and some
-// BFloat16) for exp, rsqrt, silu, softmax, matmul, linear, ... The approach taken is "try, then upcast": the op
+// Low precision: a device under test computes fp16/bf16 natively, but some CPU kernels lack Half (and some
+// BFloat16) ... The approach taken is "try, then upcast": the op
 // first runs as is; only when the CPU kernel throws "not implemented for 'Half'" / "'BFloat16'" does it run again
 // with every Half/BFloat16 tensor (and dtype argument) widened to float32, and the results are rounded back to the
 // dtype the op would have produced (asked from the Meta kernel when there is one, else: float32 results become

@@ -27,14 +27,18 @@ enum class Stage {
   FAILED_INPUT,
   FAILED_REFERENCE,
   SKIPPED,
+  FAILED_SETUP,  // the device under test could not be set up (import, library, registration): no case ran
 };
+
+/// The last stage of the enum: loops over every stage run from PASSED to it.
+inline constexpr Stage kLastStage = Stage::FAILED_SETUP;
 
 const char* outcome_name(Outcome o);  // "passed", "failed", "error", "skipped", "xfailed", "xpassed"
 const char* stage_name(Stage s);      // "PASSED", "INCORRECT_RESULT", ...
 bool parse_outcome(const std::string& s, Outcome& out);
 bool parse_stage(const std::string& s, Stage& out);
 /// The outcome a stage means before xfail is applied: PASSED->passed, SKIPPED->skipped,
-/// INVALID_CASE/FAILED_INPUT/FAILED_REFERENCE->error, everything else->failed.
+/// INVALID_CASE/FAILED_INPUT/FAILED_REFERENCE/FAILED_SETUP->error, everything else->failed.
 Outcome stage_outcome(Stage s);
 
 /// How outputs are compared against the reference.

@@ -1,7 +1,7 @@
-"""Ops the shipped model definitions call that Debian's torch 1.13 lacks, under the names newer torch gives them.
+"""Ops the shipped model definitions call that older torch releases lack, under the names newer torch gives them.
 
 `scaled_dot_product_attention` is torch.nn.functional.scaled_dot_product_attention where torch has it (2.0+).
-On 1.13 it is a Python function that torch function modes see as that same op (so the scanner records
+On a torch without it, it is a Python function that torch function modes see as that same op (so the scanner records
 `torch.nn.functional.scaled_dot_product_attention`, as real manifests spell it) and that computes the math
 reference when it runs.
 """

@@ -14,6 +14,7 @@
 #include "report/junit.h"
 #include "report/merge.h"
 #include "report/metrics.h"
+#include "runner/run_session.h"
 
 namespace opcheck::cli {
 namespace {
@@ -38,11 +39,12 @@ int cmd_merge(const MergeFlags& f) {
               << format_session_duration(merged.info.shard_longest_s) << ", summed "
               << format_session_duration(merged.info.shard_sum_s) << "\n";
     std::cout << summary_line(merged) << "\n";
+    // The merged run exits as one run of the same cases would have: a nightly's merge job fails on failures.
+    return run_exit_code(merged, RunEnd{});
   } catch (const std::exception& e) {
     print_error(e);
     return kInterrupted;
   }
-  return kOk;
 }
 
 int cmd_diff(const std::string& old_path, const std::string& new_path) {
@@ -84,7 +86,9 @@ void add_report_commands(CLI::App& app, Commands& commands) {
   auto m = std::make_shared<MergeFlags>();
   auto* merge =
       app.add_subcommand("merge", "Combine shard metrics files into the reports one machine would have written");
-  merge->footer("Example: opcheck merge shard-*.json --junit-xml all.xml --metrics-json all.json");
+  merge->footer("Example: opcheck merge shard-*.json --junit-xml all.xml --metrics-json all.json\n"
+                "Exit codes: as `run` would exit on the merged cases (0 all passed, 1 failures or errors, 2 interrupted "
+                "shards), 2 when the shards cannot be merged.");
   merge->add_option("metrics", m->inputs, "Metrics files of the shards")->required();
   merge->add_option("--junit-xml", m->junit_xml, "Write the merged JUnit XML")->type_name("PATH");
   merge->add_option("--metrics-json", m->metrics_json, "Write the merged metrics file")->type_name("PATH");

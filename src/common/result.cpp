@@ -5,9 +5,9 @@
 namespace opcheck {
 namespace {
 constexpr std::array<const char*, 6> kOutcomes{"passed", "failed", "error", "skipped", "xfailed", "xpassed"};
-constexpr std::array<const char*, 13> kStages{
+constexpr std::array<const char*, 14> kStages{
     "PASSED",  "INCORRECT_RESULT", "NONDETERMINISTIC", "FAILED_TRANSFER", "FAILED_RUNTIME",   "CRASHED", "TIMEOUT",
-    "NOT_SUPPORTED", "FAILED_COMPILE", "INVALID_CASE", "FAILED_INPUT", "FAILED_REFERENCE", "SKIPPED"};
+    "NOT_SUPPORTED", "FAILED_COMPILE", "INVALID_CASE", "FAILED_INPUT", "FAILED_REFERENCE", "SKIPPED", "FAILED_SETUP"};
 }  // namespace
 
 const char* outcome_name(Outcome o) { return kOutcomes[static_cast<std::size_t>(o)]; }
@@ -46,7 +46,8 @@ Outcome stage_outcome(Stage s) {
   switch (s) {
     case Stage::PASSED: return Outcome::Passed;
     case Stage::SKIPPED: return Outcome::Skipped;
-    case Stage::INVALID_CASE: case Stage::FAILED_INPUT: case Stage::FAILED_REFERENCE: return Outcome::Error;
+    case Stage::INVALID_CASE: case Stage::FAILED_INPUT: case Stage::FAILED_REFERENCE: case Stage::FAILED_SETUP:
+      return Outcome::Error;
     default: return Outcome::Failed;
   }
 }

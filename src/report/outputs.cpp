@@ -1,5 +1,11 @@
 #include "report/outputs.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <functional>
 #include <future>
 
@@ -8,6 +14,52 @@
 #include "report/metrics.h"
 
 namespace opcheck {
+namespace {
+
+namespace fs = std::filesystem;
+
+// "" when `folder` takes a new file, else why not.
+std::string cannot_write_in(const fs::path& folder) {
+  std::error_code ec;
+  if (!fs::exists(folder, ec)) return folder.string() + " does not exist";
+  if (!fs::is_directory(folder, ec)) return folder.string() + " is not a folder";
+  std::string probe = (folder / ".opcheck-write-check.XXXXXX").string();
+  const int fd = ::mkstemp(probe.data());
+  if (fd < 0) return "cannot create a file in " + folder.string() + ": " + std::strerror(errno);
+  ::close(fd);
+  ::unlink(probe.c_str());
+  return {};
+}
+
+std::string check_file(const char* flag, const std::string& path) {
+  if (path.empty()) return {};
+  std::error_code ec;
+  const fs::path p = fs::absolute(path, ec);
+  std::string why = fs::is_directory(p, ec) ? p.string() + " is a folder" : cannot_write_in(p.parent_path());
+  if (why.empty()) return {};
+  return std::string(flag) + " " + path + ": cannot write the report there: " + why +
+         "\n  Fix: pass a path in an existing, writable folder";
+}
+
+std::string check_folder(const char* flag, const std::string& path) {
+  if (path.empty()) return {};
+  std::error_code ec;
+  const fs::path p = fs::absolute(path, ec);
+  std::string why = fs::exists(p, ec) ? cannot_write_in(p) : cannot_write_in(p.parent_path());
+  if (why.empty()) return {};
+  return std::string(flag) + " " + path + ": cannot write the reports there: " + why +
+         "\n  Fix: pass a writable folder, or one whose parent folder is writable";
+}
+
+}  // namespace
+
+std::vector<std::string> check_report_paths(const ReportFiles& files) {
+  std::vector<std::string> out;
+  for (std::string e : {check_file("--junit-xml", files.junit_xml), check_folder("--junit-dir", files.junit_dir),
+                        check_file("--metrics-json", files.metrics_json), check_file("--html", files.html)})
+    if (!e.empty()) out.push_back(std::move(e));
+  return out;
+}
 
 std::vector<std::string> write_report_files(const RunReport& report, const ReportFiles& files) {
   std::vector<std::function<void()>> writers;

@@ -16,6 +16,11 @@ struct ReportFiles {
   std::string html;          // --html
 };
 
+/// Checks, before a run starts, that every report asked for can be written: its folder exists and takes a new file
+/// (a file is created there and removed), and the path is not a folder (for --junit-dir: the folder or its parent
+/// takes one). One message per report that cannot be, naming the flag, the path and why, with a Fix.
+std::vector<std::string> check_report_paths(const ReportFiles& files);
+
 /// Writes the reports asked for, side by side: they are independent views of the same records. Returns what went
 /// wrong, one message per report that could not be written (the others are still written).
 std::vector<std::string> write_report_files(const RunReport& report, const ReportFiles& files);

@@ -90,7 +90,7 @@ std::string outcome_list() {
 
 std::string stage_list() {
   std::string s;
-  for (int i = 0; i <= static_cast<int>(Stage::SKIPPED); ++i) s += std::string(i ? ", " : "") + stage_name(static_cast<Stage>(i));
+  for (int i = 0; i <= static_cast<int>(kLastStage); ++i) s += std::string(i ? ", " : "") + stage_name(static_cast<Stage>(i));
   return s;
 }
 

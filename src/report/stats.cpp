@@ -68,7 +68,7 @@ double case_time_ms(const CaseRecord& rec) {
 
 RunStats compute_stats(const RunReport& report) {
   RunStats st;
-  for (int s = 0; s <= static_cast<int>(Stage::SKIPPED); ++s) st.stages[stage_name(static_cast<Stage>(s))] = 0;
+  for (int s = 0; s <= static_cast<int>(kLastStage); ++s) st.stages[stage_name(static_cast<Stage>(s))] = 0;
 
   double log_speedup_sum = 0;
   std::vector<std::size_t> ran;

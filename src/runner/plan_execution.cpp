@@ -182,6 +182,8 @@ class PlanExecution {
             (triage_[i].status == TriageStatus::Xfail        ? "; Fix: remove the xfail entry from the status config"
              : !plan_.occurrences[i]->upstream_test.empty() ? "; Fix: make the entry's test mandatory_success in its v2 config"
                                                             : "; Fix: remove or narrow the xfail_if condition");
+    // A result served again (--resume, the results cache) carries the explanation from the run that recorded it.
+    if (result.message.compare(0, why.size(), why) == 0) return;
     result.message = result.message.empty() ? why : why + "\n" + result.message;
   }
 

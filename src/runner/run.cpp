@@ -12,6 +12,7 @@
 #include "report/metrics.h"
 #include "report/progress.h"
 #include "repro/reproduction.h"
+#include "runner/plan_execution.h"
 #include "runner/run_identity.h"
 
 namespace opcheck {
@@ -100,9 +101,60 @@ int select_cases_to_run(RunRequest& r, RunSession& session, Prepared& p, RunHost
   return -1;
 }
 
+// A device that could not start is the run's result, not an absence of one: the reports hold one error record
+// naming the device and what went wrong, and every selected case as skipped, not run. Returns the exit code: 4 when
+// the device (the user's flags or backend) could not be set up, 3 when opcheck's own exec layer is missing.
+int report_device_not_started(const RunRequest& r, const Prepared& p, const std::string& error, bool setup_failed,
+                              RunHost& host) {
+  const auto t0 = Clock::now();
+  RunReport report;
+  report.info = describe_run(r.argv, RunPolicy{r.xpass_ok}, p.loaded.set);
+  report.info.device = r.settings.device;
+  report.info.device_name = !r.settings.device_name.empty() ? r.settings.device_name : r.settings.device;
+  report.info.device_lib = r.settings.device_lib;
+  report.info.compile_backend = r.settings.compile_backend;
+  for (const auto& [name, value] : r.settings.device_environment) report.info.device_environment.push_back(name + "=" + value);
+  report.info.interrupted = true;
+  report.info.stop_reason = "the device did not start";
+  CaseRecord failed;
+  failed.model = "device";
+  failed.name = report.info.device_name;
+  failed.id = failed.model + "::" + failed.name;
+  failed.op = "device setup";
+  failed.outcome = Outcome::Error;
+  failed.result.case_id = failed.id;
+  failed.result.stage = Stage::FAILED_SETUP;
+  failed.result.outcome = Outcome::Error;
+  failed.result.message = (setup_failed ? "the device " + failed.name + " did not start: " : "opcheck could not run: ") + error;
+  report.cases.push_back(std::move(failed));
+  int index = 0;
+  for (const Case* c : p.cases) {
+    CaseRecord rec = record_for(*c, std::string(), std::string());
+    rec.index = index++;
+    rec.outcome = Outcome::Skipped;
+    rec.result.case_id = rec.id;
+    rec.result.stage = Stage::SKIPPED;
+    rec.result.outcome = Outcome::Skipped;
+    rec.result.message = "not run: the device did not start";
+    report.cases.push_back(std::move(rec));
+  }
+  add_load_problems(p.loaded.diagnostics, p.loaded.set, report);
+  report.info.duration_s = seconds_since(t0);
+  const int report_failure = write_reports(report, r, host.err);
+  host.out << short_summary(report, r.report_chars) << summary_line(report, r.color) << "\n";
+  if (report_failure) return report_failure;
+  return setup_failed ? kUsageError : kInternalError;
+}
+
 // The device under test, then triage -> plan -> shard. An exit code >= 0 stops the run.
 int plan_run(RunRequest& r, Prepared& p, RunHost& host) {
   if (!make_failures_folder(r, host.err)) return kUsageError;
+  // A report that cannot be written is found now, not after a night of cases.
+  if (!r.collect_only) {
+    const std::vector<std::string> unwritable = check_report_paths(r.reports);
+    for (const auto& e : unwritable) host.err << "opcheck: error: " << e << "\n";
+    if (!unwritable.empty()) return kUsageError;
+  }
   const WorkerLayout workers = layout_workers(r.settings.jobs, r.settings.intra_op_threads, r.settings.devices.size(),
                                               r.settings.isolation, host.cores);
   r.settings.jobs = workers.jobs;
@@ -116,7 +168,7 @@ int plan_run(RunRequest& r, Prepared& p, RunHost& host) {
     p.executor = host.create_executor(exec_options(r.settings), error, setup_failed);
     if (!p.executor) {
       host.err << "opcheck: error: " << error << "\n";
-      return setup_failed ? kUsageError : kInternalError;
+      return report_device_not_started(r, p, error, setup_failed, host);
     }
   }
   // The name skip_if expressions and the status config's device overrides see.

@@ -52,12 +52,25 @@ bool parse_duration(const std::string& text, double& seconds) {
 bool resolve_shard(const std::string& flag, const EnvLookup& env, int& index, int& total, std::string& error) {
   std::string spec = flag;
   if (spec.empty()) {
+    // The variables are a set: one without its partner would run every case in every shard, silently.
     const auto i = env("OPCHECK_SHARD_INDEX");
     const auto n = env("OPCHECK_TOTAL_SHARDS");
-    if (i && n)
+    const auto k = env("JOB_COMPLETION_INDEX");
+    if (i && n) {
       spec = *i + "/" + *n;
-    else if (const auto k = env("JOB_COMPLETION_INDEX"); k && n)
+    } else if (k && n) {
       spec = *k + "/" + *n;
+    } else if (i || n) {
+      error = std::string(i ? "OPCHECK_SHARD_INDEX" : "OPCHECK_TOTAL_SHARDS") + " is set without " +
+              (i ? "OPCHECK_TOTAL_SHARDS" : "OPCHECK_SHARD_INDEX (or a Kubernetes Indexed Job's JOB_COMPLETION_INDEX)") +
+              ": this shard would run every case\n  Fix: set both, or pass --shard I/N";
+      return false;
+    } else if (k) {
+      error = "JOB_COMPLETION_INDEX=" + *k +
+              " is set (a Kubernetes Indexed Job) but OPCHECK_TOTAL_SHARDS is not: every pod would run every case\n"
+              "  Fix: set OPCHECK_TOTAL_SHARDS to the Job's completions, or pass --shard 0/1 to run all cases here";
+      return false;
+    }
   }
   if (spec.empty()) {
     index = 0;

@@ -35,7 +35,7 @@ class BackendB : public ::testing::Test {
 
 TEST_F(BackendB, LoadsThroughDeviceLibAndReportsItsKernels) {
   EXPECT_EQ(dev_.device.str(), "privateuseone:0");
-  EXPECT_EQ(dev_.name, "privateuseone");  // 1.13 cannot rename PrivateUse1; the generic name is used
+  EXPECT_EQ(dev_.name, "privateuseone");  // backend_b does not rename PrivateUse1: the generic name
   EXPECT_NE(dev_.lib.find("libopcheck_backend_b.so"), std::string::npos) << dev_.lib;
   EXPECT_EQ(dev_.lib_sha256.size(), 64u);
   EXPECT_NE(dev_.log_line.find("libopcheck_backend_b.so"), std::string::npos) << dev_.log_line;

@@ -269,6 +269,20 @@ def test_the_rerun_line_carries_the_settings_that_decide_a_verdict(tmp_path):
         assert words in printed.out, printed
 
 
+def test_a_resumed_expected_failure_is_explained_once(tmp_path):
+    m = write_manifest(tmp_path / "f.yaml", "f", [case("exp.0", "torch.exp", [[4]],
+                                                       ['xfail_if: {expr: "True", reason: exp is known wrong}'])])
+    art = tmp_path / "art"
+    first = opcheck("run", "--manifests", m, "--device", "loopback", "--artifact-dir", art, env=FAULT)
+    assert first.rc == 0, first
+    again = opcheck("run", "--manifests", m, "--device", "loopback", "--resume", "--artifact-dir", art,
+                    "--metrics-json", tmp_path / "m.json", env=FAULT)
+    assert again.rc == 0 and "1 results reused" in again.err, again
+    message = json.loads((tmp_path / "m.json").read_text())["cases"][0]["message"]
+    assert message.startswith("expected failure: exp is known wrong\n"), message
+    assert message.count("expected failure:") == 1, message
+
+
 def test_results_cache_checks_the_same_identity_as_resume(tmp_path):
     m = write_manifest(tmp_path / "f.yaml", "f", exp_cases(3))
     cache = tmp_path / "cache.jsonl"

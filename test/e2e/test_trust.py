@@ -150,6 +150,47 @@ def test_meaningless_flag_values_are_usage_errors(tmp_path, flags):
     assert flags[0] in r.err and "greater than 0" in r.err, r
 
 
+def test_a_report_that_cannot_be_written_stops_the_run_before_any_case(tmp_path):
+    write_manifest(tmp_path / "s.yaml", "s", [case("neg.0", "torch.neg", [[2]])])
+    (tmp_path / "a-file").write_text("x")
+    for flag, path, why in [("--junit-xml", tmp_path / "missing" / "r.xml", "does not exist"),
+                            ("--metrics-json", tmp_path, "is a folder"),
+                            ("--junit-dir", tmp_path / "a-file", "is not a folder")]:
+        r = opcheck("run", "--manifests", tmp_path / "s.yaml", "--device", "cpu", flag, path,
+                    "--artifact-dir", tmp_path / "art")
+        assert r.rc == 4, r
+        assert f"{flag} {path}: cannot write the report" in r.err and why in r.err and "Fix:" in r.err, r
+        assert "passed" not in r.out, r  # stopped before the first case
+
+
+def test_merge_exits_as_the_merged_run_would(tmp_path):
+    write_manifest(tmp_path / "s.yaml", "s", [case(f"exp.{i}", "torch.exp", [[2 + i]]) for i in range(4)])
+    files = []
+    for i in range(2):
+        files.append(tmp_path / f"shard{i}.json")
+        r = opcheck("run", "--manifests", tmp_path / "s.yaml", "--device", "loopback", "--shard", f"{i}/2",
+                    "--metrics-json", files[-1], "--artifact-dir", tmp_path / f"a{i}",
+                    env={"OPCHECK_LOOPBACK_FAULTS": "aten::exp=bias:1e-1"})
+        assert r.rc == 1, r
+    merged = opcheck("merge", *files, "--metrics-json", tmp_path / "all.json")
+    assert merged.rc == 1, merged
+    assert merged.last_line.startswith("4 failed"), merged
+
+
+def test_merge_refuses_shards_of_another_identity_naming_the_part(tmp_path):
+    write_manifest(tmp_path / "s.yaml", "s", [case(f"neg.{i}", "torch.neg", [[2 + i]]) for i in range(4)])
+    files = []
+    for i, repeat in enumerate(["2", "3"]):
+        files.append(tmp_path / f"shard{i}.json")
+        r = opcheck("run", "--manifests", tmp_path / "s.yaml", "--device", "loopback", "--shard", f"{i}/2",
+                    "--repeat", repeat, "--metrics-json", files[-1], "--artifact-dir", tmp_path / f"a{i}")
+        assert r.rc == 0, r
+    mixed = opcheck("merge", *files, "--metrics-json", tmp_path / "all.json")
+    assert mixed.rc == 2, mixed
+    assert 'shard 2 ran with repeat "3" but shard 1 with "2"' in mixed.err, mixed
+    assert not (tmp_path / "all.json").exists()
+
+
 def test_merge_refuses_an_incomplete_shard_set_and_reports_longest_and_summed_time(tmp_path):
     write_manifest(tmp_path / "s.yaml", "s", [case(f"neg.{i}", "torch.neg", [[2 + i]]) for i in range(9)])
     files = []

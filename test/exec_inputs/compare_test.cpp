@@ -314,7 +314,7 @@ TEST(Compare, NonContiguousTensorsCompareByLogicalIndex) {
   EXPECT_TRUE(contains(r.message, "at index (0, 5)")) << r.message;
 }
 
-// On AMX CPUs 1.13's oneDNN dies with SIGILL on bf16 matmul/linear unless prepare_cpu ran first; the reference
+// On AMX CPUs a oneDNN that uses AMX without asking Linux dies with SIGILL on bf16 matmul/linear unless prepare_cpu ran first; the reference
 // computes exactly these ops, so they must survive in a fresh process (a death test forks one).
 [[noreturn]] void run_bf16_matmul_and_linear() {
   prepare_cpu();

@@ -194,6 +194,24 @@ def test_a_module_that_fails_to_import_is_a_usage_error_with_its_traceback(tmp_p
     assert "the device runtime is missing" in r.err and "broken_backend.py" in r.err, r
 
 
+def test_a_device_that_does_not_start_is_a_result_in_every_report(tmp_path, kinds):
+    r, m = run_json(tmp_path, "--manifests", kinds, "--device-import", "no_such_module")
+    assert r.rc == 4, r
+    assert "no_such_module" in r.err, r
+    # The nightly sees "the device failed", not "no results": one error naming the device, every case not run.
+    assert m is not None, r
+    assert m["totals"]["errors"] == 1, m["totals"]
+    assert m["totals"]["skipped"] == m["totals"]["total"] - 1 > 0, m["totals"]
+    error = [c for c in m["cases"] if c["outcome"] == "error"]
+    assert len(error) == 1 and error[0]["stage"] == "FAILED_SETUP", error
+    assert "did not start" in error[0]["message"] and "no_such_module" in error[0]["message"], error
+    assert all(c["message"] == "not run: the device did not start" for c in m["cases"] if c["outcome"] == "skipped")
+    suite = ET.parse(tmp_path / "r.xml").getroot()
+    suite = suite if suite.tag == "testsuite" else suite.find("testsuite")
+    assert suite.get("errors") == "1" and int(suite.get("skipped")) == m["totals"]["skipped"], suite.attrib
+    assert r.last_line.startswith("1 error") or "1 error" in r.last_line, r
+
+
 def test_a_slow_device_start_is_reported_and_not_charged_to_the_first_case(tmp_path, kinds):
     # A device whose import takes 4 s, with cases allowed 2 s each: the start is the worker's, not the first case's.
     mod = tmp_path / "mods"

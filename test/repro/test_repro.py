@@ -49,8 +49,8 @@ cases:
 """
 
 # Cases the template lacks: a CPU kernel without fp16 (reference upcast), a dtype keyword, bf16 matmul (the oneDNN
-# AMX guard), in-place writes, an expanded input and a transposed host tensor, ops torch 1.13 lacks (opcheck's
-# decompositions), aten:: names and a keyword that is a Python reserved word.
+# AMX guard), in-place writes, an expanded input and a transposed host tensor, ops run through opcheck's
+# decompositions, aten:: names and a keyword that is a Python reserved word.
 EXTRA_MANIFEST = """\
 model: repro-extra
 defaults: {seed: 3}
@@ -210,7 +210,7 @@ def test_bundle_tensors_load_in_python_with_their_layout(fault_run):
     digest = hashlib.sha256(x.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()).hexdigest()
     assert cases["repro-demo::exp.strided"]["input_digests"] == [digest]
 
-    # fp16 exp has no CPU kernel in 1.13: the reference was computed in float32 and cast back.
+    # fp16 exp: the reference is computed in float32 and cast back.
     half = bundles / "repro-demo__exp.half"
     h = torch.load(half / "inputs" / "0.pt")
     assert h.dtype == torch.float16

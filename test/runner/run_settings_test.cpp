@@ -48,8 +48,19 @@ TEST(RunSettings, TheShardComesFromTheFlagThenGoogleTestStyleVariablesThenAnInde
   ASSERT_TRUE(resolve_shard("", env({{"JOB_COMPLETION_INDEX", "3"}, {"OPCHECK_TOTAL_SHARDS", "4"}}), i, n, error));
   EXPECT_EQ(i, 3);
   EXPECT_EQ(n, 4);
-  // An index without a total is not a shard.
-  ASSERT_TRUE(resolve_shard("", env({{"JOB_COMPLETION_INDEX", "3"}}), i, n, error));
+  // The variables are a set: an index without a total (or a total without an index) would run every case in every
+  // shard, so it is a usage error, not an unsharded run.
+  EXPECT_FALSE(resolve_shard("", env({{"JOB_COMPLETION_INDEX", "3"}}), i, n, error));
+  EXPECT_EQ(error,
+            "JOB_COMPLETION_INDEX=3 is set (a Kubernetes Indexed Job) but OPCHECK_TOTAL_SHARDS is not: every pod would "
+            "run every case\n  Fix: set OPCHECK_TOTAL_SHARDS to the Job's completions, or pass --shard 0/1 to run all "
+            "cases here");
+  EXPECT_FALSE(resolve_shard("", env({{"OPCHECK_SHARD_INDEX", "1"}}), i, n, error));
+  EXPECT_NE(error.find("OPCHECK_SHARD_INDEX is set without OPCHECK_TOTAL_SHARDS"), std::string::npos) << error;
+  EXPECT_FALSE(resolve_shard("", env({{"OPCHECK_TOTAL_SHARDS", "4"}}), i, n, error));
+  EXPECT_NE(error.find("OPCHECK_TOTAL_SHARDS is set without OPCHECK_SHARD_INDEX"), std::string::npos) << error;
+  // The flag decides alone.
+  ASSERT_TRUE(resolve_shard("0/1", env({{"JOB_COMPLETION_INDEX", "3"}}), i, n, error)) << error;
   EXPECT_EQ(n, 1);
   for (const char* bad : {"3/3", "-1/2", "1/0", "1", "a/b", "1/2x"}) {
     error.clear();
