@@ -109,7 +109,8 @@ TEST(JUnit, OneSuiteForTheRunWithPytestCounts) {
   EXPECT_STREQ(tc.attribute("time").value(), "0.012");
   auto failure = tc.child("failure");
   ASSERT_TRUE(failure);
-  EXPECT_STREQ(failure.attribute("message").value(), "Tensor-likes are not close!");
+  // The message: the error's first line, then how to rerun the case (the sample records no call).
+  EXPECT_STREQ(failure.attribute("message").value(), "Tensor-likes are not close!\nrepro: opcheck repro llama::mul");
   EXPECT_STREQ(failure.attribute("type").value(), "INCORRECT_RESULT");
   EXPECT_NE(std::string(failure.text().get()).find("Mismatched elements: 3 / 6"), std::string::npos);
   EXPECT_EQ(property(tc, "op"), "torch.mul");

@@ -13,4 +13,8 @@ RunReport sample_report();
 /// pytest outcome, each with captured stderr), for element/attribute parity with pytest's JUnit XML.
 RunReport parity_report();
 
+/// A run with what issue 22 added to the records: a not_supported case, a failure with its call and worst element,
+/// and a warning (for the schema check under Ajv).
+RunReport verdicts_report();
+
 }  // namespace opcheck::testing
