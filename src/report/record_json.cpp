@@ -71,26 +71,27 @@ double get_number(const json& j, const JsonWhere& where, const char* key) {
   return *v;
 }
 
-std::vector<std::string> get_strings(const json& j, const JsonWhere& where, const char* key) {
+// An array member whose every element `is_kind` accepts, read as T; `array` and `element` say what was expected.
+template <class T, class IsKind>
+std::vector<T> get_array(const json& j, const JsonWhere& where, const char* key, IsKind is_kind, const char* array,
+                         const char* element) {
   const json& v = member(j, where, key);
-  if (!v.is_array()) throw_json_error(where.at(key), "expected an array of strings");
-  std::vector<std::string> out;
+  if (!v.is_array()) throw_json_error(where.at(key), std::string("expected an array of ") + array);
+  std::vector<T> out;
   for (std::size_t i = 0; i < v.size(); ++i) {
-    if (!v[i].is_string()) throw_json_error(where.at(key).at(i), "expected a string");
-    out.push_back(v[i].get<std::string>());
+    if (!is_kind(v[i])) throw_json_error(where.at(key).at(i), std::string("expected ") + element);
+    out.push_back(v[i].get<T>());
   }
   return out;
 }
 
+std::vector<std::string> get_strings(const json& j, const JsonWhere& where, const char* key) {
+  return get_array<std::string>(j, where, key, [](const json& e) { return e.is_string(); }, "strings", "a string");
+}
+
 std::vector<std::int64_t> get_ints(const json& j, const JsonWhere& where, const char* key) {
-  const json& v = member(j, where, key);
-  if (!v.is_array()) throw_json_error(where.at(key), "expected an array of integers");
-  std::vector<std::int64_t> out;
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (!v[i].is_number_integer()) throw_json_error(where.at(key).at(i), "expected an integer");
-    out.push_back(v[i].get<std::int64_t>());
-  }
-  return out;
+  return get_array<std::int64_t>(j, where, key, [](const json& e) { return e.is_number_integer(); }, "integers",
+                                 "an integer");
 }
 
 std::string outcome_list() {
