@@ -1,4 +1,4 @@
-// A case's call as the failure reports show it: `torch.add(bf16[1,32,64], f32[4,8]{stride 1,4}, alpha=2)`.
+// A case's call as the failure reports show it: `torch.add(bf16[1,32,64], fp32[4,8]{stride 1,4}, alpha=2)`.
 #pragma once
 
 #include <string>

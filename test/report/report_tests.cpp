@@ -177,7 +177,10 @@ TEST(JUnit, EscapesMarkupControlCharsAndInvalidUtf8WithoutDroppingAnything) {
   });
   ASSERT_TRUE(tc);
   EXPECT_STREQ(tc.attribute("name").value(), "a<b & c\"d'e\\x01f\\xffg caf\xc3\xa9 \xe2\x9c\x93 \\ufffe \\x7f");
-  EXPECT_STREQ(tc.child("failure").attribute("message").value(), "first <line> & \"quote\"\\x02");
+  // The message's first line, then the repro command with the id quoted for a shell.
+  EXPECT_STREQ(tc.child("failure").attribute("message").value(),
+               "first <line> & \"quote\"\\x02\nrepro: opcheck repro 'llama::a<b & c\"d'\\''e\\x01f\\xffg "
+               "caf\xc3\xa9 \xe2\x9c\x93 \\ufffe \\x7f'");
   EXPECT_STREQ(tc.child("failure").text().get(), "first <line> & \"quote\"\\x02\nsecond\tline");
 }
 

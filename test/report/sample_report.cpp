@@ -166,7 +166,7 @@ RunReport verdicts_report() {
   rep.cases.push_back(ns);
   for (auto& c : rep.cases)
     if (c.id == "llama::mul") {
-      c.call = "torch.mul(f32[2,3]{stride 1,2}, 2.0)";
+      c.call = "torch.mul(fp32[2,3]{stride 1,2}, 2.0)";
       c.result.figures.worst_index = {1, 2};
       c.result.figures.worst_device = 1.5;
       c.result.figures.worst_reference = 1.0;

@@ -238,7 +238,7 @@ TEST(Failures, CallSignatureShowsLayoutsValuesAndElidesLongLists) {
   v.value = PyValue::real(0.5);
   c.inputs = {a, b, v};
   c.kwargs = {{"alpha", PyValue::integer(2)}};
-  EXPECT_EQ(call_signature(c), "torch.add(f32[4,8]{stride 1,4}, bf16[4,8]{offset 3}, 0.5, alpha=2)");
+  EXPECT_EQ(call_signature(c), "torch.add(fp32[4,8]{stride 1,4}, bf16[4,8]{offset 3}, 0.5, alpha=2)");
   Input list;
   list.kind = Input::Kind::TensorList;
   Input plain = b;
