@@ -50,8 +50,8 @@ struct RunPolicy {
 };
 
 /// Whether an occurrence with this outcome fails the run: failed and error always, not_supported unless the run
-/// forgives it (--not-supported-ok), xpassed when its xfail is strict and the run does not forgive it. The one definition of failure: exit codes, --maxfail, console, reports, diff and
-/// --last-failed all ask it.
+/// forgives it (--not-supported-ok), xpassed when its xfail is strict and the run does not forgive it. The one
+/// definition of failure: exit codes, --maxfail, console, reports, diff and --last-failed all ask it.
 bool fails_run(Outcome o, XfailStrictness strictness, const RunPolicy& policy);
 
 /// Figures from comparing one run against the reference. Each has one definition, which every report uses:

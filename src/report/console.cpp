@@ -178,6 +178,11 @@ std::string first_line_cut(const std::string& message) {
   return lines.empty() ? std::string() : cut_to(lines[0], kMax);
 }
 
+// A not_supported case in the short summary: its first line says which op has no kernel for which device.
+std::string unsupported_line(const CaseRecord& rec) {
+  return "NOT_SUPPORTED " + rec.id + (rec.result.message.empty() ? "" : " - " + first_line_cut(rec.result.message));
+}
+
 std::string xfail_reason(const CaseRecord& rec) {
   return rec.status_reason.empty() ? summary_detail(rec.result.message) : rec.status_reason;
 }
@@ -270,7 +275,7 @@ std::string short_summary(const RunReport& report, const std::string& chars, int
       switch (ch) {
         case 'f':
           if (rec.outcome == Outcome::NotSupported && fails)
-            line = "NOT_SUPPORTED " + rec.id + (rec.result.message.empty() ? "" : " - " + first_line_cut(rec.result.message));
+            line = unsupported_line(rec);
           else if (rec.outcome == Outcome::Failed)
             line = "FAILED " + rec.id + " [" + stage_name(rec.result.stage) + "]" +
                    (rec.result.message.empty() ? "" : " - " + summary_detail(rec.result.message));
@@ -288,7 +293,7 @@ std::string short_summary(const RunReport& report, const std::string& chars, int
                 rec.result.message.empty() ? rec.status_reason : summary_detail(rec.result.message);
             line = "SKIPPED " + rec.id + (reason.empty() ? "" : " - " + reason);
           } else if (rec.outcome == Outcome::NotSupported && !fails) {  // forgiven by --not-supported-ok: a skip
-            line = "NOT_SUPPORTED " + rec.id + (rec.result.message.empty() ? "" : " - " + first_line_cut(rec.result.message));
+            line = unsupported_line(rec);
           }
           break;
         case 'x':

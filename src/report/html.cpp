@@ -396,8 +396,8 @@ void models_section(std::string& out, const RunStats& st) {
   for (const auto& [model, c] : st.per_model) {
     const auto rate = c.pass_rate();
     out += "<g class=\"bar\" data-model=\"" + esc(model) + "\"><title>" + esc(model) + ": " + pct(rate) + " (" +
-           std::to_string(c.correct()) + " correct of " + std::to_string(c.counted()) + " counted, " + std::to_string(c.total()) +
-           " cases)</title>";
+           std::to_string(c.correct()) + " correct of " + std::to_string(c.counted()) + " counted, " +
+           std::to_string(c.total()) + " cases)</title>";
     out += "<text x=\"" + fmt("%.0f", label_w - 10) + "\" y=\"" + fmt("%.1f", y + 14) +
            "\" font-size=\"13\" text-anchor=\"end\" fill=\"#1f2933\">" + esc(chart_label(model, 30)) + "</text>";
     out += "<rect x=\"" + fmt("%.0f", label_w) + "\" y=\"" + fmt("%.1f", y + 3) + "\" width=\"" + fmt("%.0f", bar_w) +
@@ -482,7 +482,8 @@ void failures_section(std::string& out, const RunReport& run, const RunStats& st
                          select_control("failure-table", "data-outcome", "all outcomes", outcome_opts) +
                              select_control("failure-table", "data-stage", "all stages", stage_opts));
   out += "<div class=\"scroll\"><table class=\"sortable\" id=\"failure-table\"><thead><tr>" + th("Case") +
-         th("Outcome") + th("Stage") + th("max_abs_diff", true, "greatest |device - reference| over all compared elements") +
+         th("Outcome") + th("Stage") +
+         th("max_abs_diff", true, "greatest |device - reference| over all compared elements") +
          th("max_rel_diff", true, "greatest |device - reference| / |reference| over all compared elements") +
          th("pcc", true) + th("Mismatched", true) + th("Message") + "</tr></thead><tbody>\n";
   for (const CaseRecord* rec : failures) {

@@ -96,7 +96,8 @@ std::vector<std::int64_t> get_ints(const json& j, const JsonWhere& where, const 
 
 std::string outcome_list() {
   std::string s;
-  for (int i = 0; i <= static_cast<int>(kLastOutcome); ++i) s += std::string(i ? ", " : "") + outcome_name(static_cast<Outcome>(i));
+  for (int i = 0; i <= static_cast<int>(kLastOutcome); ++i)
+    s += std::string(i ? ", " : "") + outcome_name(static_cast<Outcome>(i));
   return s;
 }
 

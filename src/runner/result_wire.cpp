@@ -91,7 +91,8 @@ bool decode_result(const std::uint8_t* data, std::size_t size, Result& r, std::s
   r.case_id = in.get_string();
   const auto stage = in.get<std::uint8_t>();
   const auto outcome = in.get<std::uint8_t>();
-  if (in.ok && (stage > static_cast<std::uint8_t>(Stage::SKIPPED) || outcome > static_cast<std::uint8_t>(kLastOutcome))) {
+  if (in.ok &&
+      (stage > static_cast<std::uint8_t>(Stage::SKIPPED) || outcome > static_cast<std::uint8_t>(kLastOutcome))) {
     error = "result has stage " + std::to_string(stage) + " / outcome " + std::to_string(outcome) + " out of range";
     return false;
   }

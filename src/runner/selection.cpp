@@ -49,7 +49,8 @@ Loaded load_and_select(const SelectionRequest& r, const std::string& shipped) {
   return out;
 }
 
-Selected select_loaded(const ManifestSet& set, const SelectionRequest& r, const std::vector<std::string>& registered_marks) {
+Selected select_loaded(const ManifestSet& set, const SelectionRequest& r,
+                       const std::vector<std::string>& registered_marks) {
   Selection sel;
   sel.models = r.models;
   sel.variant = r.variant;

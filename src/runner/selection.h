@@ -39,7 +39,8 @@ Loaded load_and_select(const SelectionRequest& r, const std::string& shipped);
 
 /// The selection `r` asks for over manifests already loaded (load_and_select's second half). `validate` loads every
 /// file but also selects as `run` would with the same flags, so that both report the same selection warnings.
-Selected select_loaded(const ManifestSet& set, const SelectionRequest& r, const std::vector<std::string>& registered_marks);
+Selected select_loaded(const ManifestSet& set, const SelectionRequest& r,
+                       const std::vector<std::string>& registered_marks);
 
 /// The status config that goes with the manifests: `flag` (--config), else opcheck.yaml beside `manifest_paths`; an
 /// empty config when there is none. False when it cannot be loaded; `diagnostics` gets its problems either way.
