@@ -76,6 +76,7 @@ struct CaseRecord {
   std::vector<std::string> marks;
   std::string key;          // dedupe key (hex)
   std::string signature;    // op + input signature (shapes/dtypes), for coverage
+  std::string call;         // the call as failures show it (common/call_signature.h): op(bf16[1,32,64], ...)
   std::string deduplicated_from;  // "" when this occurrence ran
   std::string status;       // triage status from the config ("", expected_passing, xfail, skip)
   std::string status_reason;

@@ -9,8 +9,11 @@
 
 namespace opcheck {
 
-/// The closed outcome vocabulary (pytest's words).
-enum class Outcome { Passed, Failed, Error, Skipped, XFailed, XPassed };
+/// The closed outcome vocabulary (pytest's words, and lit's UNSUPPORTED as not_supported: the device has no kernel for
+/// the call, which a team bringing up a device must tell apart from a wrong one). NotSupported is last so that the
+/// numbers of the other outcomes (the worker wire, journals) keep their values.
+enum class Outcome { Passed, Failed, Error, Skipped, XFailed, XPassed, NotSupported };
+constexpr Outcome kLastOutcome = Outcome::NotSupported;  // the range every reader of a stored outcome checks
 
 /// Where a case ended; the stage decides the outcome (see stage_outcome).
 enum class Stage {
@@ -33,11 +36,11 @@ enum class Stage {
 /// The last stage of the enum: loops over every stage run from PASSED to it.
 inline constexpr Stage kLastStage = Stage::FAILED_SETUP;
 
-const char* outcome_name(Outcome o);  // "passed", "failed", "error", "skipped", "xfailed", "xpassed"
+const char* outcome_name(Outcome o);  // "passed", "failed", "error", "skipped", "xfailed", "xpassed", "not_supported"
 const char* stage_name(Stage s);      // "PASSED", "INCORRECT_RESULT", ...
 bool parse_outcome(const std::string& s, Outcome& out);
 bool parse_stage(const std::string& s, Stage& out);
-/// The outcome a stage means before xfail is applied: PASSED->passed, SKIPPED->skipped,
+/// The outcome a stage means before xfail is applied: PASSED->passed, SKIPPED->skipped, NOT_SUPPORTED->not_supported,
 /// INVALID_CASE/FAILED_INPUT/FAILED_REFERENCE/FAILED_SETUP->error, everything else->failed.
 Outcome stage_outcome(Stage s);
 
@@ -57,21 +60,27 @@ enum class XfailStrictness { Strict, NonStrict };
 
 /// What a run forgives, from its flags.
 struct RunPolicy {
-  bool xpass_ok = false;  // --xpass-ok: no unexpected pass fails the run
+  bool xpass_ok = false;          // --xpass-ok: no unexpected pass fails the run
+  bool not_supported_ok = false;  // --not-supported-ok: a call the device has no kernel for does not fail the run
 };
 
-/// Whether an occurrence with this outcome fails the run: failed and error always, xpassed when its xfail is strict
-/// and the run does not forgive it. The one definition of failure: exit codes, --maxfail, console, reports, diff and
-/// --last-failed all ask it.
+/// Whether an occurrence with this outcome fails the run: failed and error always, not_supported unless the run
+/// forgives it (--not-supported-ok), xpassed when its xfail is strict and the run does not forgive it. The one
+/// definition of failure: exit codes, --maxfail, console, reports, diff and --last-failed all ask it.
 bool fails_run(Outcome o, XfailStrictness strictness, const RunPolicy& policy);
 
-/// Figures from comparing one run against the reference.
+/// Figures from comparing one run against the reference. Each has one definition, which every report uses:
 struct CompareFigures {
-  std::optional<double> max_abs_diff;
-  std::optional<double> max_rel_diff;
-  std::optional<double> pcc;
-  std::int64_t mismatched = 0;
-  std::int64_t total = 0;
+  std::optional<double> max_abs_diff;  // greatest |device - reference| over all compared elements
+  std::optional<double> max_rel_diff;  // greatest |device - reference| / |reference| over all compared elements
+  std::optional<double> pcc;           // Pearson correlation (the lowest over the outputs), pcc comparator only
+  std::int64_t mismatched = 0;         // elements outside the tolerance
+  std::int64_t total = 0;              // elements compared
+  /// The worst element (the greatest absolute difference) when the comparison located it: its index in the
+  /// output and both values. Present when worst_device and worst_reference are; a 0-d output has an empty index.
+  std::vector<std::int64_t> worst_index;
+  std::optional<double> worst_device, worst_reference;
+  bool has_worst() const { return worst_device.has_value() && worst_reference.has_value(); }
 };
 
 /// What executing one unique case produced.

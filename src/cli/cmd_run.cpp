@@ -86,7 +86,11 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
                  "Write a folder per failed or errored case into DIR: the case alone as a manifest of its exact input "
                  "tensors, the device and reference outputs, and a README with the commands that rerun it")
       ->type_name("DIR");
-  app.add_flag("--xpass-ok", f.request.xpass_ok, "A case expected to fail that passes (XPASS) does not fail the run");
+  app.add_flag("--xpass-ok", f.request.policy.xpass_ok,
+               "A case expected to fail that passes (XPASS) does not fail the run");
+  app.add_flag("--not-supported-ok", f.request.policy.not_supported_ok,
+               "A call the device has no kernel for (NOT_SUPPORTED) does not fail the run; JUnit then writes it as "
+               "skipped");
   app.add_option("--tb", f.tb,
                  "Failures section after the run, as pytest's --tb: short (file:line, op and overload, the message "
                  "with its figures, the repro command), long (everything the reports carry, captured stderr "

@@ -1,4 +1,5 @@
 // `opcheck validate [PATH]...`: load everything, report every problem, exit 2 on any error.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -10,6 +11,7 @@
 #include "config/status_config.h"
 #include "runner/op_check.h"
 #include "runner/run_settings.h"
+#include "runner/selection.h"
 
 namespace opcheck::cli {
 namespace {
@@ -31,10 +33,20 @@ int cmd_validate(ManifestFlags f, const ValidateFlags& v) {
   std::optional<ExecLibrary> exec_library;
   if (v.ops) exec_library.emplace();
   if (!v.paths.empty()) f.manifests.insert(f.manifests.end(), v.paths.begin(), v.paths.end());
+  const ManifestFlags as_run = f;
   // Validation covers every file, templates and variants included.
   f.models.clear();
   f.variant = "all";
   Loaded l = load_and_select(f);
+  // ... and says what `run` would say of the same inputs: the selection's warnings (a model that exists only as a
+  // variant, so none of its cases run) come from selecting as run does.
+  for (const auto& d : select_loaded(l.set, as_run, l.registered_marks).diagnostics.items) {
+    if (d.severity != Diagnostic::Severity::Warning) continue;
+    const std::string text = d.format();
+    const bool known = std::any_of(l.diagnostics.items.begin(), l.diagnostics.items.end(),
+                                   [&](const Diagnostic& e) { return e.format() == text; });
+    if (!known) l.diagnostics.items.push_back(d);
+  }
   // The status config is checked against every loaded case: an entry matching none is stale.
   const std::string config_path =
       !v.config.empty() ? v.config : default_status_config_path(manifest_paths(f), l.diagnostics);

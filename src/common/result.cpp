@@ -4,7 +4,8 @@
 
 namespace opcheck {
 namespace {
-constexpr std::array<const char*, 6> kOutcomes{"passed", "failed", "error", "skipped", "xfailed", "xpassed"};
+constexpr std::array<const char*, 7> kOutcomes{"passed",  "failed",  "error",        "skipped",
+                                               "xfailed", "xpassed", "not_supported"};
 constexpr std::array<const char*, 14> kStages{
     "PASSED",  "INCORRECT_RESULT", "NONDETERMINISTIC", "FAILED_TRANSFER", "FAILED_RUNTIME",   "CRASHED", "TIMEOUT",
     "NOT_SUPPORTED", "FAILED_COMPILE", "INVALID_CASE", "FAILED_INPUT", "FAILED_REFERENCE", "SKIPPED", "FAILED_SETUP"};
@@ -46,6 +47,7 @@ Outcome stage_outcome(Stage s) {
   switch (s) {
     case Stage::PASSED: return Outcome::Passed;
     case Stage::SKIPPED: return Outcome::Skipped;
+    case Stage::NOT_SUPPORTED: return Outcome::NotSupported;
     case Stage::INVALID_CASE: case Stage::FAILED_INPUT: case Stage::FAILED_REFERENCE: case Stage::FAILED_SETUP:
       return Outcome::Error;
     default: return Outcome::Failed;
@@ -55,6 +57,7 @@ Outcome stage_outcome(Stage s) {
 bool fails_run(Outcome o, XfailStrictness strictness, const RunPolicy& policy) {
   switch (o) {
     case Outcome::Failed: case Outcome::Error: return true;
+    case Outcome::NotSupported: return !policy.not_supported_ok;
     case Outcome::XPassed: return strictness == XfailStrictness::Strict && !policy.xpass_ok;
     default: return false;
   }

@@ -292,7 +292,7 @@ void FailureBundles::stage(const Case& c) {
 void FailureBundles::finish(const Case& c, const Result& r, const CaseEvidence& ev) {
   const fs::path folder = fs::path(dir_) / bundle_folder_name(c.id);
   std::error_code ec;
-  if (r.outcome != Outcome::Failed && r.outcome != Outcome::Error) {
+  if (r.outcome != Outcome::Failed && r.outcome != Outcome::Error && r.outcome != Outcome::NotSupported) {
     fs::remove_all(folder, ec);
     return;
   }

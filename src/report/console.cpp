@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/text_escape.h"
+#include "report/figures.h"
 #include "report/stats.h"
 
 namespace opcheck {
@@ -39,11 +40,14 @@ std::string markup(const std::string& text, const char* color, bool bold) {
 
 std::string summary_line(const RunReport& report, bool color) {
   OutcomeCounts c;
-  for (const auto& rec : report.cases) c.add(rec.outcome);
+  for (const auto& rec : report.cases) c.add(rec.outcome, rec.xfail_strictness);
   constexpr const char* kRed = "31";
   constexpr const char* kGreen = "32";
   constexpr const char* kYellow = "33";
-  const char* main = c.failed || c.errors ? kRed : c.xpassed ? kYellow : c.passed ? kGreen : kYellow;
+  // Not supported is red when it fails the run, yellow (as a skip) when --not-supported-ok forgives it.
+  const char* unsupported_color = report.info.policy.not_supported_ok ? kYellow : kRed;
+  const bool red = c.failed || c.errors || (c.not_supported && !report.info.policy.not_supported_ok);
+  const char* main = red ? kRed : c.xpassed || c.not_supported ? kYellow : c.passed ? kGreen : kYellow;
   std::string out;
   auto part = [&](std::int64_t n, const std::string& word, const char* part_color) {
     if (n == 0) return;
@@ -51,7 +55,9 @@ std::string summary_line(const RunReport& report, bool color) {
     const std::string text = std::to_string(n) + " " + word;
     out += color ? markup(text, part_color, std::string(part_color) == main) : text;
   };
+  // pytest's order, with not supported right after failed: the two device verdicts a bring-up team reads first.
   part(c.failed, "failed", kRed);
+  part(c.not_supported, "not supported", unsupported_color);
   part(c.passed, "passed", kGreen);
   part(c.skipped, "skipped", kYellow);
   part(report.info.deselected, "deselected", kYellow);
@@ -65,6 +71,15 @@ std::string summary_line(const RunReport& report, bool color) {
   if (out.empty()) out = color ? markup("no tests ran", kYellow, false) : "no tests ran";
   const std::string duration = " in " + format_session_duration(report.info.duration_s);
   return out + (color ? markup(duration, main, false) : duration);
+}
+
+std::string warnings_summary(const RunInfo& info, std::size_t shown) {
+  const std::size_t n = info.warnings.size();
+  if (n == 0) return {};
+  std::string out = std::to_string(n) + (n == 1 ? " warning" : " warnings") + " (opcheck validate lists them):\n";
+  for (std::size_t i = 0; i < std::min(n, shown); ++i) out += "  " + first_line(info.warnings[i]) + "\n";
+  if (n > shown) out += "  ... and " + std::to_string(n - shown) + " more\n";
+  return xml_visible(out);
 }
 
 namespace {
@@ -157,6 +172,17 @@ std::string summary_detail(const std::string& message) {
   return out;
 }
 
+// A message's first line alone, for verdicts whose first line says everything (NOT_SUPPORTED).
+std::string first_line_cut(const std::string& message) {
+  const auto lines = message_lines(message);
+  return lines.empty() ? std::string() : cut_to(lines[0], kMax);
+}
+
+// A not_supported case in the short summary: its first line says which op has no kernel for which device.
+std::string unsupported_line(const CaseRecord& rec) {
+  return "NOT_SUPPORTED " + rec.id + (rec.result.message.empty() ? "" : " - " + first_line_cut(rec.result.message));
+}
+
 std::string xfail_reason(const CaseRecord& rec) {
   return rec.status_reason.empty() ? summary_detail(rec.result.message) : rec.status_reason;
 }
@@ -164,12 +190,6 @@ std::string xfail_reason(const CaseRecord& rec) {
 std::string ms_text(double ms) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2f ms", ms);
-  return buf;
-}
-
-std::string number_text(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
   return buf;
 }
 
@@ -185,6 +205,7 @@ std::string failure_entry(const CaseRecord& rec, const FailureReportOptions& o, 
   out += std::string(" [") + stage_name(rec.result.stage) + "]";
   if (!rec.dtype.empty()) out += " " + rec.dtype;
   out += "\n";
+  if (!rec.call.empty()) out += "call: " + rec.call + "\n";
   if (rec.outcome == Outcome::XPassed)
     out += "[XPASS(strict)] expected to fail" + (rec.status_reason.empty() ? "" : " (" + rec.status_reason + ")") +
            ", but passed\n";
@@ -193,18 +214,18 @@ std::string failure_entry(const CaseRecord& rec, const FailureReportOptions& o, 
   } else {
     if (!rec.deduplicated_from.empty()) out += "the same call as " + rec.deduplicated_from + "\n";
     const auto lines = message_lines(rec.result.message);
-    const std::size_t limit = long_style ? lines.size() : std::min<std::size_t>(lines.size(), kShortMessageLines);
+    // A missing kernel's message is the dispatcher's account of every backend after its first line, which says it
+    // all: --tb short shows that line alone.
+    const std::size_t short_lines = rec.outcome == Outcome::NotSupported ? 1 : kShortMessageLines;
+    const std::size_t limit = long_style ? lines.size() : std::min<std::size_t>(lines.size(), short_lines);
     for (std::size_t i = 0; i < limit; ++i) out += lines[i] + "\n";
     if (limit < lines.size())
       out += "... " + std::to_string(lines.size() - limit) + " more line" + (lines.size() - limit == 1 ? "" : "s") +
              " (--tb=long shows them)\n";
+    const std::string worst = worst_element_text(rec.result.figures);
+    if (!worst.empty()) out += worst + "\n";
     if (long_style) {
-      const CompareFigures& fig = rec.result.figures;
-      std::string figures;
-      if (fig.total > 0) figures += "mismatched " + std::to_string(fig.mismatched) + " / " + std::to_string(fig.total);
-      if (fig.max_abs_diff) figures += (figures.empty() ? "" : ", ") + ("max abs diff " + number_text(*fig.max_abs_diff));
-      if (fig.max_rel_diff) figures += (figures.empty() ? "" : ", ") + ("max rel diff " + number_text(*fig.max_rel_diff));
-      if (fig.pcc) figures += (figures.empty() ? "" : ", ") + ("pcc " + number_text(*fig.pcc));
+      const std::string figures = figures_text(rec.result.figures);
       if (!figures.empty()) out += "figures: " + figures + "\n";
       if (!rec.result.values_compared) out += "values not compared (the op returns uninitialised memory)\n";
       if (rec.result.reference_upcast) out += "reference computed in float32 (the CPU lacks a kernel for the dtype)\n";
@@ -253,7 +274,9 @@ std::string short_summary(const RunReport& report, const std::string& chars, int
       std::string line;
       switch (ch) {
         case 'f':
-          if (rec.outcome == Outcome::Failed)
+          if (rec.outcome == Outcome::NotSupported && fails)
+            line = unsupported_line(rec);
+          else if (rec.outcome == Outcome::Failed)
             line = "FAILED " + rec.id + " [" + stage_name(rec.result.stage) + "]" +
                    (rec.result.message.empty() ? "" : " - " + summary_detail(rec.result.message));
           else if (rec.outcome == Outcome::XPassed && fails)
@@ -269,6 +292,8 @@ std::string short_summary(const RunReport& report, const std::string& chars, int
             const std::string reason =
                 rec.result.message.empty() ? rec.status_reason : summary_detail(rec.result.message);
             line = "SKIPPED " + rec.id + (reason.empty() ? "" : " - " + reason);
+          } else if (rec.outcome == Outcome::NotSupported && !fails) {  // forgiven by --not-supported-ok: a skip
+            line = unsupported_line(rec);
           }
           break;
         case 'x':
@@ -310,8 +335,11 @@ std::string durations_section(const RunReport& report, int n) {
 }
 
 std::string case_line(const CaseRecord& r, bool color) {
-  static const char* words[] = {"PASSED", "FAILED", "ERROR", "SKIPPED", "XFAIL", "XPASS"};
-  static const char* colors[] = {"\033[32m", "\033[31m", "\033[31m", "\033[33m", "\033[33m", "\033[31m"};
+  // Indexed by Outcome.
+  static const char* words[] = {"PASSED", "FAILED", "ERROR", "SKIPPED", "XFAIL", "XPASS", "NOT_SUPPORTED"};
+  static const char* colors[] = {"\033[32m", "\033[31m", "\033[31m", "\033[33m",
+                                 "\033[33m", "\033[31m", "\033[31m"};
+  static_assert(sizeof words / sizeof *words == static_cast<std::size_t>(kLastOutcome) + 1, "a word per outcome");
   const auto o = static_cast<std::size_t>(r.outcome);
   std::string line = color ? std::string(colors[o]) + words[o] + "\033[0m" : words[o];
   // Ids and messages are data: control characters in them are shown, never sent to the terminal.

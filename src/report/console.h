@@ -21,12 +21,17 @@ std::string diagnostics_text(const DiagnosticList& d, bool errors_only = false);
 std::string error_text(const std::exception& e, const std::string& context = {});
 
 /// pytest's summary line without the `=` rule: "2 failed, 1 passed, 1 skipped, 1 xfailed, 1 xpassed, 1 error in 0.02s".
-/// Order and words follow pytest (failed, passed, skipped, deselected, xfailed, xpassed, error(s)); zero counts are
-/// left out; "no tests ran in 0.00s" when nothing is counted. With `color`, each count gets pytest's ANSI colour
-/// (failed/error red, passed green, the rest yellow; bold for the line's main colour) and the time the main colour:
-/// red when anything failed or errored, else yellow when anything xpassed, else green when anything passed.
+/// Order and words follow pytest (failed, passed, skipped, deselected, xfailed, xpassed, error(s)), with
+/// "N not supported" right after failed; zero counts are left out; "no tests ran in 0.00s" when nothing is counted.
+/// With `color`, each count gets pytest's ANSI colour (failed/error red, passed green, the rest yellow; not supported
+/// red when it fails the run, yellow under --not-supported-ok; bold for the line's main colour) and the time the main
+/// colour: red when anything failed the run, else yellow when anything xpassed or was not supported, else green when
+/// anything passed.
 std::string summary_line(const RunReport& report, bool color = false);
 
+/// The run's warnings before its summary line: "3 warnings (opcheck validate lists them):", then the first line of
+/// the first `shown` of them and how many more there are. Empty without warnings.
+std::string warnings_summary(const RunInfo& info, std::size_t shown = 3);
 /// The line a run starts with: the device (the executor's own account when it gives one) and how much work:
 /// "opcheck: device loopback (privateuseone:0); 180 cases, 149 unique[, shard 1/3 of 149]".
 std::string run_banner(const ExecInfo& info, std::size_t cases, std::size_t unique, int shard_index, int shard_total,

@@ -10,8 +10,12 @@
 namespace opcheck {
 namespace {
 
-// A verdict as a run judged it: failing is fails_run(); passing is a pass, or an xpass the run forgave.
-bool failing(const CaseRecord& r, const RunInfo& info) { return fails_run(r, info); }
+// A verdict as a run judged it: failing is fails_run(), and not_supported even where --not-supported-ok forgave it
+// (a case that passed and now has no kernel regressed, whatever the run's exit code); passing is a pass, or an
+// xpass the run forgave.
+bool failing(const CaseRecord& r, const RunInfo& info) {
+  return fails_run(r, info) || r.outcome == Outcome::NotSupported;
+}
 bool passing(const CaseRecord& r, const RunInfo& info) {
   return r.outcome == Outcome::Passed || (r.outcome == Outcome::XPassed && !fails_run(r, info));
 }

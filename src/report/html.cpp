@@ -14,6 +14,7 @@
 #include "report/atomic_file.h"
 #include "report/console.h"
 #include "report/diff.h"
+#include "report/figures.h"
 #include "report/html_assets.h"
 #include "report/junit.h"
 #include "report/metrics.h"
@@ -97,6 +98,7 @@ struct OutcomeStyle {
 constexpr OutcomeStyle kOutcomes[] = {
     {Outcome::Passed, "passed", "Passed", "#2e7d32"},     {Outcome::Failed, "failed", "Failed", "#c62828"},
     {Outcome::Error, "error", "Errors", "#ef6c00"},       {Outcome::XPassed, "xpassed", "XPassed", "#8e24aa"},
+    {Outcome::NotSupported, "not_supported", "Not supported", "#1565c0"},
     {Outcome::XFailed, "xfailed", "XFailed", "#78909c"},  {Outcome::Skipped, "skipped", "Skipped", "#b0bec5"},
 };
 
@@ -113,10 +115,13 @@ std::string pill(Outcome o) {
 // Green when nearly everything passes, amber when most does, red below that.
 const char* rate_color(double rate) { return rate >= 0.95 ? "#2e7d32" : rate >= 0.8 ? "#f9a825" : "#c62828"; }
 
-std::int64_t counted(const OutcomeCounts& c) { return c.passed + c.failed + c.errors + c.xpassed; }
-
-// An outcome that can fail a run (a kpi tone, a filter option); whether one occurrence does is fails_run().
-bool failing(Outcome o) { return fails_run(o, XfailStrictness::Strict, RunPolicy{}); }
+// Whether some occurrence with this outcome failed the run (a kpi tone, a filter option): fails_run() decides, so a
+// non-strict xpass or a forgiven not_supported is no alarm.
+bool failing(Outcome o, const RunReport& run) {
+  for (const auto& rec : run.cases)
+    if (rec.outcome == o && fails_run(rec, run.info)) return true;
+  return false;
+}
 
 // ---------------------------------------------------------------------------------------------------------------
 // The inline script (html_assets/report.js), allowed by its hash in the page's Content-Security-Policy.
@@ -165,7 +170,7 @@ std::string th(const char* label, bool numeric = false, const char* title = null
 std::string counts_header() {
   std::string out = th("Cases", true);
   for (const auto& s : kOutcomes) out += th(s.label, true);
-  return out + th("Pass rate", true, "passed / (passed + failed + errors + xpassed)");
+  return out + th("Pass rate", true, kPassRateRule);
 }
 
 std::string counts_cells(const OutcomeCounts& c) {
@@ -290,6 +295,13 @@ void header(std::string& out, const RunReport& run) {
              "</span></li>";
     out += "</ul></details>";
   }
+  // Warnings are said where the run is described: a model dropped from the selection changes what the numbers mean.
+  if (!i.warnings.empty()) {
+    out += "<details id=\"warnings\" open><summary>" +
+           plural(static_cast<std::int64_t>(i.warnings.size()), "warning", "warnings") + "</summary><ul>";
+    for (const auto& w : i.warnings) out += "<li class=\"mono\">" + esc(w) + "</li>";
+    out += "</ul></details>";
+  }
   out += "</header>\n";
 }
 
@@ -312,7 +324,8 @@ void overview(std::string& out, const RunReport& run, const RunStats& st, const 
   out += "<div class=\"kpis\">";
   const auto rate = c.pass_rate();
   out += kpi("pass-rate", "Pass rate", pct(rate),
-             std::to_string(c.passed) + " of " + std::to_string(counted(c)) + " counted (skips and xfails left out)",
+             std::to_string(c.correct()) + " correct of " + std::to_string(c.counted()) +
+                 " counted (skips and xfails left out)",
              sort_key(rate), rate_tone(rate));
   out += kpi("total", "Cases", std::to_string(c.total()),
              plural(st.dedupe.unique, "unique run", "unique runs") +
@@ -320,7 +333,7 @@ void overview(std::string& out, const RunReport& run, const RunStats& st, const 
              std::to_string(c.total()));
   for (const auto& s : kOutcomes) {
     const std::int64_t n = c.count(s.outcome);
-    const bool bad = n > 0 && failing(s.outcome);
+    const bool bad = n > 0 && failing(s.outcome, run);
     out += kpi(s.css, s.label, std::to_string(n), "", std::to_string(n), bad ? "bad" : "");
   }
   const auto& en = st.enabled;
@@ -383,8 +396,8 @@ void models_section(std::string& out, const RunStats& st) {
   for (const auto& [model, c] : st.per_model) {
     const auto rate = c.pass_rate();
     out += "<g class=\"bar\" data-model=\"" + esc(model) + "\"><title>" + esc(model) + ": " + pct(rate) + " (" +
-           std::to_string(c.passed) + " of " + std::to_string(counted(c)) + " counted, " + std::to_string(c.total()) +
-           " cases)</title>";
+           std::to_string(c.correct()) + " correct of " + std::to_string(c.counted()) + " counted, " +
+           std::to_string(c.total()) + " cases)</title>";
     out += "<text x=\"" + fmt("%.0f", label_w - 10) + "\" y=\"" + fmt("%.1f", y + 14) +
            "\" font-size=\"13\" text-anchor=\"end\" fill=\"#1f2933\">" + esc(chart_label(model, 30)) + "</text>";
     out += "<rect x=\"" + fmt("%.0f", label_w) + "\" y=\"" + fmt("%.1f", y + 3) + "\" width=\"" + fmt("%.0f", bar_w) +
@@ -395,7 +408,7 @@ void models_section(std::string& out, const RunStats& st) {
     out += outcome_strip(c, label_w, y + 21, bar_w, 4);
     out += "<text x=\"" + fmt("%.0f", label_w + bar_w + 10) + "\" y=\"" + fmt("%.1f", y + 14) +
            "\" font-size=\"13\" fill=\"#1f2933\"><tspan font-weight=\"600\">" + pct(rate) + "</tspan> <tspan fill=\"#616e7c\">" +
-           std::to_string(c.passed) + "/" + std::to_string(counted(c)) + "</tspan></text></g>";
+           std::to_string(c.correct()) + "/" + std::to_string(c.counted()) + "</tspan></text></g>";
     y += row_h;
   }
   out += "</svg>" + legend();
@@ -464,12 +477,14 @@ void failures_section(std::string& out, const RunReport& run, const RunStats& st
     if (present) stage_opts.push_back({stage, stage});
   }
   for (const auto& s : kOutcomes)
-    if (failing(s.outcome) && st.totals.count(s.outcome) > 0) outcome_opts.push_back({s.css, s.css});
+    if (failing(s.outcome, run)) outcome_opts.push_back({s.css, s.css});
   out += filter_controls("failure-table", "Filter failures (id, op, message, stderr)",
                          select_control("failure-table", "data-outcome", "all outcomes", outcome_opts) +
                              select_control("failure-table", "data-stage", "all stages", stage_opts));
   out += "<div class=\"scroll\"><table class=\"sortable\" id=\"failure-table\"><thead><tr>" + th("Case") +
-         th("Outcome") + th("Stage") + th("max_abs_diff", true) + th("max_rel_diff", true) +
+         th("Outcome") + th("Stage") +
+         th("max_abs_diff", true, "greatest |device - reference| over all compared elements") +
+         th("max_rel_diff", true, "greatest |device - reference| / |reference| over all compared elements") +
          th("pcc", true) + th("Mismatched", true) + th("Message") + "</tr></thead><tbody>\n";
   for (const CaseRecord* rec : failures) {
     const Result& r = rec->result;
@@ -493,6 +508,9 @@ void failures_section(std::string& out, const RunReport& run, const RunStats& st
     std::string first = first_line(r.message);
     if (first.empty() && rec->outcome == Outcome::XPassed) first = "[XPASS(strict)] " + rec->status_reason;
     out += "<td data-col=\"message\" class=\"msg\">" + esc(first);
+    if (!rec->call.empty()) out += "<div class=\"sub mono\" data-col=\"call\">" + esc(rec->call) + "</div>";
+    const std::string worst = worst_element_text(f);
+    if (!worst.empty()) out += "<div class=\"sub mono\" data-col=\"worst\">" + esc(worst) + "</div>";
     // The rest (whole message, why it was expected to fail, stderr) folds away so the table stays scannable.
     std::string more;
     if (r.message.find('\n') != std::string::npos) {
@@ -817,7 +835,9 @@ std::string html_report(const RunReport& run, const std::vector<RunReport>& hist
   slowest_section(out, run, st);
   trend_section(out, trend);
   out += "</main>\n<footer>Written by opcheck " + esc(run.info.opcheck_version) +
-         ". Pass rate = passed / (passed + failed + errors + xpassed); the figures are those of the metrics file.</footer>\n";
+         ". Pass rate = " + kPassRateRule +
+         "; max abs/rel diff: the greatest difference over all compared elements; the figures are those of the "
+         "metrics file.</footer>\n";
   out += "<script>" + std::string(html_report_script()) + "</script>\n</body>\n</html>\n";
   return out;
 }

@@ -13,6 +13,7 @@
 #include "opcheck/case.h"
 #include "opcheck/dtype.h"
 #include "report/atomic_file.h"
+#include "report/figures.h"
 #include "report/report_error.h"
 #include "report/stats.h"
 
@@ -128,12 +129,25 @@ void write_verdict(XmlOut& x, const CaseRecord& rec, const RunInfo& info) {
   constexpr int d = 3;
   switch (rec.outcome) {
     case Outcome::Passed: return;
+    case Outcome::NotSupported:
+      // Forgiven by --not-supported-ok: a skip for every reader (torch-spyre's ingest counts it as skipped: its type
+      // holds no "xfail"); otherwise a failure, as the exit code says.
+      if (!fails_run(rec, info)) {
+        const std::string msg = "not supported: " + first_line(r.message);
+        x.start(d, "skipped");
+        x.attr("type", stage_name(r.stage));
+        x.attr("message", msg);
+        x.text_and_end("skipped", r.message);
+        return;
+      }
+      [[fallthrough]];
     case Outcome::Failed:
     case Outcome::Error: {
-      const char* name = rec.outcome == Outcome::Failed ? "failure" : "error";
-      const auto first = first_line(r.message);
+      const char* name = rec.outcome == Outcome::Error ? "error" : "failure";
+      // The message a CI page shows: the error's first line, the call, the worst element and the repro command.
+      const auto headline = failure_headline(rec);
       x.start(d, name);
-      x.attr("message", first.empty() ? stage_name(r.stage) : first);
+      x.attr("message", headline.empty() ? stage_name(r.stage) : headline);
       x.attr("type", stage_name(r.stage));
       x.text_and_end(name, r.message);
       return;
@@ -191,20 +205,24 @@ void write_suite(XmlOut& x, TextOut& out, const RunInfo& info, const std::string
   std::int64_t lenient_xpass = 0;
   double ms = 0;
   for (const auto* rec : recs) {
-    c.add(rec->outcome);
+    c.add(rec->outcome, rec->xfail_strictness);
     if (rec->outcome == Outcome::XPassed && !fails_run(*rec, info)) ++lenient_xpass;
     ms += case_time_ms(*rec);
   }
+  // A not_supported testcase is a <failure> unless --not-supported-ok made it a <skipped>: counted as written.
+  const std::int64_t unsupported_failed = info.policy.not_supported_ok ? 0 : c.not_supported;
+  const std::int64_t unsupported_skipped = c.not_supported - unsupported_failed;
   // `failures` is pytest's count (failed + strict XPASS). torch-spyre's ingest relabels as xpass the first
   // `failures - (failed + errors + xpass)` bare testcases of the suite; so when there are non-strict XPASSes the
   // count also holds them and the errors, and those testcases come first in the suite.
   const std::int64_t strict_xpass = c.xpassed - lenient_xpass;
-  const std::int64_t failures = c.failed + strict_xpass + (lenient_xpass ? c.errors + lenient_xpass : 0);
+  const std::int64_t failures =
+      c.failed + unsupported_failed + strict_xpass + (lenient_xpass ? c.errors + lenient_xpass : 0);
   x.start(1, "testsuite");
   x.attr("name", name);
   x.attr("errors", std::to_string(c.errors));
   x.attr("failures", std::to_string(failures));
-  x.attr("skipped", std::to_string(c.skipped + c.xfailed));
+  x.attr("skipped", std::to_string(c.skipped + c.xfailed + unsupported_skipped));
   x.attr("tests", std::to_string(c.total()));
   x.attr("time", seconds(wall_ms > 0 ? wall_ms : ms));
   x.attr("timestamp", info.started_at);

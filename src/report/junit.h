@@ -19,6 +19,10 @@ namespace opcheck {
 ///   every other testcase of its suite, with `failures` counting it and the errors (torch-spyre's ingest files
 ///   the first failures - (failed + errors + xpass) bare testcases as xpass); without non-strict XPASSes
 ///   `failures` is pytest's failed + strict XPASS.
+///   not_supported -> <failure type="NOT_SUPPORTED"> (counted in `failures`: it fails the run), or with
+///   --not-supported-ok <skipped type="NOT_SUPPORTED" message="not supported: first line"> (counted in `skipped`).
+///   A <failure>'s or <error>'s message is failure_headline (report/figures.h): the first line of the message, the
+///   call, the worst element and the repro command; the element's text is the whole message.
 /// Every testcase has `tag` properties op__<op, non-alphanumerics as _>, dtype__<torch dtype name>,
 /// model__<model>. Differences from pytest: <failure>/<error> also carry type= (the stage, or xfail_strict),
 /// per-testcase <properties> hold the case's figures, and characters XML 1.0 cannot hold become `\x1b`-style

@@ -15,7 +15,8 @@ using json = nlohmann::json;
 
 void write_counts(JsonWriter& w, const OutcomeCounts& c, bool with_pass_rate) {
   w.begin_object();
-  w.field("passed", c.passed).field("failed", c.failed).field("skipped", c.skipped);
+  w.field("passed", c.passed).field("failed", c.failed).field("not_supported", c.not_supported);
+  w.field("skipped", c.skipped);
   w.field("xfailed", c.xfailed).field("xpassed", c.xpassed).field("errors", c.errors).field("total", c.total());
   if (with_pass_rate) w.field("pass_rate", c.pass_rate());
   w.end_object();

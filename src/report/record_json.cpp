@@ -71,20 +71,33 @@ double get_number(const json& j, const JsonWhere& where, const char* key) {
   return *v;
 }
 
-std::vector<std::string> get_strings(const json& j, const JsonWhere& where, const char* key) {
+// An array member whose every element `is_kind` accepts, read as T; `array` and `element` say what was expected.
+template <class T, class IsKind>
+std::vector<T> get_array(const json& j, const JsonWhere& where, const char* key, IsKind is_kind, const char* array,
+                         const char* element) {
   const json& v = member(j, where, key);
-  if (!v.is_array()) throw_json_error(where.at(key), "expected an array of strings");
-  std::vector<std::string> out;
+  if (!v.is_array()) throw_json_error(where.at(key), std::string("expected an array of ") + array);
+  std::vector<T> out;
   for (std::size_t i = 0; i < v.size(); ++i) {
-    if (!v[i].is_string()) throw_json_error(where.at(key).at(i), "expected a string");
-    out.push_back(v[i].get<std::string>());
+    if (!is_kind(v[i])) throw_json_error(where.at(key).at(i), std::string("expected ") + element);
+    out.push_back(v[i].get<T>());
   }
   return out;
 }
 
+std::vector<std::string> get_strings(const json& j, const JsonWhere& where, const char* key) {
+  return get_array<std::string>(j, where, key, [](const json& e) { return e.is_string(); }, "strings", "a string");
+}
+
+std::vector<std::int64_t> get_ints(const json& j, const JsonWhere& where, const char* key) {
+  return get_array<std::int64_t>(j, where, key, [](const json& e) { return e.is_number_integer(); }, "integers",
+                                 "an integer");
+}
+
 std::string outcome_list() {
   std::string s;
-  for (int i = 0; i <= static_cast<int>(Outcome::XPassed); ++i) s += std::string(i ? ", " : "") + outcome_name(static_cast<Outcome>(i));
+  for (int i = 0; i <= static_cast<int>(kLastOutcome); ++i)
+    s += std::string(i ? ", " : "") + outcome_name(static_cast<Outcome>(i));
   return s;
 }
 
@@ -137,6 +150,7 @@ void write_case_record(JsonWriter& w, const CaseRecord& rec) {
   w.key("marks").strings(rec.marks);
   w.field("key", rec.key);
   w.field("signature", rec.signature);
+  if (!rec.call.empty()) w.field("call", rec.call);
   w.field("deduplicated_from", rec.deduplicated_from);
   w.field("status", rec.status);
   w.field("status_reason", rec.status_reason);
@@ -157,6 +171,13 @@ void write_case_record(JsonWriter& w, const CaseRecord& rec) {
   w.field("pcc", r.figures.pcc);
   w.field("mismatched", r.figures.mismatched);
   w.field("total", r.figures.total);
+  if (r.figures.has_worst()) {
+    w.key("worst_index").begin_array(/*compact=*/true);
+    for (auto i : r.figures.worst_index) w.value(i);
+    w.end_array();
+    w.field("worst_device", r.figures.worst_device);
+    w.field("worst_reference", r.figures.worst_reference);
+  }
   w.end_object();
   w.key("timings").begin_object();
   w.field("materialize_ms", r.materialize_ms);
@@ -191,6 +212,7 @@ CaseRecord case_record_from_json(const json& j, const JsonWhere& w) {
   rec.marks = get_strings(j, w, "marks");
   rec.key = get_string(j, w, "key");
   rec.signature = get_string(j, w, "signature");
+  rec.call = get_string_or(j, w, "call", "");  // written since failures show the call
   rec.deduplicated_from = get_string(j, w, "deduplicated_from");
   rec.status = get_string(j, w, "status");
   rec.status_reason = get_string(j, w, "status_reason");
@@ -214,6 +236,12 @@ CaseRecord case_record_from_json(const json& j, const JsonWhere& w) {
   r.figures.pcc = get_optional_number(f, fw, "pcc");
   r.figures.mismatched = get_int(f, fw, "mismatched");
   r.figures.total = get_int(f, fw, "total");
+  // Written when the comparison located its worst element; records of earlier runs lack them.
+  if (f.contains("worst_device")) {
+    r.figures.worst_device = get_optional_number(f, fw, "worst_device");
+    r.figures.worst_reference = get_optional_number(f, fw, "worst_reference");
+    r.figures.worst_index = get_ints(f, fw, "worst_index");
+  }
   const json& t = member(j, w, "timings");
   const JsonWhere tw = w.at("timings");
   r.materialize_ms = get_number(t, tw, "materialize_ms");
@@ -259,6 +287,8 @@ void write_run_info(JsonWriter& w, const RunInfo& info) {
   w.field("not_run", info.not_run);
   w.field("stopped_by", info.stopped_by);
   w.field("xpass_ok", info.policy.xpass_ok);
+  w.field("not_supported_ok", info.policy.not_supported_ok);
+  w.field("warning_count", static_cast<std::int64_t>(info.warnings.size()));
   w.key("warnings").strings(info.warnings);
   if (info.shard_count > 0) {
     w.field("shard_count", info.shard_count);
@@ -318,6 +348,8 @@ RunInfo run_info_from_json(const json& j, const JsonWhere& w) {
   info.not_run = j.contains("not_run") ? get_int(j, w, "not_run") : 0;
   info.stopped_by = get_string_or(j, w, "stopped_by", "");
   info.policy.xpass_ok = j.contains("xpass_ok") && get_bool(j, w, "xpass_ok");
+  // Written since NOT_SUPPORTED has its own outcome; files of earlier runs lack it (it failed the run then).
+  info.policy.not_supported_ok = j.contains("not_supported_ok") && get_bool(j, w, "not_supported_ok");
   if (j.contains("warnings")) info.warnings = get_strings(j, w, "warnings");
   if (j.contains("shard_count")) {
     info.shard_count = get_int(j, w, "shard_count");

@@ -21,14 +21,18 @@ std::string base_name(const std::string& normalized) { return normalized.substr(
 
 }  // namespace
 
-void OutcomeCounts::add(Outcome o) {
+void OutcomeCounts::add(Outcome o, XfailStrictness strictness) {
   switch (o) {
     case Outcome::Passed: ++passed; break;
     case Outcome::Failed: ++failed; break;
     case Outcome::Error: ++errors; break;
     case Outcome::Skipped: ++skipped; break;
     case Outcome::XFailed: ++xfailed; break;
-    case Outcome::XPassed: ++xpassed; break;
+    case Outcome::XPassed:
+      ++xpassed;
+      if (strictness == XfailStrictness::NonStrict) ++xpassed_nonstrict;
+      break;
+    case Outcome::NotSupported: ++not_supported; break;
   }
 }
 
@@ -40,19 +44,20 @@ std::int64_t OutcomeCounts::count(Outcome o) const {
     case Outcome::Skipped: return skipped;
     case Outcome::XFailed: return xfailed;
     case Outcome::XPassed: return xpassed;
+    case Outcome::NotSupported: return not_supported;
   }
   return 0;
 }
 
 std::optional<double> OutcomeCounts::pass_rate() const {
-  const std::int64_t denom = passed + failed + errors + xpassed;
-  if (denom == 0) return std::nullopt;
-  return static_cast<double>(passed) / static_cast<double>(denom);
+  if (counted() == 0) return std::nullopt;
+  return static_cast<double>(correct()) / static_cast<double>(counted());
 }
 
 bool OutcomeCounts::operator==(const OutcomeCounts& o) const {
   return passed == o.passed && failed == o.failed && skipped == o.skipped && xfailed == o.xfailed &&
-         xpassed == o.xpassed && errors == o.errors;
+         xpassed == o.xpassed && errors == o.errors && not_supported == o.not_supported &&
+         xpassed_nonstrict == o.xpassed_nonstrict;
 }
 
 double DedupeStats::ratio() const {
@@ -75,11 +80,9 @@ RunStats compute_stats(const RunReport& report) {
   for (std::size_t i = 0; i < report.cases.size(); ++i) {
     const CaseRecord& rec = report.cases[i];
     const Result& r = rec.result;
-    st.totals.add(rec.outcome);
+    for (OutcomeCounts* c : {&st.totals, &st.per_model[rec.model], &st.per_op[rec.op], &st.per_dtype[rec.dtype]})
+      c->add(rec.outcome, rec.xfail_strictness);
     ++st.stages[stage_name(r.stage)];
-    st.per_model[rec.model].add(rec.outcome);
-    st.per_op[rec.op].add(rec.outcome);
-    st.per_dtype[rec.dtype].add(rec.outcome);
 
     const bool served = !rec.deduplicated_from.empty();
     for (DedupeStats* d : {&st.dedupe, &st.dedupe_per_model[rec.model]}) {

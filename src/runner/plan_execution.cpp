@@ -7,6 +7,8 @@
 #include <optional>
 #include <set>
 
+#include "common/call_signature.h"
+
 extern char** environ;
 
 namespace opcheck {
@@ -49,8 +51,8 @@ Outcome decide_outcome(Stage stage, bool expected_failure) {
   Outcome o = stage_outcome(stage);
   if (!expected_failure) return o;
   // Strict xfail, like pytest's xfail_strict: a pass is a surprise. opcheck-side errors stay errors: an expected
-  // device failure must not hide a broken case.
-  if (o == Outcome::Failed) return Outcome::XFailed;
+  // device failure must not hide a broken case. A call the device has no kernel for is a device failure too.
+  if (o == Outcome::Failed || o == Outcome::NotSupported) return Outcome::XFailed;
   if (o == Outcome::Passed) return Outcome::XPassed;
   return o;
 }
@@ -68,6 +70,7 @@ CaseRecord record_for(const Case& c, const std::string& key, const std::string& 
   r.upstream_test = c.upstream_test;
   r.key = key;
   r.signature = signature;
+  r.call = call_signature(c);
   return r;
 }
 

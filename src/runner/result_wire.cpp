@@ -72,6 +72,10 @@ void encode_result(const Result& r, std::vector<std::uint8_t>& out) {
   put_optional(out, r.figures.pcc);
   put(out, r.figures.mismatched);
   put(out, r.figures.total);
+  put(out, static_cast<std::uint32_t>(r.figures.worst_index.size()));
+  for (auto i : r.figures.worst_index) put(out, i);
+  put_optional(out, r.figures.worst_device);
+  put_optional(out, r.figures.worst_reference);
   put(out, r.materialize_ms);
   put(out, r.reference_ms);
   put(out, r.device_ms);
@@ -87,7 +91,8 @@ bool decode_result(const std::uint8_t* data, std::size_t size, Result& r, std::s
   r.case_id = in.get_string();
   const auto stage = in.get<std::uint8_t>();
   const auto outcome = in.get<std::uint8_t>();
-  if (in.ok && (stage > static_cast<std::uint8_t>(kLastStage) || outcome > static_cast<std::uint8_t>(Outcome::XPassed))) {
+  if (in.ok &&
+      (stage > static_cast<std::uint8_t>(kLastStage) || outcome > static_cast<std::uint8_t>(kLastOutcome))) {
     error = "result has stage " + std::to_string(stage) + " / outcome " + std::to_string(outcome) + " out of range";
     return false;
   }
@@ -103,6 +108,11 @@ bool decode_result(const std::uint8_t* data, std::size_t size, Result& r, std::s
   r.figures.pcc = in.get_optional();
   r.figures.mismatched = in.get<std::int64_t>();
   r.figures.total = in.get<std::int64_t>();
+  const auto rank = in.get<std::uint32_t>();
+  r.figures.worst_index.clear();
+  for (std::uint32_t i = 0; in.ok && i < rank; ++i) r.figures.worst_index.push_back(in.get<std::int64_t>());
+  r.figures.worst_device = in.get_optional();
+  r.figures.worst_reference = in.get_optional();
   r.materialize_ms = in.get<double>();
   r.reference_ms = in.get<double>();
   r.device_ms = in.get<double>();

@@ -41,12 +41,12 @@ int write_reports(const RunReport& report, const RunRequest& r, std::ostream& er
 // Nothing runnable, but what was rejected while loading is still the run's result: the reports say so.
 int report_rejected_only(const Loaded& l, const RunRequest& r, Clock::time_point t0, RunHost& host) {
   RunReport report;
-  report.info = describe_run(r.argv, RunPolicy{r.xpass_ok}, l.set);
+  report.info = describe_run(r.argv, r.policy, l.set);
   add_load_problems(l.diagnostics, l.set, report);
   report.info.duration_s = seconds_since(t0);
   const int report_failure = write_reports(report, r, host.err);
   host.out << failure_details(report, r.failures) << short_summary(report, r.report_chars)
-           << summary_line(report, r.color) << "\n";
+           << warnings_summary(report.info) << summary_line(report, r.color) << "\n";
   return report_failure ? report_failure : kInterrupted;
 }
 
@@ -92,7 +92,7 @@ int select_cases_to_run(RunRequest& r, RunSession& session, Prepared& p, RunHost
     host.err << error_text(e, "cannot read " + session.journal_path() + ": ");
     return kUsageError;
   }
-  p.cases = session.select(p.loaded.selected.cases, RunPolicy{r.xpass_ok});
+  p.cases = session.select(p.loaded.selected.cases, r.policy);
   // --strict-markers is pytest's: a problem found while collecting stops the run before any case runs.
   if (r.selection.strict_markers && p.invalid_input) {
     host.err << "opcheck: --strict-markers: errors while loading the manifests; no case runs\n";
@@ -108,7 +108,7 @@ int report_device_not_started(const RunRequest& r, const Prepared& p, const std:
                               RunHost& host) {
   const auto t0 = Clock::now();
   RunReport report;
-  report.info = describe_run(r.argv, RunPolicy{r.xpass_ok}, p.loaded.set);
+  report.info = describe_run(r.argv, r.policy, p.loaded.set);
   report.info.device = r.settings.device;
   report.info.device_name = !r.settings.device_name.empty() ? r.settings.device_name : r.settings.device;
   report.info.device_lib = r.settings.device_lib;
@@ -141,7 +141,8 @@ int report_device_not_started(const RunRequest& r, const Prepared& p, const std:
   add_load_problems(p.loaded.diagnostics, p.loaded.set, report);
   report.info.duration_s = seconds_since(t0);
   const int report_failure = write_reports(report, r, host.err);
-  host.out << short_summary(report, r.report_chars) << summary_line(report, r.color) << "\n";
+  host.out << short_summary(report, r.report_chars) << warnings_summary(report.info)
+           << summary_line(report, r.color) << "\n";
   if (report_failure) return report_failure;
   return setup_failed ? kUsageError : kInternalError;
 }
@@ -194,7 +195,7 @@ int plan_run(RunRequest& r, Prepared& p, RunHost& host) {
 
 // The run's account of itself before any case runs, its identity included.
 RunInfo describe(const RunRequest& r, const Prepared& p) {
-  RunInfo info = describe_run(r.argv, RunPolicy{r.xpass_ok}, p.loaded.set);
+  RunInfo info = describe_run(r.argv, r.policy, p.loaded.set);
   describe_executor(p.executor->info(), info);
   for (const auto& [name, value] : r.settings.device_environment) info.device_environment.push_back(name + "=" + value);
   if (!p.config.path.empty()) info.status_config_sha256 = sha256_file(p.config.path);
@@ -211,7 +212,7 @@ int execute(const RunRequest& r, Prepared& p, RunSession& session, RunReport& re
   PlanExecutionOptions run;
   run.device_name = p.executor->info().device_name;
   run.triage = triage_lookup(p.triaged);
-  run.policy = RunPolicy{r.xpass_ok};
+  run.policy = r.policy;
   run.maxfail = r.maxfail;
   run.deadline_s = r.settings.deadline_s;
   run.interrupted = StopSignals::flag();
@@ -253,7 +254,7 @@ int report_run(const RunRequest& r, const Prepared& p, RunReport& report, RunHos
   end.report_failure = write_reports(report, r, host.err);
   const std::string& bundles = r.settings.save_failures_dir;
   if (!bundles.empty() && !r.quiet && std::any_of(report.cases.begin(), report.cases.end(), [](const CaseRecord& c) {
-        return c.outcome == Outcome::Failed || c.outcome == Outcome::Error;
+        return c.outcome == Outcome::Failed || c.outcome == Outcome::Error || c.outcome == Outcome::NotSupported;
       }))
     host.err << "opcheck: failure bundles in " << absolute_path(bundles)
              << " (README.md in each says how to rerun the case; `opcheck repro --bundle DIR` prints it)\n";
@@ -273,7 +274,8 @@ int report_run(const RunRequest& r, const Prepared& p, RunReport& report, RunHos
       rc = kUsageError;
     }
   }
-  host.out << short_summary(report, r.report_chars) << summary_line(report, r.color) << "\n";
+  host.out << short_summary(report, r.report_chars) << warnings_summary(report.info) << summary_line(report, r.color)
+           << "\n";
   end.signalled = StopSignals::received();
   return rc >= 0 ? rc : run_exit_code(report, end);
 }

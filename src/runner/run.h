@@ -28,7 +28,7 @@ struct RunRequest {
   RunSessionOptions session;  // --artifact-dir, --resume, --last-failed, --results-cache, --reuse-results
   bool no_dedupe = false;
   bool collect_only = false;
-  bool xpass_ok = false;
+  RunPolicy policy;         // --xpass-ok, --not-supported-ok: what does not fail the run
   std::size_t maxfail = 0;  // -x is 1
   std::string baseline;     // --baseline OLD.json
   int durations = -1;       // --durations N (0: all); -1: not asked

@@ -43,6 +43,14 @@ Loaded load_and_select(const SelectionRequest& r, const std::string& shipped) {
     if (fs::exists(file, ec)) load_marker_registry(file, registry, out.diagnostics);
   }
 
+  out.registered_marks = marker_names(registry);
+  out.selected = select_loaded(out.set, r, out.registered_marks);
+  out.diagnostics.append(out.selected.diagnostics);
+  return out;
+}
+
+Selected select_loaded(const ManifestSet& set, const SelectionRequest& r,
+                       const std::vector<std::string>& registered_marks) {
   Selection sel;
   sel.models = r.models;
   sel.variant = r.variant;
@@ -51,10 +59,8 @@ Loaded load_and_select(const SelectionRequest& r, const std::string& shipped) {
   sel.strict_markers = r.strict_markers;
   sel.ids = r.ids;
   sel.deselect = r.deselect;
-  sel.registered_markers = marker_names(registry);
-  out.selected = select_cases(out.set, sel);
-  out.diagnostics.append(out.selected.diagnostics);
-  return out;
+  sel.registered_markers = registered_marks;
+  return select_cases(set, sel);
 }
 
 bool load_status_config_for(const std::string& flag, const std::vector<std::string>& manifest_paths, StatusConfig& out,

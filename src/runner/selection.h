@@ -30,11 +30,17 @@ std::vector<std::string> manifest_paths(const SelectionRequest& r, const std::st
 struct Loaded {
   ManifestSet set;
   Selected selected;
-  DiagnosticList diagnostics;  // load + registry + selection
+  DiagnosticList diagnostics;               // load + registry + selection
+  std::vector<std::string> registered_marks;  // the marker registry's names, as the selection saw them
 };
 
 /// Loads manifests and the marker registry (markers.yaml in `shipped` and in every given folder), then selects.
 Loaded load_and_select(const SelectionRequest& r, const std::string& shipped);
+
+/// The selection `r` asks for over manifests already loaded (load_and_select's second half). `validate` loads every
+/// file but also selects as `run` would with the same flags, so that both report the same selection warnings.
+Selected select_loaded(const ManifestSet& set, const SelectionRequest& r,
+                       const std::vector<std::string>& registered_marks);
 
 /// The status config that goes with the manifests: `flag` (--config), else opcheck.yaml beside `manifest_paths`; an
 /// empty config when there is none. False when it cannot be loaded; `diagnostics` gets its problems either way.

@@ -188,7 +188,8 @@ def test_tb_long_shows_everything_and_tb_short_cuts_long_messages(tmp_path):
     assert any(l.startswith("AutogradPrivateUse1: ") for l in long_entry), long.out  # the end of the account
     more = [l for l in short_entry if l.startswith("... ")]
     assert len(more) == 1 and re.fullmatch(r"\.\.\. \d+ more lines \(--tb=long shows them\)", more[0]), short.out
-    shown = short_entry.index(more[0]) - 2  # less the title and the location line
+    assert short_entry[2].startswith("call: aten.cudnn_grid_sampler.default(fp32[1,1,4,4], fp32[1,4,4,2])"), short.out
+    shown = short_entry.index(more[0]) - 3  # less the title, the location line and the call line
     assert shown == 15, short.out
     # The short summary line is cut, the section has the message whole.
     [line] = short_summary(short.out)

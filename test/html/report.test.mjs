@@ -15,8 +15,9 @@ const opcheck = process.env.OPCHECK_BIN;
 if (!dir || !artifacts || !executablePath || !opcheck) throw new Error('run through run.sh: OPCHECK_HTML_OUT, OPCHECK_ARTIFACTS, OPCHECK_CHROMIUM or OPCHECK_BIN is unset');
 
 const readJson = (path) => JSON.parse(readFileSync(path, 'utf8'));
-const FAILING = new Set(['failed', 'error', 'xpassed']);
-const COUNT_KEYS = { passed: 'passed', failed: 'failed', error: 'errors', xpassed: 'xpassed', xfailed: 'xfailed', skipped: 'skipped' };
+// The hand-built runs use the default policy: not_supported fails them, as every strict xpass does.
+const FAILING = new Set(['failed', 'error', 'xpassed', 'not_supported']);
+const COUNT_KEYS = { passed: 'passed', failed: 'failed', not_supported: 'not_supported', error: 'errors', xpassed: 'xpassed', xfailed: 'xfailed', skipped: 'skipped' };
 const pct = (rate) => (rate === null ? 'n/a' : `${(rate * 100).toFixed(1)}%`);
 // What a metrics number becomes in the page's data-sort attributes: JSON spells NaN and infinities as strings.
 const sortKey = (v) => (v === null || v === 'NaN' ? '' : v === 'Infinity' ? 'Infinity' : v === '-Infinity' ? '-Infinity' : v);
@@ -350,4 +351,29 @@ test('opcheck report: unreadable inputs give a located error and exit 2, a missi
   r = run(`${dir}/sample.json`, '--html', `${tmp}/no-such-dir/out.html`);
   assert.equal(r.status, 2);
   assert.match(r.stderr, /no-such-dir/);
+});
+
+// torch-spyre's v2 config: every entry is `mode: xfail` (non-strict) and passes on the loopback. Each is a correct
+// result, so the headline is not "PASS RATE 0.0%" in red (issue 22), and it says what the metrics say.
+test('a real v2 config whose non-strict xfails all pass headlines its pass rate in green', async () => {
+  const fixtures = process.env.OPCHECK_FIXTURES ?? join(import.meta.dirname, '..', '..', '..', 'shared', 'fixtures');
+  const tmp = mkdtempSync(join(tmpdir(), 'opcheck-v2-'));
+  const r = spawnSync(opcheck, ['run', '--manifests', join(fixtures, 'torch-spyre-v2', 'gpt-oss-20b.yaml'), '--device',
+    'loopback', '-q', '--html', `${tmp}/v2.html`, '--metrics-json', `${tmp}/v2.json`, '--artifact-dir', `${tmp}/art`],
+  { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' }, timeout: 900000 });
+  assert.equal(r.status, 0, r.stdout + r.stderr);
+  const m = readJson(`${tmp}/v2.json`);
+  assert.ok(m.totals.xpassed > 0 && m.totals.passed === 0, JSON.stringify(m.totals));
+  const context = await browser.newContext({ viewport: { width: 1360, height: 900 } });
+  const page = await context.newPage();
+  await page.goto(`file://${tmp}/v2.html`);
+  const tile = await page.$eval('[data-kpi="pass-rate"]', (el) => ({
+    text: el.querySelector('.kpi-value').textContent, cls: el.className, color: getComputedStyle(el.querySelector('.kpi-value')).color,
+  }));
+  assert.equal(tile.text, pct(m.pass_rate.overall));
+  assert.notEqual(tile.text, '0.0%');
+  assert.ok(m.pass_rate.overall >= 0.95, `pass rate ${m.pass_rate.overall}`);
+  assert.equal(tile.cls, 'kpi good');
+  assert.notEqual(tile.color, 'rgb(198, 40, 40)', 'the headline is not red');
+  await context.close();
 });

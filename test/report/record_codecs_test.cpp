@@ -51,9 +51,9 @@ static_assert(field_count<Result>() == 16,
               "Result's fields changed: update encode_result/decode_result (runner/result_wire.cpp), "
               "write_case_record/case_record_from_json (report/record_json.cpp), write_junit (report/junit.cpp) "
               "where the field belongs in JUnit, sample_result() and the checks in this file, then this count");
-static_assert(field_count<CompareFigures>() == 5,
+static_assert(field_count<CompareFigures>() == 8,
               "CompareFigures' fields changed: update the same codecs as for Result, sample_result() and this count");
-static_assert(field_count<CaseRecord>() == 18,
+static_assert(field_count<CaseRecord>() == 19,
               "CaseRecord's fields changed: update write_case_record/case_record_from_json (report/record_json.cpp), "
               "write_junit (report/junit.cpp), merge if it combines records, sample_record() and the checks in this "
               "file, then this count");
@@ -74,6 +74,9 @@ Result sample_result() {
   r.figures.pcc = 0.75;
   r.figures.mismatched = 3;
   r.figures.total = 12;
+  r.figures.worst_index = {2, 5};
+  r.figures.worst_device = 1.5;
+  r.figures.worst_reference = 1.0;
   r.materialize_ms = 1.25;
   r.reference_ms = 2.5;
   r.device_ms = 3.75;
@@ -107,6 +110,9 @@ void expect_same_result(const Result& a, const Result& b) {
   same_figure(a.figures.pcc, b.figures.pcc, "pcc");
   EXPECT_EQ(a.figures.mismatched, b.figures.mismatched);
   EXPECT_EQ(a.figures.total, b.figures.total);
+  EXPECT_EQ(a.figures.worst_index, b.figures.worst_index);
+  same_figure(a.figures.worst_device, b.figures.worst_device, "worst_device");
+  same_figure(a.figures.worst_reference, b.figures.worst_reference, "worst_reference");
   EXPECT_EQ(a.materialize_ms, b.materialize_ms);
   EXPECT_EQ(a.reference_ms, b.reference_ms);
   EXPECT_EQ(a.device_ms, b.device_ms);
@@ -178,6 +184,7 @@ CaseRecord sample_record() {
   rec.marks = {"bf16operation", "softmax"};
   rec.key = "k3:0123456789abcdef0123456789abcdef";
   rec.signature = "torch.nn.functional.softmax(bf16[4, 8], -1)";
+  rec.call = "torch.nn.functional.softmax(bf16[4,8]{stride 1,4}, -1)";
   rec.deduplicated_from = "gpt_oss::softmax.1";
   rec.status = "xfail";
   rec.status_reason = "known bf16 softmax drift";
@@ -204,6 +211,7 @@ TEST(RecordJson, RoundTripsEveryField) {
   EXPECT_EQ(back.marks, rec.marks);
   EXPECT_EQ(back.key, rec.key);
   EXPECT_EQ(back.signature, rec.signature);
+  EXPECT_EQ(back.call, rec.call);
   EXPECT_EQ(back.deduplicated_from, rec.deduplicated_from);
   EXPECT_EQ(back.status, rec.status);
   EXPECT_EQ(back.status_reason, rec.status_reason);
@@ -280,6 +288,10 @@ TEST(RecordJunit, WritesEveryFieldItShows) {
   EXPECT_EQ(property_of(tc_ran, "pcc"), "0.75");
   EXPECT_NE(std::string(tc_ran.child("failure").attribute("message").value()).find("3 / 12"), std::string::npos)
       << "mismatched and total reach JUnit through the message";
+  const std::string failure_message = tc_ran.child("failure").attribute("message").value();
+  EXPECT_NE(failure_message.find("\ncall: " + ran.call + "\n"), std::string::npos) << failure_message;  // call
+  EXPECT_NE(failure_message.find("\nworst element at [2, 5]: device 1.5, reference 1\n"), std::string::npos)
+      << failure_message;  // worst_index, worst_device, worst_reference
   EXPECT_EQ(property_of(tc_ran, "reference_ms"), "2.5");
   EXPECT_EQ(property_of(tc_ran, "device_ms"), "3.75");
   EXPECT_EQ(property_of(tc_ran, "compile_ms"), "6.0625");

@@ -1,5 +1,5 @@
 // Writes a hand-built run's reports for tests written in other languages (node's JUnit reader and Ajv,
-// the pytest parity check): report_sample sample|parity|empty [--junit-xml P] [--metrics-json P] [--summary]
+// the pytest parity check): report_sample sample|parity|empty|verdicts [--junit-xml P] [--metrics-json P] [--summary]
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -12,14 +12,16 @@
 
 int main(int argc, char** argv) {
   const std::string kind = argc >= 2 ? argv[1] : "";
-  if (kind != "sample" && kind != "parity" && kind != "empty") {
-    std::cerr << "usage: report_sample sample|parity|empty [--junit-xml PATH] [--metrics-json PATH] [--summary]\n";
+  if (kind != "sample" && kind != "parity" && kind != "empty" && kind != "verdicts") {
+    std::cerr << "usage: report_sample sample|parity|empty|verdicts [--junit-xml PATH] [--metrics-json PATH] "
+                 "[--summary]\n";
     return 4;
   }
   // "empty": a run that selected nothing, so every rate and mean is null.
-  const opcheck::RunReport rep = kind == "sample"   ? opcheck::testing::sample_report()
-                                 : kind == "parity" ? opcheck::testing::parity_report()
-                                                    : opcheck::RunReport{};
+  const opcheck::RunReport rep = kind == "sample"     ? opcheck::testing::sample_report()
+                                 : kind == "parity"   ? opcheck::testing::parity_report()
+                                 : kind == "verdicts" ? opcheck::testing::verdicts_report()
+                                                      : opcheck::RunReport{};
   try {
     for (int i = 2; i < argc; ++i) {
       const std::string a = argv[i];

@@ -111,7 +111,8 @@ TEST(JUnit, OneSuiteForTheRunWithPytestCounts) {
   EXPECT_STREQ(tc.attribute("time").value(), "0.012");
   auto failure = tc.child("failure");
   ASSERT_TRUE(failure);
-  EXPECT_STREQ(failure.attribute("message").value(), "Tensor-likes are not close!");
+  // The message: the error's first line, then how to rerun the case (the sample records no call).
+  EXPECT_STREQ(failure.attribute("message").value(), "Tensor-likes are not close!\nrepro: opcheck repro llama::mul");
   EXPECT_STREQ(failure.attribute("type").value(), "INCORRECT_RESULT");
   EXPECT_NE(std::string(failure.text().get()).find("Mismatched elements: 3 / 6"), std::string::npos);
   EXPECT_EQ(property(tc, "op"), "torch.mul");
@@ -178,7 +179,10 @@ TEST(JUnit, EscapesMarkupControlCharsAndInvalidUtf8WithoutDroppingAnything) {
   });
   ASSERT_TRUE(tc);
   EXPECT_STREQ(tc.attribute("name").value(), "a<b & c\"d'e\\x01f\\xffg caf\xc3\xa9 \xe2\x9c\x93 \\ufffe \\x7f");
-  EXPECT_STREQ(tc.child("failure").attribute("message").value(), "first <line> & \"quote\"\\x02");
+  // The message's first line, then the repro command with the id quoted for a shell.
+  EXPECT_STREQ(tc.child("failure").attribute("message").value(),
+               "first <line> & \"quote\"\\x02\nrepro: opcheck repro 'llama::a<b & c\"d'\\''e\\x01f\\xffg "
+               "caf\xc3\xa9 \xe2\x9c\x93 \\ufffe \\x7f'");
   EXPECT_STREQ(tc.child("failure").text().get(), "first <line> & \"quote\"\\x02\nsecond\tline");
 }
 

@@ -188,4 +188,23 @@ std::string written_metrics_json(const RunReport& report) {
   return written_by([&](const std::string& path) { write_metrics_json(report, path); });
 }
 
+RunReport verdicts_report() {
+  RunReport rep = sample_report();
+  rep.info.warnings = {"manifests/x_spyre.yaml: warning: model 'x' has only 'spyre' variant files, which are not "
+                       "selected by default; none of its cases will run"};
+  auto ns = record(10, "granite", "mul_unsupported", "torch.mul", "bf16", Outcome::NotSupported, Stage::NOT_SUPPORTED);
+  ns.call = "torch.mul(bf16[1,32,64], bf16[1,32,64])";
+  ns.result.message = "NotImplementedError: Could not run 'aten::mul.Tensor' with arguments from the 'PrivateUse1' "
+                      "backend.\n'aten::mul.Tensor' is only available for these backends: [CPU, Meta].";
+  rep.cases.push_back(ns);
+  for (auto& c : rep.cases)
+    if (c.id == "llama::mul") {
+      c.call = "torch.mul(fp32[2,3]{stride 1,2}, 2.0)";
+      c.result.figures.worst_index = {1, 2};
+      c.result.figures.worst_device = 1.5;
+      c.result.figures.worst_reference = 1.0;
+    }
+  return rep;
+}
+
 }  // namespace opcheck::testing

@@ -22,4 +22,8 @@ std::string written_junit_xml(const RunReport& report);
 /// What write_metrics_json writes for `report`, read back as written_junit_xml does.
 std::string written_metrics_json(const RunReport& report);
 
+/// A run with what issue 22 added to the records: a not_supported case, a failure with its call and worst element,
+/// and a warning (for the schema check under Ajv).
+RunReport verdicts_report();
+
 }  // namespace opcheck::testing

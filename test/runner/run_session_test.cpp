@@ -11,6 +11,7 @@
 #include "report/journal.h"
 #include "runner/run_identity.h"
 #include "runner/run_session.h"
+#include "runner/session.h"
 
 namespace opcheck {
 namespace {
@@ -240,6 +241,19 @@ TEST(RunExitCode, FollowsPytest) {
   EXPECT_EQ(run_exit_code(report, {}), kTestsFailed);
   report.info.policy.xpass_ok = true;
   EXPECT_EQ(run_exit_code(report, {}), kOk);
+
+  CaseRecord unsupported;
+  unsupported.outcome = Outcome::NotSupported;
+  report.cases = {passed, unsupported};  // no kernel fails the run (the reports never look greener than the run)
+  EXPECT_EQ(run_exit_code(report, {}), kTestsFailed);
+  report.info.policy.not_supported_ok = true;  // ... unless --not-supported-ok
+  EXPECT_EQ(run_exit_code(report, {}), kOk);
+}
+
+TEST(DecideOutcome, NotSupportedIsItsOwnOutcomeAndAnXfailOnItIsXfailed) {
+  EXPECT_EQ(decide_outcome(Stage::NOT_SUPPORTED, false), Outcome::NotSupported);
+  EXPECT_EQ(decide_outcome(Stage::NOT_SUPPORTED, true), Outcome::XFailed);
+  EXPECT_EQ(decide_outcome(Stage::INCORRECT_RESULT, true), Outcome::XFailed);
 }
 
 TEST(DescribePlan, ListsUniqueCasesWithWhatEachServesThenTheCounts) {

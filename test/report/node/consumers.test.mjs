@@ -34,7 +34,7 @@ test('junit2json sees failures, errors, skips, xfails and xpasses as pytest writ
   const doc = await parse(read('sample.xml'));
   const byName = Object.fromEntries(doc.testsuite.flatMap((s) => s.testcase).map((c) => [`${c.classname}::${c.name}`, c]));
   const mul = byName['llama::mul'];
-  assert.equal(mul.failure[0].message, 'Tensor-likes are not close!');
+  assert.equal(mul.failure[0].message, 'Tensor-likes are not close!\nrepro: opcheck repro llama::mul');
   assert.equal(mul.failure[0].type, 'INCORRECT_RESULT');
   assert.match(mul.failure[0].inner, /Mismatched elements: 3 \/ 6/);
   assert.equal(mul['system-err'][0], 'warning: <fallback> & "slow" path \\x1b[31mred\\x1b[0m\n');
@@ -53,7 +53,7 @@ function validator() {
   return ajv.compile(JSON.parse(readFileSync(schemaPath, 'utf8')));
 }
 
-for (const name of ['sample.json', 'parity.json', 'empty.json']) {
+for (const name of ['sample.json', 'parity.json', 'empty.json', 'verdicts.json']) {
   test(`${name} validates against metrics.schema.json`, () => {
     const validate = validator();
     const ok = validate(JSON.parse(read(name)));
@@ -77,4 +77,17 @@ test('the schema rejects what opcheck would never write', () => {
   assert.equal(bad((d) => { d.dedupe.extra = 1; }), false);
   assert.equal(bad((d) => { d.time.slowest = Array(21).fill(d.time.slowest[0]); }), false);
   assert.equal(bad(() => {}), true);
+});
+
+test('junit2json reads not_supported as a failure of type NOT_SUPPORTED carrying the call and the repro command', async () => {
+  const doc = await parse(read('verdicts.xml'));
+  const byName = Object.fromEntries(doc.testsuite.flatMap((s) => s.testcase).map((c) => [`${c.classname}::${c.name}`, c]));
+  const ns = byName['granite::mul_unsupported'];
+  assert.equal(ns.failure[0].type, 'NOT_SUPPORTED');
+  assert.equal(prop(ns, 'outcome'), 'not_supported');
+  assert.match(ns.failure[0].message, /^NotImplementedError: Could not run 'aten::mul.Tensor'.*\ncall: torch\.mul\(bf16\[1,32,64\], bf16\[1,32,64\]\)\nrepro: opcheck repro granite::mul_unsupported$/);
+  assert.match(byName['llama::mul'].failure[0].message, /\nworst element at \[1, 2\]: device 1\.5, reference 1\n/);
+  const m = JSON.parse(read('verdicts.json'));
+  assert.equal(m.totals.not_supported, 1);
+  assert.equal(m.run.warning_count, 1);
 });

@@ -14,4 +14,5 @@ trap 'rm -rf "$out"' EXIT
 "$sample" sample --junit-xml "$out/sample.xml" --metrics-json "$out/sample.json"
 "$sample" parity --metrics-json "$out/parity.json"
 "$sample" empty --metrics-json "$out/empty.json"
+"$sample" verdicts --junit-xml "$out/verdicts.xml" --metrics-json "$out/verdicts.json"
 OPCHECK_REPORT_OUT="$out" OPCHECK_METRICS_SCHEMA="$schema" node --test consumers.test.mjs

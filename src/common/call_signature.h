@@ -1,0 +1,17 @@
+// A case's call as the failure reports show it: `torch.add(bf16[1,32,64], fp32[4,8]{stride 1,4}, alpha=2)`.
+#pragma once
+
+#include <string>
+
+#include "opcheck/case.h"
+
+namespace opcheck {
+
+/// The call of a case in one line, for a reader of a failure: the op as the manifest writes it, then each input,
+/// a tensor as DTYPE[DIMS] (dtype spelled as the metrics spell it: bf16, f32), with `{stride ..; offset N}` where
+/// its layout is not the contiguous one, `@cpu` where it stays on the host, a tensor list in brackets, a value as its
+/// Python repr, then the keyword arguments as `name=repr`. Long lists and long values are elided with "...", so the
+/// line stays readable whatever the manifest holds (a tensor list of 100 tensors, a 4 KB `data` literal).
+std::string call_signature(const Case& c);
+
+}  // namespace opcheck
