@@ -61,13 +61,18 @@ struct RunPolicy {
 /// --last-failed all ask it.
 bool fails_run(Outcome o, XfailStrictness strictness, const RunPolicy& policy);
 
-/// Figures from comparing one run against the reference.
+/// Figures from comparing one run against the reference. Each has one definition, which every report uses:
 struct CompareFigures {
-  std::optional<double> max_abs_diff;
-  std::optional<double> max_rel_diff;
-  std::optional<double> pcc;
-  std::int64_t mismatched = 0;
-  std::int64_t total = 0;
+  std::optional<double> max_abs_diff;  // greatest |device - reference| over all compared elements
+  std::optional<double> max_rel_diff;  // greatest |device - reference| / |reference| over all compared elements
+  std::optional<double> pcc;           // Pearson correlation (the lowest over the outputs), pcc comparator only
+  std::int64_t mismatched = 0;         // elements outside the tolerance
+  std::int64_t total = 0;              // elements compared
+  /// The worst element (the greatest absolute difference) when the comparison located it: its index in the
+  /// output and both values. Present when worst_device and worst_reference are; a 0-d output has an empty index.
+  std::vector<std::int64_t> worst_index;
+  std::optional<double> worst_device, worst_reference;
+  bool has_worst() const { return worst_device.has_value() && worst_reference.has_value(); }
 };
 
 /// What executing one unique case produced.
