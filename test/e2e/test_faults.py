@@ -76,7 +76,7 @@ CONVOLUTION_BACKWARD = tensor_case(
 def test_undefined_outputs_compare_as_no_result(tmp_path):
     """convolution_backward with output_mask [true, true, false] returns an undefined third gradient: it passes on
     the cpu, and on the loopback it is never a failure about undefined tensors."""
-    manifest = write_manifest(tmp_path / "bw.yaml", "bw", CONVOLUTION_BACKWARD)
+    manifest = write_manifest(tmp_path / "bw.yaml", "bw", [CONVOLUTION_BACKWARD])
     cpu = opcheck("run", "--manifests", manifest, "--device", "cpu", "--metrics-json", tmp_path / "cpu.json",
                   "--artifact-dir", tmp_path / "a")
     assert cpu.rc == 0 and cpu.last_line.startswith("1 passed"), cpu
@@ -107,7 +107,7 @@ def test_an_output_left_on_the_host_fails_naming_both_devices(tmp_path):
 def test_not_supported_leads_with_the_op_the_dispatch_key_and_the_error(tmp_path):
     """NOT_SUPPORTED's first line is the op, the dispatch key and the error's first line; the whole error follows
     after a blank line."""
-    manifest = write_manifest(tmp_path / "ns.yaml", "ns", tensor_case("mul.1", "torch.mul", [[4, 8], [4, 8]]))
+    manifest = write_manifest(tmp_path / "ns.yaml", "ns", [tensor_case("mul.1", "torch.mul", [[4, 8], [4, 8]])])
     r = opcheck("run", "--manifests", manifest, "--device", "loopback", "--metrics-json", tmp_path / "m.json",
                 "--artifact-dir", tmp_path / "a", env={"OPCHECK_LOOPBACK_FAULTS": "aten::mul.Tensor=notimpl"})
     case = json.loads((tmp_path / "m.json").read_text())["cases"][0]
