@@ -68,7 +68,8 @@ def test_judgement_is_the_same_alone_after_other_cases_and_at_any_j(tmp_path, fa
 
 
 CONVOLUTION_BACKWARD = tensor_case(
-    "convolution_backward.masked", "torch.ops.aten.convolution_backward.default", [[2, 4, 6, 6], [2, 3, 8, 8], [4, 3, 3, 3]],
+    "convolution_backward.masked", "torch.ops.aten.convolution_backward.default",
+    [[2, 4, 6, 6], [2, 3, 8, 8], [4, 3, 3, 3]],  # grad_output, input, weight
     ["attrs: {bias_sizes: [4], stride: [1, 1], padding: [0, 0], dilation: [1, 1], transposed: false, "
      "output_padding: [0, 0], groups: 1, output_mask: [true, true, false]}"])
 
