@@ -13,6 +13,7 @@
 #include <set>
 #include <unordered_map>
 
+#include <ATen/CPUGeneratorImpl.h>
 #include <torch/library.h>
 
 #include "loopback.h"
@@ -30,7 +31,7 @@ constexpr KindName kKinds[] = {
     {"bias", FaultKind::Bias, true},    {"ulp", FaultKind::Ulp, false},       {"zeros", FaultKind::Zeros, false},
     {"segv", FaultKind::Segv, false},   {"abort", FaultKind::Abort, false},   {"hang", FaultKind::Hang, false},
     {"nondet", FaultKind::Nondet, false}, {"oom", FaultKind::Oom, false},     {"throw", FaultKind::Throw, false},
-    {"notimpl", FaultKind::NotImpl, false},
+    {"notimpl", FaultKind::NotImpl, false}, {"garbage", FaultKind::Garbage, false}, {"host", FaultKind::Host, false},
 };
 
 std::string trim(const std::string& s) {
@@ -84,6 +85,7 @@ std::shared_ptr<const FaultTable> g_table = std::make_shared<FaultTable>();
 std::atomic<bool> g_any_fault{false};
 std::string g_load_error;
 std::atomic<std::uint64_t> g_nondet_calls{0};
+std::atomic<std::uint64_t> g_garbage_calls{0};
 thread_local bool t_oom_armed = false;
 
 std::shared_ptr<const FaultTable> table() {
@@ -131,7 +133,8 @@ void corrupt(const Fault& f, const at::Tensor& t) {
     case FaultKind::Zeros: host.zero_(); break;
     case FaultKind::Ulp: flip_low_bit_strided(host, 0); break;
     case FaultKind::Nondet: {
-      // Every call perturbs a different element (or, for one element, every other call), so two runs differ.
+      // Every call flips the lowest bit of a different element (or, for one element, every other call): two runs
+      // differ, each within the default tolerances of a floating output (an integer one is off by one: wrong).
       const auto n = g_nondet_calls.fetch_add(1);
       if (host.numel() == 1) {
         if (n % 2 == 0) flip_low_bit_strided(host, 0);
@@ -140,8 +143,32 @@ void corrupt(const Fault& f, const at::Tensor& t) {
       }
       break;
     }
+    case FaultKind::Garbage: {
+      // Bytes that change with every call, as memory a kernel never wrote: wrong, and different in every run.
+      auto gen = at::make_generator<at::CPUGeneratorImpl>(0x9e3779b97f4a7c15ULL ^ g_garbage_calls.fetch_add(1));
+      at::Tensor bytes = at::randint(0, 256, {host.numel() * static_cast<std::int64_t>(host.element_size())}, gen,
+                                     at::TensorOptions().dtype(at::kByte));
+      if (host.scalar_type() == at::kBool) bytes.bitwise_and_(1);  // a bool byte holds 0 or 1
+      host.copy_(bytes.view(host.scalar_type()).view(host.sizes()));
+      break;
+    }
     default: break;
   }
+}
+
+/// A host copy of every tensor in `v` (tensors and tensor lists): the `host` fault's result.
+c10::IValue on_host(const c10::IValue& v) {
+  if (v.isTensor()) return v.toTensor().defined() ? c10::IValue(host_alias(v.toTensor()).clone()) : v;
+  if (!v.isTensorList()) return v;
+  c10::List<at::Tensor> out;
+  for (const at::Tensor& t : v.toTensorVector()) out.push_back(t.defined() ? host_alias(t).clone() : t);
+  return out;
+}
+
+/// Own kernels that return the tensor they were given (or a number): their result cannot move to the host.
+bool returns_its_argument(const std::string& op) {
+  return op == "aten::_copy_from" || op == "aten::_copy_from_and_resize" || op == "aten::resize_" ||
+         op == "aten::_local_scalar_dense";
 }
 
 }  // namespace
@@ -239,6 +266,12 @@ bool ops_needing_fault_kernels(const std::vector<std::pair<std::string, Fault>>&
       const std::string full = full_name(n);
       if (exact ? full != key : n.name != key) continue;
       if (has_own_kernel(full)) {
+        if (fault.kind == FaultKind::Host && returns_its_argument(full)) {
+          error = "OPCHECK_LOOPBACK_FAULTS: cannot inject 'host' into '" + full +
+                  "': its kernel returns the tensor it was given (or a number). Fix: put it on an op that returns a "
+                  "new tensor";
+          return false;
+        }
         carried = true;
         continue;
       }
@@ -336,8 +369,18 @@ void FaultScope::after(const at::Tensor& result) {
   corrupt(*fault_, result);
 }
 
+at::Tensor FaultScope::result(const at::Tensor& t) {
+  after(t);
+  if (fault_ == nullptr || fault_->kind != FaultKind::Host || !t.defined()) return t;
+  return host_alias(t).clone();
+}
+
 void FaultScope::after(torch::jit::Stack& stack, std::size_t num_returns) {
   if (fault_ == nullptr) return;
+  if (fault_->kind == FaultKind::Host) {
+    for (std::size_t i = stack.size() - num_returns; i < stack.size(); ++i) stack[i] = on_host(stack[i]);
+    return;
+  }
   bool any = false;
   for (std::size_t i = stack.size() - num_returns; i < stack.size(); ++i) {
     const auto& v = stack[i];

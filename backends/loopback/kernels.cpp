@@ -34,8 +34,7 @@ at::Tensor empty_memory_format(at::IntArrayRef size, c10::optional<at::ScalarTyp
   c10::OptionalDeviceGuard guard(target(device));
   at::Tensor t = at::detail::empty_generic(size, allocator(), kLoopbackKeys,
                                            dtype.value_or(c10::get_default_dtype_as_scalartype()), memory_format);
-  fault.after(t);
-  return t;
+  return fault.result(t);
 }
 
 at::Tensor empty_strided(at::IntArrayRef size, at::IntArrayRef stride, c10::optional<at::ScalarType> dtype,
@@ -46,8 +45,7 @@ at::Tensor empty_strided(at::IntArrayRef size, at::IntArrayRef stride, c10::opti
   c10::OptionalDeviceGuard guard(target(device));
   at::Tensor t = at::detail::empty_strided_generic(size, stride, allocator(), kLoopbackKeys,
                                                    dtype.value_or(c10::get_default_dtype_as_scalartype()));
-  fault.after(t);
-  return t;
+  return fault.result(t);
 }
 
 /// Host -> device, device -> host and device -> device: all of it is host memory, so a CPU copy over aliases does
@@ -97,43 +95,37 @@ at::Tensor as_strided(const at::Tensor& self, at::IntArrayRef size, at::IntArray
                       c10::optional<int64_t> storage_offset) {
   FaultScope fault("aten::as_strided", "");
   at::Tensor t = at::native::as_strided_tensorimpl(self, size, stride, storage_offset);
-  fault.after(t);
-  return t;
+  return fault.result(t);
 }
 
 at::Tensor view(const at::Tensor& self, at::IntArrayRef size) {
   FaultScope fault("aten::view", "");
   at::Tensor t = at::native::view(self, size);
-  fault.after(t);
-  return t;
+  return fault.result(t);
 }
 
 at::Tensor reshape_alias(const at::Tensor& self, at::IntArrayRef size, at::IntArrayRef stride) {
   FaultScope fault("aten::_reshape_alias", "");
   at::Tensor t = at::native::_reshape_alias(self, size, stride);
-  fault.after(t);
-  return t;
+  return fault.result(t);
 }
 
 at::Tensor unfold(const at::Tensor& self, int64_t dimension, int64_t size, int64_t step) {
   FaultScope fault("aten::unfold", "");
   at::Tensor t = at::native::unfold(self, dimension, size, step);
-  fault.after(t);
-  return t;
+  return fault.result(t);
 }
 
 at::Tensor view_as_real(const at::Tensor& self) {
   FaultScope fault("aten::view_as_real", "");
   at::Tensor t = at::native::view_as_real(self);
-  fault.after(t);
-  return t;
+  return fault.result(t);
 }
 
 at::Tensor view_as_complex(const at::Tensor& self) {
   FaultScope fault("aten::view_as_complex", "");
   at::Tensor t = at::native::view_as_complex(self);
-  fault.after(t);
-  return t;
+  return fault.result(t);
 }
 
 at::Scalar local_scalar_dense(const at::Tensor& self) {

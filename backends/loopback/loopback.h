@@ -28,7 +28,7 @@ std::int64_t live_bytes(int device);
 at::Tensor host_alias(const at::Tensor& t);
 
 /// What a fault does to an op.
-enum class FaultKind { Bias, Ulp, Zeros, Segv, Abort, Hang, Nondet, Oom, Throw, NotImpl };
+enum class FaultKind { Bias, Ulp, Zeros, Segv, Abort, Hang, Nondet, Oom, Throw, NotImpl, Garbage, Host };
 
 struct Fault {
   FaultKind kind;
@@ -58,7 +58,10 @@ class FaultScope {
 
   /// Corrupts the op's tensor results in place (value faults) and raises an injected OOM the op did not hit.
   void after(const at::Tensor& result);
+  /// The same for a boxed op's returns; `host` replaces each returned tensor by a host copy.
   void after(torch::jit::Stack& stack, std::size_t num_returns);
+  /// `after`, then the tensor the kernel returns: a host copy under `host`.
+  at::Tensor result(const at::Tensor& t);
 
  private:
   void begin();

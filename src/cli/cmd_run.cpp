@@ -152,15 +152,18 @@ void add_run_command(CLI::App& app, Commands& commands) {
       "    bias:X   adds X to every float or complex output element (INCORRECT_RESULT)\n"
       "    ulp      flips the lowest bit of the first output element (INCORRECT_RESULT)\n"
       "    zeros    zeroes the outputs (INCORRECT_RESULT)\n"
-      "    nondet   flips a different element on every call (NONDETERMINISTIC)\n"
+      "    nondet   flips the lowest bit of a different element on every call (NONDETERMINISTIC: the runs differ,\n"
+      "             each within default tolerances of a float output)\n"
+      "    garbage  leaves the outputs as bytes that vary per call (INCORRECT_RESULT, also differs between runs)\n"
+      "    host     returns the outputs on the host, not the device (INCORRECT_RESULT, naming both devices)\n"
       "    segv     raises SIGSEGV (CRASHED)       abort    calls abort() (CRASHED)\n"
       "    hang     never returns (TIMEOUT)        oom      fails the op's next device allocation\n"
       "    throw    raises a c10::Error (FAILED_RUNTIME)\n"
       "    notimpl  raises NotImplementedError (NOT_SUPPORTED)\n"
       "  e.g. OPCHECK_LOOPBACK_FAULTS='aten::add.Tensor=bias:1e-2;aten::exp=segv' opcheck run --device loopback\n"
       "The Python device pyloop (--device-import opcheck_pyloop --device pyloop) takes\n"
-      "  OPCHECK_PYLOOP_FAULTS='OP=KIND[;...]', KIND bias:X (INCORRECT_RESULT), raise (FAILED_RUNTIME),\n"
-      "  segv (CRASHED) or hang (TIMEOUT).");
+      "  OPCHECK_PYLOOP_FAULTS='OP=KIND[;...]', KIND bias:X (INCORRECT_RESULT), host (INCORRECT_RESULT),\n"
+      "  raise (FAILED_RUNTIME), segv (CRASHED) or hang (TIMEOUT).");
   add_run_flags(*run, *f);
   add_run_traces_flag(*run, f->traces);
   commands.add(run, [f, &commands] { return cmd_run(*f, commands.argv); });

@@ -43,14 +43,20 @@ std::string torch_dtype(at::ScalarType t) {
   }
 }
 
-/// A flat index as Python prints a tuple index: (), (5,), (0, 5).
-std::string index_text(std::int64_t flat, c10::IntArrayRef sizes) {
+/// A flat (row-major) index as one index per dimension.
+std::vector<std::int64_t> index_of(std::int64_t flat, c10::IntArrayRef sizes) {
   std::vector<std::int64_t> idx(sizes.size());
   for (std::size_t d = sizes.size(); d-- > 0;) {
     const std::int64_t s = std::max<std::int64_t>(sizes[d], 1);
     idx[d] = flat % s;
     flat /= s;
   }
+  return idx;
+}
+
+/// A flat index as Python prints a tuple index: (), (5,), (0, 5).
+std::string index_text(std::int64_t flat, c10::IntArrayRef sizes) {
+  const std::vector<std::int64_t> idx = index_of(flat, sizes);
   std::string out = "(";
   for (std::size_t d = 0; d < idx.size(); ++d) out += (d ? ", " : "") + std::to_string(idx[d]);
   return out + (idx.size() == 1 ? ",)" : ")");
@@ -72,12 +78,12 @@ void take_max(double& into, double v) {
 struct Greatest {
   double value = 0;
   std::int64_t index = -1;
-  void offer(double v, std::int64_t at) {
-    if (index >= 0 && std::isnan(value)) return;
-    if (index < 0 || std::isnan(v) || v > value) {
-      value = v;
-      index = at;
-    }
+  bool offer(double v, std::int64_t at) {  // whether `v` is the greatest now
+    if (index >= 0 && std::isnan(value)) return false;
+    if (index >= 0 && !std::isnan(v) && v <= value) return false;
+    value = v;
+    index = at;
+    return true;
   }
 };
 
@@ -86,6 +92,7 @@ struct LeafStats {
   std::int64_t total = 0, mismatched = 0;
   double max_abs = 0, max_rel = 0;  // over every element; "equal" pairs (same inf, NaN with equal_nan) count as 0
   Greatest worst_abs, worst_rel;    // among mismatched elements only, like assert_close's message
+  Greatest worst;                   // the greatest |a - e| over every element: where max_abs is (CompareFigures)
   bool identical = false;           // bit-identical: nothing else was computed
 };
 
@@ -170,7 +177,9 @@ LeafStats value_stats(const at::Tensor& e_flat, const at::Tensor& a_flat, double
     const at::Tensor diff = per_element_max(d, parts), rel = per_element_max(r, parts);
     const std::int64_t bad = len - close.count_nonzero().item<std::int64_t>();
     s.mismatched += bad;
-    take_max(s.max_abs, diff.max().item<double>());
+    auto [worst_value, worst_at] = diff.max(0);  // a NaN wins, as in take_max
+    take_max(s.max_abs, worst_value.item<double>());
+    s.worst.offer(worst_value.item<double>(), start + worst_at.item<std::int64_t>());
     take_max(s.max_rel, rel.max().item<double>());
     if (bad > 0) {
       // Like assert_close: the greatest differences among the mismatched elements only.
@@ -264,6 +273,7 @@ struct Collector {
   Comparison result;
   std::vector<std::string> failures;
   bool any_tensor_figures = false;
+  Greatest worst;  // the worst element's difference so far, over every leaf (its index counts the offers)
 
   void fail(std::string msg) {
     result.ok = false;
@@ -278,6 +288,14 @@ struct Collector {
     take_max(rel, s.max_rel);
     f.max_abs_diff = abs;
     f.max_rel_diff = rel;
+  }
+  /// The worst element follows max_abs_diff: the leaf with the greatest difference (a NaN first) places it.
+  void offer_worst(double diff, std::vector<std::int64_t> index, double device, double reference) {
+    if (!worst.offer(diff, worst.index + 1)) return;
+    auto& f = result.figures;
+    f.worst_index = std::move(index);
+    f.worst_device = device;
+    f.worst_reference = reference;
   }
   void add_pcc(double pcc) {
     auto& f = result.figures;
@@ -350,6 +368,9 @@ void compare_tensors(const at::Tensor& expected_in, const at::Tensor& actual_in,
   const bool bitwise = tol.kind == Comparator::Exact;
   const LeafStats s = value_stats(ef, af, rtol, atol, tol.equal_nan, bitwise);
   out.add_figures(s);
+  if (s.worst.index >= 0 && !ef.is_complex())  // a complex element has two differences: no one value to show
+    out.offer_worst(s.worst.value, index_of(s.worst.index, e.sizes()), af[s.worst.index].item<double>(),
+                    ef[s.worst.index].item<double>());
   if (tol.kind == Comparator::Pcc) {
     const PccResult p = s.identical ? PccResult{} : pearson(ef, af, tol.equal_nan, s.mismatched == 0, e.sizes());
     out.add_pcc(p.pcc);
@@ -410,14 +431,38 @@ void compare_scalar_numbers(double e, double a, const Tolerance& tol, const std:
   s.max_rel = rel;
   s.mismatched = close ? 0 : 1;
   out.add_figures(s);
+  out.offer_worst(diff, {}, a, e);
   if (!close)
     out.fail(what + ": scalars are not " + (tol.kind == Comparator::Exact ? "equal" : "close") + ": expected " + num(e) +
              ", got " + num(a) + " (absolute difference " + num(diff) + ", up to " + num(atol) +
              " allowed; relative difference " + num(rel) + ", up to " + num(rtol) + " allowed)");
 }
 
+bool is_undefined_tensor(const c10::IValue& v) { return v.isTensor() && !v.toTensor().defined(); }
+
+/// What a slot that may hold no tensor holds, for messages: "an undefined tensor", "None", "a torch.float32 tensor
+/// of shape torch.Size([2, 3])".
+std::string holding(const c10::IValue& v) {
+  if (is_undefined_tensor(v)) return "an undefined tensor";
+  if (v.isNone()) return "None";
+  if (!v.isTensor()) return "a " + kind_of(v);
+  const at::Tensor& t = v.toTensor();
+  return "a " + torch_dtype(t.scalar_type()) + " tensor of shape " + torch_size(t.sizes());
+}
+
+/// An undefined tensor (an op's "no result" for a Tensor return, e.g. convolution_backward's masked-out gradients;
+/// Python shows it as None) equals an undefined tensor or None and differs from anything else. Returns false when
+/// neither side is an undefined tensor (the leaf is compared as usual).
+bool compare_undefined(const c10::IValue& e, const c10::IValue& a, const std::string& what, Collector& out) {
+  if (!is_undefined_tensor(e) && !is_undefined_tensor(a)) return false;
+  const auto absent = [](const c10::IValue& v) { return v.isNone() || is_undefined_tensor(v); };
+  if (!absent(e) || !absent(a)) out.fail(what + ": expected " + holding(e) + ", got " + holding(a));
+  return true;
+}
+
 void compare_leaf(const c10::IValue& e, const c10::IValue& a, const Tolerance& tol, const std::string& what,
                   Collector& out) {
+  if (compare_undefined(e, a, what, out)) return;
   const bool e_seq = e.isTuple() || e.isList(), a_seq = a.isTuple() || a.isList();
   if (e.isTensor() || a.isTensor() || e_seq || a_seq) {
     if (e.isTensor() && a.isTensor()) return compare_tensors(e.toTensor(), a.toTensor(), tol, what, out);

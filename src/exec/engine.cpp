@@ -1,6 +1,7 @@
 #include "exec/engine.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstring>
 #include <functional>
@@ -85,7 +86,8 @@ c10::IValue cast_back(const c10::IValue& v, const c10::IValue* want, at::ScalarT
                       std::optional<at::ScalarType> fallback) {
   if (v.isTensor()) {
     at::Tensor t = v.toTensor();
-    if (want && want->isTensor()) {
+    if (!t.defined()) return t;  // no result in this slot (convolution_backward's masked-out gradients)
+    if (want && want->isTensor() && want->toTensor().defined()) {
       const auto target = want->toTensor().scalar_type();
       return t.scalar_type() == target ? t : t.to(target);
     }
@@ -117,6 +119,34 @@ c10::IValue cast_back(const c10::IValue& v, const c10::IValue* want, at::ScalarT
     return c10::ivalue::Tuple::create(std::move(out));
   }
   return v;
+}
+
+/// The first defined tensor in `v` (tensors, lists, tuples) that is not on a device of type `want`: its path
+/// ("output[1]") in `where` and its device in `got`.
+bool leaf_elsewhere(const c10::IValue& v, at::DeviceType want, const std::string& path, std::string& where,
+                    at::Device& got) {
+  if (v.isTensor()) {
+    const at::Tensor& t = v.toTensor();
+    if (!t.defined() || t.device().type() == want) return false;
+    where = path;
+    got = t.device();
+    return true;
+  }
+  if (!v.isTuple() && !v.isList()) return false;
+  const std::vector<c10::IValue> items = v.isTuple() ? v.toTupleRef().elements().vec() : v.toListRef().vec();
+  for (std::size_t i = 0; i < items.size(); ++i)
+    if (leaf_elsewhere(items[i], want, path + "[" + std::to_string(i) + "]", where, got)) return true;
+  return false;
+}
+
+/// The dispatch key a device's kernels are registered under, with the backend's name where the key does not say
+/// it: "CPU", "PrivateUse1 (pyloop)".
+std::string dispatch_key_text(const at::Device& device, const std::string& name) {
+  std::string key = c10::toString(c10::computeDispatchKey(std::nullopt, at::kStrided, device));
+  std::string lower = key;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  if (!name.empty() && name != lower) key += " (" + name + ")";
+  return key;
 }
 
 /// The output of a run moved to the CPU, with what failed if it could not be.
@@ -173,6 +203,11 @@ c10::IValue to_host(const c10::IValue& v) {
 
 bool bitwise_equal(const c10::IValue& a, const c10::IValue& b, std::string& where, const std::string& path) {
   if (a.isTensor() && b.isTensor()) {
+    if (!a.toTensor().defined() || !b.toTensor().defined()) {
+      if (a.toTensor().defined() == b.toTensor().defined()) return true;
+      where = path + ": an undefined tensor in one run, a defined one in another";
+      return false;
+    }
     const at::Tensor x = a.toTensor().cpu().contiguous(), y = b.toTensor().cpu().contiguous();
     if (x.scalar_type() != y.scalar_type() || x.sizes() != y.sizes()) {
       where = path + ": dtype or shape differs between runs";
@@ -428,9 +463,9 @@ class CaseRun {
     if (device) return device;
     t0 = Clock::now();
     const OwnWork own(engine_.clock_);
-    const std::vector<Comparison> comparisons = compare_outputs();
+    std::optional<Verdict> verdict = judge();
     r_.compare_ms = ms_since(t0);
-    return judge(comparisons);
+    return verdict;
   }
 
  private:
@@ -522,11 +557,12 @@ class CaseRun {
     values_defined_ = !returns_uninitialised(inv_->resolved_op);
     r_.values_compared = values_defined_;
     for (int rep = 0; rep < repeats; ++rep)
-      if (auto v = device_run(rep)) return v;
+      if (auto v = device_run()) return v;
     return std::nullopt;
   }
 
-  std::optional<Verdict> device_run(int rep) {
+  // One device run, kept on the host for judge(); a run that raises, or puts its output elsewhere, ends the case.
+  std::optional<Verdict> device_run() {
     std::vector<at::Tensor> tensors = moved_;
     try {
       for (auto s : written_) tensors[s] = copy_with_layout(host_[s], slot_device(s));
@@ -549,18 +585,22 @@ class CaseRun {
                                                 " failed: " + out.error->message};
     if (auto v = check_output_device(out, tensors)) return v;
     if (c_.expects_error) return expected_error(out);
-    if (out.error)
-      return Verdict{is_not_supported(*out.error) ? Stage::NOT_SUPPORTED : Stage::FAILED_RUNTIME,
-                     "the device raised " + out.error->text()};
+    if (out.error) return device_error(*out.error, "the device raised " + out.error->text());
     std::string transfer_error;
     if (!outputs_to_host(out, transfer_error))
       return Verdict{Stage::FAILED_TRANSFER, "moving outputs from " + dev_.str() + " failed: " + transfer_error};
     if (ev_) ev_->device_runs.push_back(out);
-    if (rep == 0 || !values_defined_) {  // fresh memory differs from run to run: not nondeterminism
-      if (rep == 0) first_ = std::move(out);
-      return std::nullopt;
-    }
-    return check_agrees_with_first(rep, out);
+    runs_.push_back(std::move(out));
+    return std::nullopt;
+  }
+
+  // NOT_SUPPORTED leads with what a team acts on (the op, the dispatch key, the error's first line); the whole
+  // error (a dispatcher account runs to kilobytes) follows a blank line, for --tb long and the record.
+  Verdict device_error(const OpError& error, const std::string& text) const {
+    if (!is_not_supported(error)) return Verdict{Stage::FAILED_RUNTIME, text};
+    const std::string headline =
+        not_supported_headline(error, inv_->resolved_op, dispatch_key_text(dev_, engine_.device_.name));
+    return Verdict{Stage::NOT_SUPPORTED, headline + "\n\n" + text};
   }
 
   Verdict inputs_not_moved() const {
@@ -568,24 +608,39 @@ class CaseRun {
                    "moving inputs to " + dev_.str() + " failed: " + op_error_of(std::current_exception()).text()};
   }
 
-  // An uninitialised output must still live where the call put it: on the device under test when it was given a
-  // tensor there (new_empty, empty_like), else where a factory call makes it.
+  // Every tensor a device run returns must be where a correct run puts it (expected_output_device): a kernel that
+  // hands back host memory would otherwise pass, its values compared as if they were the device's.
   std::optional<Verdict> check_output_device(const RunOutcome& out, const std::vector<at::Tensor>& tensors) const {
-    if (values_defined_ || out.error || !out.output.isTensor() || !out.output.toTensor().defined())
-      return std::nullopt;
+    if (out.error) return std::nullopt;
+    const at::Device want = expected_output_device(tensors);
+    std::string where;
+    at::Device got(at::kCPU);
+    if (!leaf_elsewhere(out.output, want.type(), "output", where, got)) return std::nullopt;
+    return Verdict{Stage::INCORRECT_RESULT,
+                   where + ": device mismatch: expected a tensor on " + want.str() +
+                       (want.type() == dev_.type() ? " (the device under test)" : "") + ", got one on " + got.str() +
+                       (values_defined_ ? "" : " (the values of an uninitialised output are not compared)")};
+  }
+
+  // Where a correct run puts its outputs: where a device argument says (`device='cuda'` is the device under test,
+  // `'cpu'` the host; the device wins when both are named); else on the device under test when the call gave it a
+  // tensor there, else on the host (a literal, or inputs all placed on the host), as the reference does.
+  at::Device expected_output_device(const std::vector<at::Tensor>& tensors) const {
+    RunContext ctx;
+    ctx.device = dev_;
+    bool names_device = false, names_host = false;
+    const auto look = [&](const ArgRef& a) {
+      if (a.kind != ArgRef::Kind::Value) return;
+      if (const std::optional<at::Device> d = device_of(a.value, ctx)) (d->is_cpu() ? names_host : names_device) = true;
+    };
+    for (const ArgRef& a : res_.call.args.positional) look(a);
+    for (const auto& kw : res_.call.args.keywords) look(kw.second);
+    if (names_device) return dev_;
+    if (names_host) return at::Device(at::kCPU);
     const bool given_device_tensor = std::any_of(tensors.begin(), tensors.end(), [&](const at::Tensor& t) {
       return t.defined() && t.device().type() == dev_.type();
     });
-    const c10::IValue& ref_output = ref_.outcome.output;
-    const at::Device ref_output_device = ref_output.isTensor() && ref_output.toTensor().defined()
-                                             ? ref_output.toTensor().device()
-                                             : at::Device(at::kCPU);
-    const at::Device want = given_device_tensor ? dev_ : ref_output_device;
-    const at::Device got = out.output.toTensor().device();
-    if (got.type() == want.type()) return std::nullopt;
-    return Verdict{Stage::INCORRECT_RESULT, "output: device mismatch: expected a tensor on " + want.str() +
-                                                ", got one on " + got.str() +
-                                                " (the values of an uninitialised output are not compared)"};
+    return given_device_tensor ? dev_ : at::Device(at::kCPU);
   }
 
   Verdict expected_error(const RunOutcome& out) const {
@@ -595,35 +650,57 @@ class CaseRun {
                                                   ref_.outcome.error->text() + "), but the device returned a result"};
     std::string why;
     if (error_matches(*out.error, *c_.expects_error, why)) return Verdict{Stage::PASSED, "raised " + out.error->text()};
-    return Verdict{is_not_supported(*out.error) ? Stage::NOT_SUPPORTED : Stage::FAILED_RUNTIME,
-                   expected + ", but the device " + why};
+    return device_error(*out.error, expected + ", but the device " + why);
   }
 
-  std::optional<Verdict> check_agrees_with_first(int rep, const RunOutcome& out) const {
-    std::string where;
-    bool same = bitwise_equal(first_.output, out.output, where);
-    for (std::size_t k = 0; same && k < out.written.size(); ++k)
-      same = bitwise_equal(first_.written[k], out.written[k], where, "mutated " + written_slot_name(k));
-    if (same || c_.nondeterministic_ok) return std::nullopt;
+  // Whether two runs have the same bits (output and mutated arguments); else `where` says where they differ.
+  bool same_bits(const RunOutcome& a, const RunOutcome& b, std::string& where) const {
+    bool same = bitwise_equal(a.output, b.output, where);
+    for (std::size_t k = 0; same && k < b.written.size(); ++k)
+      same = bitwise_equal(a.written[k], b.written[k], where, "mutated " + written_slot_name(k));
+    return same;
+  }
+
+  // One rule, whatever ran before in the worker: every run is compared with the reference (a run with run 1's bits
+  // has run 1's comparison). Any run beyond tolerance is INCORRECT_RESULT, saying so when the runs also differ
+  // bitwise (a wrong and varying result, such as uninitialised memory, is wrong before it is nondeterministic); only
+  // runs all within tolerance that differ bitwise are NONDETERMINISTIC. Fresh memory (values not compared) differs
+  // between runs by nature: those runs are compared on what they define, never with each other.
+  std::optional<Verdict> judge() {
+    std::string differs;  // the first bitwise difference from run 1; empty while every run has run 1's bits
+    std::optional<Verdict> wrong;
+    for (std::size_t k = 0; k < runs_.size(); ++k) {
+      std::string where;
+      if (k > 0 && values_defined_) {
+        if (same_bits(runs_[0], runs_[k], where)) continue;
+        if (differs.empty()) differs = "device run " + std::to_string(k + 1) + " differs bitwise from run 1: " + where;
+      }
+      if (wrong) continue;  // still looking for a difference between runs, for the message
+      wrong = judge_run(k);
+    }
+    if (wrong && !differs.empty()) {
+      const auto eol = std::min(wrong->message.find('\n'), wrong->message.size());
+      wrong->message.insert(eol, " (also differs between runs)");
+      wrong->message += "\n\nAlso differs between runs: " + differs;
+    }
+    if (wrong || differs.empty() || c_.nondeterministic_ok) return wrong;
     return Verdict{Stage::NONDETERMINISTIC,
-                   "device run " + std::to_string(rep + 1) + " differs bitwise from run 1: " + where +
-                       ". Fix: mark the case `nondeterministic: true` if the op is nondeterministic by design"};
+                   differs + "; every run is within tolerance of the reference. Fix: mark the case "
+                             "`nondeterministic: true` if the op is nondeterministic by design"};
   }
 
-  // Outputs first, then every tensor the op mutated.
-  std::vector<Comparison> compare_outputs() const {
+  // Run k+1 against the reference: outputs first, then every tensor the op mutated. The case's figures are run 1's,
+  // or the first failing run's: its first failing comparison's (else the output's, or the first mutated argument's
+  // for an op that returns nothing).
+  std::optional<Verdict> judge_run(std::size_t k) {
+    const RunOutcome& run = runs_[k];
     Tolerance tol = tolerance_of(c_);
     tol.values = values_defined_;
     std::vector<Comparison> comparisons;
-    comparisons.push_back(compare_values(ref_.outcome.output, first_.output, tol, "output"));
-    for (std::size_t k = 0; k < first_.written.size(); ++k)
-      comparisons.push_back(compare_values(ref_.outcome.written[k], first_.written[k], tol,
-                                           "mutated argument (" + written_slot_name(k) + ")"));
-    return comparisons;
-  }
-
-  // The figures are the first failing comparison's (or the output's, else the first mutated argument's).
-  std::optional<Verdict> judge(const std::vector<Comparison>& comparisons) {
+    comparisons.push_back(compare_values(ref_.outcome.output, run.output, tol, "output"));
+    for (std::size_t w = 0; w < run.written.size(); ++w)
+      comparisons.push_back(compare_values(ref_.outcome.written[w], run.written[w], tol,
+                                           "mutated argument (" + written_slot_name(w) + ")"));
     const Comparison* figures = &comparisons.front();
     if (ref_.outcome.output.isNone() && comparisons.size() > 1) figures = &comparisons[1];
     std::string failures;
@@ -632,9 +709,10 @@ class CaseRun {
       if (failures.empty()) figures = &cmp;
       failures += (failures.empty() ? "" : "\n\n") + cmp.message;
     }
-    r_.figures = figures->figures;
+    if (k == 0 || !failures.empty()) r_.figures = figures->figures;
     if (failures.empty()) return std::nullopt;
-    return Verdict{Stage::INCORRECT_RESULT, failures};
+    const std::string run_name = k == 0 ? "" : "device run " + std::to_string(k + 1) + ": ";
+    return Verdict{Stage::INCORRECT_RESULT, run_name + failures};
   }
 
   const std::vector<TensorSlot>& slots() const { return res_.call.slots; }
@@ -657,8 +735,8 @@ class CaseRun {
   std::set<std::size_t> written_;   // slots the op writes: copied afresh for every device run
   std::vector<at::Tensor> moved_;   // the inputs the op only reads, where the device run takes them
   bool values_defined_ = true;
-  std::vector<double> rep_ms_;  // each device run's own time
-  RunOutcome first_;            // the first device run, on the host
+  std::vector<double> rep_ms_;    // each device run's own time
+  std::vector<RunOutcome> runs_;  // every device run, on the host
 };
 
 void Engine::run_case(const Case& c, Result& r, CaseEvidence* ev) {

@@ -113,6 +113,13 @@ bool is_not_supported(const OpError& e) {
          std::regex_search(e.message, could_not_run);
 }
 
+std::string not_supported_headline(const OpError& e, const std::string& op, const std::string& dispatch_key) {
+  static const std::regex could_not_run("Could not run '([^']+)'");
+  std::smatch m;
+  const std::string missing = std::regex_search(e.message, m, could_not_run) ? m[1].str() : op;
+  return missing + " has no kernel for " + dispatch_key + ": " + e.message.substr(0, e.message.find('\n'));
+}
+
 bool is_dtype_gap(const OpError& e) {
   static const std::regex gap("not implemented for '(Half|BFloat16|ComplexHalf)'");
   return std::regex_search(e.message, gap);

@@ -5,7 +5,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from conftest import opcheck
+from conftest import SPYRE, opcheck, write_manifest
 from synth import generate
 
 CASES_PER_MODEL = 70  # 3 models: 210 cases
@@ -19,14 +19,116 @@ def manifests(tmp_path_factory):
     return d
 
 
+def first_lines(metrics_path):
+    """{case id: (stage, first line of the message)} from a metrics file."""
+    cases = json.loads(metrics_path.read_text())["cases"]
+    return {c["id"]: (c["stage"], (c.get("message") or "").split("\n")[0]) for c in cases}
+
+
+def tensor_case(name, op, shapes, extra=()):
+    lines = [f"  - name: {name}", f"    op: {op}", "    inputs:"]
+    lines += [f"      - tensor: {{shape: {list(s)}, init: randn}}" for s in shapes]
+    return lines + [f"    {e}" for e in extra]
+
+
+# Cases that run before the faulted one in the same worker: their allocations are what an uninitialised output
+# would read, which once made the verdict depend on them.
+BEFORE = [tensor_case(f"before.{i}", op, [[4, 16 + i]] * (2 if op in ("torch.add", "torch.mul") else 1))
+          for i, op in enumerate(["torch.neg", "torch.add", "torch.sin", "torch.mul", "torch.cos", "torch.tanh"] * 2)]
+
+
+@pytest.mark.parametrize("fault,stage,first_line", [
+    ("garbage", "INCORRECT_RESULT", "output: Tensor-likes are not close! (also differs between runs)"),
+    ("nondet", "NONDETERMINISTIC", "device run 2 differs bitwise from run 1: output: "),
+])
+def test_judgement_is_the_same_alone_after_other_cases_and_at_any_j(tmp_path, fault, stage, first_line):
+    """A wrong and varying output is INCORRECT_RESULT (saying it also varies), a right but varying one
+    NONDETERMINISTIC, whichever cases ran before it in the worker and whatever -j is."""
+    manifest = write_manifest(tmp_path / "order.yaml", "order", BEFORE + [tensor_case("exp.target", "torch.exp",
+                                                                                       [[8, 32]])])
+    env = {"OPCHECK_LOOPBACK_FAULTS": f"aten::exp={fault}"}
+    seen = {}
+    for label, args in [("alone", ["order::exp.target", "-j", "1"]), ("after others -j 1", ["-j", "1"]),
+                        ("after others -j 2", ["-j", "2"])]:
+        out = tmp_path / label.replace(" ", "_")
+        r = opcheck("run", "--manifests", manifest, *args, "--device", "loopback", "--metrics-json", out / "m.json",
+                    "--artifact-dir", out / "art", env=env)
+        assert r.rc == 1, r
+        cases = first_lines(out / "m.json")
+        seen[label] = cases.pop("order::exp.target")
+        assert all(s == "PASSED" for s, _ in cases.values()), cases
+    for label, (got_stage, got_line) in seen.items():
+        assert got_stage == stage and got_line.startswith(first_line), (label, seen)
+    if fault == "nondet":  # every run within tolerance: the hint to mark it nondeterministic is right here
+        m = json.loads((tmp_path / "alone" / "m.json").read_text())["cases"][0]["message"]
+        assert "every run is within tolerance of the reference" in m and "nondeterministic: true" in m, m
+    else:
+        m = json.loads((tmp_path / "alone" / "m.json").read_text())["cases"][0]["message"]
+        assert "nondeterministic: true" not in m and "Also differs between runs: device run 2 differs" in m, m
+
+
+CONVOLUTION_BACKWARD = tensor_case(
+    "convolution_backward.masked", "torch.ops.aten.convolution_backward.default",
+    [[2, 4, 6, 6], [2, 3, 8, 8], [4, 3, 3, 3]],  # grad_output, input, weight
+    ["attrs: {bias_sizes: [4], stride: [1, 1], padding: [0, 0], dilation: [1, 1], transposed: false, "
+     "output_padding: [0, 0], groups: 1, output_mask: [true, true, false]}"])
+
+
+def test_undefined_outputs_compare_as_no_result(tmp_path):
+    """convolution_backward with output_mask [true, true, false] returns an undefined third gradient: it passes on
+    the cpu, and on the loopback it is never a failure about undefined tensors."""
+    manifest = write_manifest(tmp_path / "bw.yaml", "bw", [CONVOLUTION_BACKWARD])
+    cpu = opcheck("run", "--manifests", manifest, "--device", "cpu", "--metrics-json", tmp_path / "cpu.json",
+                  "--artifact-dir", tmp_path / "a")
+    assert cpu.rc == 0 and cpu.last_line.startswith("1 passed"), cpu
+    loop = opcheck("run", "--manifests", manifest, "--device", "loopback", "--metrics-json", tmp_path / "loop.json",
+                   "--artifact-dir", tmp_path / "b")
+    stage, line = first_lines(tmp_path / "loop.json")["bw::convolution_backward.masked"]
+    assert stage in ("PASSED", "NOT_SUPPORTED"), (stage, line, loop)
+    assert "undefined" not in line and "does not have a device" not in loop.out, loop
+
+
+def test_an_output_left_on_the_host_fails_naming_both_devices(tmp_path):
+    """A device kernel that returns a CPU tensor (the host fault) fails, naming both devices, on the torch-spyre
+    fixture; the cases that never call mul still pass."""
+    r = opcheck("run", "--manifests", SPYRE, "--model", "gpt-oss-20b", "-k", "torch.mul or torch.matmul",
+                "--device", "loopback", "--metrics-json", tmp_path / "m.json", "--artifact-dir", tmp_path / "a",
+                env={"OPCHECK_LOOPBACK_FAULTS": "aten::mul.Tensor=host"})
+    assert r.rc == 1, r
+    cases = first_lines(tmp_path / "m.json")
+    mul = {i: v for i, v in cases.items() if "::torch.mul." in i}
+    assert mul, cases
+    for stage, line in mul.values():
+        assert stage == "INCORRECT_RESULT", mul
+        assert line == ("output: device mismatch: expected a tensor on privateuseone:0 (the device under test), "
+                        "got one on cpu"), mul
+    assert all(s == "PASSED" for i, (s, _) in cases.items() if i not in mul), cases
+
+
+def test_not_supported_leads_with_the_op_the_dispatch_key_and_the_error(tmp_path):
+    """NOT_SUPPORTED's first line is the op, the dispatch key and the error's first line; the whole error follows
+    after a blank line."""
+    manifest = write_manifest(tmp_path / "ns.yaml", "ns", [tensor_case("mul.1", "torch.mul", [[4, 8], [4, 8]])])
+    r = opcheck("run", "--manifests", manifest, "--device", "loopback", "--metrics-json", tmp_path / "m.json",
+                "--artifact-dir", tmp_path / "a", env={"OPCHECK_LOOPBACK_FAULTS": "aten::mul.Tensor=notimpl"})
+    case = json.loads((tmp_path / "m.json").read_text())["cases"][0]
+    assert case["stage"] == "NOT_SUPPORTED", r
+    first, blank, rest = case["message"].split("\n", 2)
+    assert first == ("aten::mul.Tensor has no kernel for PrivateUse1 (loopback): loopback: aten::mul.Tensor is not "
+                     "implemented on this device (injected fault)"), case["message"]
+    assert blank == "" and rest.startswith("the device raised NotImplementedError: loopback: aten::mul.Tensor"), rest
+
+
 FAULTS = [
     ("bias:1e-2", "INCORRECT_RESULT", "failed"),
     ("ulp", "INCORRECT_RESULT", "failed"),
     ("zeros", "INCORRECT_RESULT", "failed"),
+    ("garbage", "INCORRECT_RESULT", "failed"),  # wrong, and also differs between runs
+    ("host", "INCORRECT_RESULT", "failed"),  # the output left on the host: a device mismatch
     ("segv", "CRASHED", "failed"),
     ("abort", "CRASHED", "failed"),
     ("hang", "TIMEOUT", "failed"),
-    ("nondet", "NONDETERMINISTIC", "failed"),
+    ("nondet", "INCORRECT_RESULT", "failed"),  # exact comparison: a flipped bit is beyond it (see test_judgement_*)
     ("oom", None, "failed"),  # allocation failure: CRASHED or FAILED_RUNTIME depending on how it surfaces
     ("throw", "FAILED_RUNTIME", "failed"),
     ("notimpl", "NOT_SUPPORTED", "not_supported"),  # its own outcome: no kernel is not a wrong result

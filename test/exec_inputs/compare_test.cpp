@@ -314,7 +314,73 @@ TEST(Compare, NonContiguousTensorsCompareByLogicalIndex) {
   EXPECT_TRUE(contains(r.message, "at index (0, 5)")) << r.message;
 }
 
-// On AMX CPUs a oneDNN that uses AMX without asking Linux dies with SIGILL on bf16 matmul/linear unless prepare_cpu ran first; the reference
+// The worst element is where |device - reference| is greatest over every compared element (max_abs_diff's element),
+// not only among the mismatched ones: a report shows its index and both values.
+TEST(Compare, WorstElementIsWhereMaxAbsDiffIs) {
+  const at::Tensor e = sample();  // [8, 8]
+  at::Tensor a = e.clone();
+  a[2][3] += 0.5;  // the greatest difference
+  a[6][1] += 0.25;
+  const Comparison r = compare_values(e, a, with(Comparator::AllClose));
+  EXPECT_FALSE(r.ok);
+  ASSERT_TRUE(r.figures.has_worst()) << r.message;
+  EXPECT_EQ(r.figures.worst_index, (std::vector<std::int64_t>{2, 3}));
+  EXPECT_DOUBLE_EQ(*r.figures.worst_device, a[2][3].item<double>());
+  EXPECT_DOUBLE_EQ(*r.figures.worst_reference, e[2][3].item<double>());
+  EXPECT_DOUBLE_EQ(*r.figures.max_abs_diff, std::abs(*r.figures.worst_device - *r.figures.worst_reference));
+
+  // Within tolerance everywhere: still located (the greatest difference, however small).
+  at::Tensor close = e.clone();
+  close[7][7] += 2e-6;  // a few ulps of 5.0f, within the default tolerance
+  const Comparison ok = compare_values(e, close, with(Comparator::AllClose));
+  EXPECT_TRUE(ok.ok) << ok.message;
+  ASSERT_TRUE(ok.figures.has_worst());
+  EXPECT_EQ(ok.figures.worst_index, (std::vector<std::int64_t>{7, 7}));
+
+  // A NaN difference wins, as it does for max_abs_diff.
+  at::Tensor nan = a.clone();
+  nan[5][0] = std::nan("");
+  const Comparison n = compare_values(e, nan, with(Comparator::AllClose));
+  EXPECT_EQ(n.figures.worst_index, (std::vector<std::int64_t>{5, 0}));
+  EXPECT_TRUE(std::isnan(*n.figures.worst_device));
+
+  // Over the leaves of a tuple: the leaf with the greatest difference places it; a scalar's index is empty.
+  const auto pair = [](const at::Tensor& x, double y) { return c10::ivalue::Tuple::create({x, y}); };
+  const Comparison t = compare_values(pair(e, 1.0), pair(a, 4.0), with(Comparator::AllClose));
+  EXPECT_TRUE(t.figures.worst_index.empty());
+  EXPECT_EQ(*t.figures.worst_device, 4.0);
+  EXPECT_EQ(*t.figures.worst_reference, 1.0);
+
+  // Identical outputs have no worst element to show.
+  EXPECT_FALSE(compare_values(e, e.clone(), with(Comparator::AllClose)).figures.has_worst());
+}
+
+// An op's "no result" (an undefined tensor, e.g. convolution_backward's masked-out gradient; Python shows None)
+// equals another one, or None, and differs from a defined tensor, naming the output.
+TEST(Compare, UndefinedTensorsCompareAsNoResult) {
+  const auto triple = [](c10::IValue x, c10::IValue y, c10::IValue z) {
+    return c10::ivalue::Tuple::create({std::move(x), std::move(y), std::move(z)});
+  };
+  const at::Tensor g = sample();
+  const Comparison same = compare_values(triple(g, g, at::Tensor()), triple(g, g.clone(), at::Tensor()),
+                                         with(Comparator::AllClose));
+  EXPECT_TRUE(same.ok) << same.message;
+  EXPECT_EQ(same.figures.total, 128);
+  EXPECT_TRUE(compare_values(triple(g, g, at::Tensor()), triple(g, g, c10::IValue()), with(Comparator::Exact)).ok);
+
+  const Comparison defined = compare_values(triple(g, g, at::Tensor()), triple(g, g, g), with(Comparator::AllClose));
+  EXPECT_FALSE(defined.ok);
+  EXPECT_EQ(defined.message,
+            "output[2]: expected an undefined tensor, got a torch.float32 tensor of shape torch.Size([8, 8])");
+  const Comparison missing = compare_values(triple(g, g, g), triple(g, at::Tensor(), g), with(Comparator::AllClose));
+  EXPECT_FALSE(missing.ok);
+  EXPECT_EQ(missing.message,
+            "output[1]: expected a torch.float32 tensor of shape torch.Size([8, 8]), got an undefined tensor");
+  EXPECT_TRUE(compare_values(at::Tensor(), at::Tensor(), with(Comparator::AllClose)).ok);
+}
+
+// On AMX CPUs a oneDNN that uses AMX without asking Linux dies with SIGILL on bf16 matmul/linear unless prepare_cpu
+// ran first; the reference
 // computes exactly these ops, so they must survive in a fresh process (a death test forks one).
 [[noreturn]] void run_bf16_matmul_and_linear() {
   prepare_cpu();

@@ -137,6 +137,9 @@ def test_a_failing_compile_is_failed_compile(tmp_path, kinds):
 FAULTS = [
     # (fault on aten::add.Tensor, expected stage, a message fragment)
     ("bias:1e-2", "INCORRECT_RESULT", "Mismatched elements"),
+    # the result not uploaded: both devices named
+    ("host", "INCORRECT_RESULT", "output: device mismatch: expected a tensor on pyloop:0 (the device under test), "
+                                 "got one on cpu"),
     ("raise", "FAILED_RUNTIME", "ValueError"),
     ("segv", "CRASHED", "SIGSEGV"),
     ("hang", "TIMEOUT", ""),

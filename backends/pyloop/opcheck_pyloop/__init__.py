@@ -13,6 +13,7 @@ faults into the named ops' Python kernels (an op without a pyloop kernel gets on
 an aten overload as the reports' resolved op names it (aten::softmax.int), or a bare name for all its overloads;
 an unknown operator or overload raises ValueError, so the import fails and the run stops:
   bias:X   adds X to every floating output element (a wrong value)
+  host     returns the outputs on the host instead of the device (a kernel that forgot to upload its result)
   raise    raises ValueError from the kernel (a Python exception)
   segv     dereferences a null pointer (the worker dies with SIGSEGV)
   hang     sleeps until the run's timeout kills the worker
@@ -97,15 +98,23 @@ def _fault_ops(op):
     return chosen
 
 
+# Kernels whose result is the tensor they were given (or a number): it cannot be returned on the host instead.
+_RETURNS_ITS_ARGUMENT = {"aten::_copy_from.default", "aten::_copy_from_and_resize.default",
+                         "aten::_local_scalar_dense.default", "aten::resize_.default"}
+
+
 def _parse_faults(spec):
     faults = {}
     for item in filter(None, (s.strip() for s in spec.split(";"))):
         op, _, what = item.partition("=")
         kind, _, arg = what.partition(":")
-        if kind not in ("bias", "raise", "segv", "hang") or (kind == "bias") != bool(arg):
-            raise ValueError(f"OPCHECK_PYLOOP_FAULTS: '{item}' is not OP=bias:X|raise|segv|hang. "
+        if kind not in ("bias", "host", "raise", "segv", "hang") or (kind == "bias") != bool(arg):
+            raise ValueError(f"OPCHECK_PYLOOP_FAULTS: '{item}' is not OP=bias:X|host|raise|segv|hang. "
                              "Fix: e.g. aten::add.Tensor=bias:1e-2")
         for full in _fault_ops(op.strip()):
+            if kind == "host" and full in _RETURNS_ITS_ARGUMENT:
+                raise ValueError(f"OPCHECK_PYLOOP_FAULTS: cannot inject 'host' into '{full}': its kernel returns the "
+                                 "tensor it was given (or a number). Fix: put it on an op that returns a new tensor")
             faults[full] = (kind, float(arg) if arg else 0.0)
     return faults
 
@@ -126,10 +135,14 @@ def _fault_before(op):
 
 
 def _fault_after(op, result):
-    """A wrong value: the bias added to a floating result."""
+    """A wrong value (the bias added to a floating result), or the result left on the host (`host`)."""
     kind, bias = FAULTS.get(op, ("", 0.0))
     if kind == "bias" and isinstance(result, torch.Tensor) and result.is_floating_point():
         host(result).add_(bias)
+    if kind == "host":
+        def on_host(r):
+            return host(r).clone() if isinstance(r, torch.Tensor) else r
+        return type(result)(map(on_host, result)) if isinstance(result, (tuple, list)) else on_host(result)
     return result
 
 
