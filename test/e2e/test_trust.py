@@ -163,28 +163,30 @@ def test_a_report_that_cannot_be_written_stops_the_run_before_any_case(tmp_path)
         assert "passed" not in r.out, r  # stopped before the first case
 
 
-def test_merge_exits_as_the_merged_run_would(tmp_path):
-    write_manifest(tmp_path / "s.yaml", "s", [case(f"exp.{i}", "torch.exp", [[2 + i]]) for i in range(4)])
+def run_shards(tmp_path, op, shard_args, rc, env=None):
+    """One run per entry of `shard_args` (the extra arguments of shard i of len(shard_args)), each expected to exit
+    `rc`; returns their metrics files."""
+    name = op.split(".")[-1]
+    write_manifest(tmp_path / "s.yaml", "s", [case(f"{name}.{i}", op, [[2 + i]]) for i in range(4)])
     files = []
-    for i in range(2):
+    for i, extra in enumerate(shard_args):
         files.append(tmp_path / f"shard{i}.json")
-        r = opcheck("run", "--manifests", tmp_path / "s.yaml", "--device", "loopback", "--shard", f"{i}/2",
-                    "--metrics-json", files[-1], "--artifact-dir", tmp_path / f"a{i}",
-                    env={"OPCHECK_LOOPBACK_FAULTS": "aten::exp=bias:1e-1"})
-        assert r.rc == 1, r
+        r = opcheck("run", "--manifests", tmp_path / "s.yaml", "--device", "loopback", "--shard",
+                    f"{i}/{len(shard_args)}", *extra, "--metrics-json", files[-1], "--artifact-dir", tmp_path / f"a{i}",
+                    env=env)
+        assert r.rc == rc, r
+    return files
+
+
+def test_merge_exits_as_the_merged_run_would(tmp_path):
+    files = run_shards(tmp_path, "torch.exp", [[], []], 1, env={"OPCHECK_LOOPBACK_FAULTS": "aten::exp=bias:1e-1"})
     merged = opcheck("merge", *files, "--metrics-json", tmp_path / "all.json")
     assert merged.rc == 1, merged
     assert merged.last_line.startswith("4 failed"), merged
 
 
 def test_merge_refuses_shards_of_another_identity_naming_the_part(tmp_path):
-    write_manifest(tmp_path / "s.yaml", "s", [case(f"neg.{i}", "torch.neg", [[2 + i]]) for i in range(4)])
-    files = []
-    for i, repeat in enumerate(["2", "3"]):
-        files.append(tmp_path / f"shard{i}.json")
-        r = opcheck("run", "--manifests", tmp_path / "s.yaml", "--device", "loopback", "--shard", f"{i}/2",
-                    "--repeat", repeat, "--metrics-json", files[-1], "--artifact-dir", tmp_path / f"a{i}")
-        assert r.rc == 0, r
+    files = run_shards(tmp_path, "torch.neg", [["--repeat", "2"], ["--repeat", "3"]], 0)
     mixed = opcheck("merge", *files, "--metrics-json", tmp_path / "all.json")
     assert mixed.rc == 2, mixed
     assert 'shard 2 ran with repeat "3" but shard 1 with "2"' in mixed.err, mixed
