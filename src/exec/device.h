@@ -18,6 +18,9 @@ struct DeviceSetup {
   std::vector<std::string> enabled_ops;  // "aten::op.overload" with a kernel for the device's dispatch key
   std::string log_line;    // e.g. "device: loopback (libopcheck_loopback.so, privateuseone:0)"
   std::vector<std::string> python_modules;
+  /// Why no case can compile for the device (inductor without a code generator for it), said once in the log line
+  /// and given to every case as NOT_SUPPORTED without compiling; "" = compiling is tried.
+  std::string compile_unsupported;
   std::string python_device;  // --device-import: the device as the workers name it ("pyloop:0")  // --device-import: "torch 2.13.0", then each module with its version
 };
 

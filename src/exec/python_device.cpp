@@ -15,6 +15,7 @@
 #include <torch/version.h>
 #include <nlohmann/json.hpp>
 
+#include "common/device_choice.h"
 #include "exec/device.h"
 
 namespace opcheck::exec {
@@ -52,16 +53,8 @@ bool wants_python_host(const ExecOptions& opts) {
 
 PythonHostConfig python_host_config(const ExecOptions& opts) {
   PythonHostConfig c;
-  c.python = opts.python;
-  if (c.python.empty()) {
-    // The active virtual environment, else the interpreter opcheck was built with.
-    const char* venv = std::getenv("VIRTUAL_ENV");
-    std::error_code ec;
-    if (venv != nullptr && *venv != '\0' && fs::exists(fs::path(venv) / "bin" / "python", ec))
-      c.python = (fs::path(venv) / "bin" / "python").string();
-    else
-      c.python = OPCHECK_BUILD_PYTHON;
-  }
+  // The one the run's settings listed the torch.backends entry points of.
+  c.python = hosting_python(opts.python);
   c.imports = opts.device_imports;
   c.extra_paths = {(exec_dir() / "python").string()};
   c.compile_backend = opts.compile_backend;
@@ -102,6 +95,7 @@ bool probe_python_device(const ExecOptions& opts, PythonHostFacts& facts, std::v
       j["torch_path"] = f.torch_path;
       j["modules"] = f.module_versions;
       j["privateuse1_name"] = f.privateuse1_name;
+      j["privateuse1_inductor_codegen"] = f.privateuse1_inductor_codegen;
       if (!opts.device_imports.empty()) j["enabled_ops"] = ops_with_kernel_for(c10::DispatchKey::PrivateUse1);
     }
     write_all(fds[1], j.dump());
@@ -161,6 +155,7 @@ bool probe_python_device(const ExecOptions& opts, PythonHostFacts& facts, std::v
   facts.torch_version = j.value("torch_version", "");
   facts.torch_path = j.value("torch_path", "");
   facts.privateuse1_name = j.value("privateuse1_name", "");
+  facts.privateuse1_inductor_codegen = j.value("privateuse1_inductor_codegen", true);
   facts.module_versions = j.value("modules", std::map<std::string, std::string>{});
   enabled_ops = j.value("enabled_ops", std::vector<std::string>{});
 
