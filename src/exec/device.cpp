@@ -353,7 +353,7 @@ bool setup_installed_device(const ExecOptions& opts, const std::string& type, in
   out.enabled_ops = std::move(enabled_ops);
   for (const auto& e : opts.installed_backends) out.python_modules.push_back(e);
   out.log_line = "device: " + out.name + " (" + out.python_device + ", the backend installed as torch.backends " +
-                 "entry point " + joined(opts.installed_backends, "; ") + ", loaded by `import torch` " +
+                 "entry point " + joined(opts.installed_backends, "; ") + ", loaded by import torch, torch " +
                  facts.torch_version + ", " + std::to_string(out.enabled_ops.size()) + " ops with own kernels" +
                  (type == "auto" ? "; auto: the one installed torch.backends entry point" : "") + ")";
   note_compile_support(opts, facts, out);

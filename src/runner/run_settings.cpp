@@ -229,7 +229,8 @@ const std::vector<SettingField>& setting_fields() {
        [](const RunSettings& s) {
          // With imports the rerun keeps what was given: its own imports register the device again.
          if (!s.device_imports.empty()) return std::vector<std::string>{s.device.empty() ? "auto" : s.device};
-         return std::vector<std::string>{resolve_auto_device(s.device, s.device_lib, false, nullptr, s.installed_backends)};
+         return std::vector<std::string>{
+             resolve_auto_device(s.device, s.device_lib, false, nullptr, s.installed_backends)};
        }},
       {nullptr, "--device-lib", false,
        [](const RunSettings& s) {

@@ -126,6 +126,25 @@ def test_autoload_off_makes_the_installed_name_unknown(tmp_path, cases, installe
     assert r.rc == 0 and m["run"]["device_name"] == "loopback", r
 
 
+def test_a_name_that_is_also_a_builtin_device_type_is_the_installed_backend(tmp_path, cases):
+    """opencl is one of libtorch's own device types (OPENCL); a backend installed under that name is the device."""
+    python = make_env(tmp_path / "venv", [("opencl-backend", "opencl", """\
+        def _autoload():
+            import opencl_loop  # pyloop, renamed: it registers PrivateUse1 as `opencl`
+        """)])
+    package = pathlib.Path(site_packages_of(python)) / "opencl_loop"
+    package.mkdir()
+    source = (BUILD_DIR / "python" / "opcheck_pyloop" / "__init__.py").read_text()
+    assert 'NAME = "pyloop"' in source
+    (package / "__init__.py").write_text(source.replace('NAME = "pyloop"', 'NAME = "opencl"'))
+    for ext in (BUILD_DIR / "python" / "opcheck_pyloop").glob("_C*.so"):
+        (package / ext.name).symlink_to(ext)
+    r, m = run_json(tmp_path, python, "--manifests", cases, "--device", "opencl")
+    assert r.rc == 0, r
+    assert m["run"]["device"] == "opencl:0" and m["totals"]["passed"] == 3, (m["run"], m["totals"])
+    assert "entry point opencl = opencl_backend:_autoload" in r.err, r
+
+
 def test_an_unknown_name_lists_the_installed_backends(tmp_path, cases, installed):
     r, _ = run_json(tmp_path, installed, "--manifests", cases, "--device", "warpdrive")
     assert r.rc != 0, r
