@@ -193,12 +193,12 @@ def test_a_device_import_that_fails_says_the_real_error_first(tmp_path, cases):
     mods = tmp_path / "mods"
     mods.mkdir()
     (mods / "broken_ext.py").write_text(
-        "import torch\nraise ImportError('/opt/x/_C.so: undefined symbol: _ZN3c1010TensorImpl17set_storage_offsetEl')\n")
+        "import torch\nraise ImportError('/opt/x/_C.so: undefined symbol: _ZN3c1010TensorImpl18set_storage_offsetEl')\n")
     r = opcheck("run", "--manifests", cases, "--device-import", "broken_ext", "--artifact-dir", tmp_path / "art",
                 env={"PYTHONPATH": str(mods)})
     assert r.rc != 0, r
     assert first_error_line(r.err) == (
-        "ImportError: /opt/x/_C.so: undefined symbol: _ZN3c1010TensorImpl17set_storage_offsetEl"), r
+        "ImportError: /opt/x/_C.so: undefined symbol: _ZN3c1010TensorImpl18set_storage_offsetEl"), r
     assert "demangled: c10::TensorImpl::set_storage_offset(long)" in r.err, r
     assert "while: import broken_ext" in r.err and "interpreter: " in r.err and "Fix:" in r.err, r
     assert "broken_ext.py" in r.err, r  # the traceback is still there, last
