@@ -280,9 +280,10 @@ std::string installed_hint(const ExecOptions& opts, const std::string& registere
   if (!may_be_installed_backend(opts.device, opts.device_lib, !opts.device_imports.empty())) return {};
   const std::string python = python_host_config(opts).python;
   std::string hint;
-  if (opts.installed_backends.empty()) {
+  if (!opts.installed_backends_note.empty()) {
+    hint = "; " + opts.installed_backends_note;
+  } else if (opts.installed_backends.empty()) {
     hint = "; no backend is installed as a torch.backends entry point in " + python;
-    if (!opts.installed_backends_note.empty()) hint += " (" + opts.installed_backends_note + ")";
   } else {
     hint = "; the backends installed as torch.backends entry points in " + python + " (" +
            joined(opts.installed_backends, "; ") + ") register " +

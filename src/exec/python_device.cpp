@@ -96,7 +96,9 @@ bool probe_python_device(const ExecOptions& opts, PythonHostFacts& facts, std::v
       j["modules"] = f.module_versions;
       j["privateuse1_name"] = f.privateuse1_name;
       j["privateuse1_inductor_codegen"] = f.privateuse1_inductor_codegen;
-      if (!opts.device_imports.empty()) j["enabled_ops"] = ops_with_kernel_for(c10::DispatchKey::PrivateUse1);
+      // A device was registered (by the imports, or by the torch.backends entry points torch's import loaded).
+      if (!opts.device_imports.empty() || f.privateuse1_name != "privateuseone")
+        j["enabled_ops"] = ops_with_kernel_for(c10::DispatchKey::PrivateUse1);
     }
     write_all(fds[1], j.dump());
     ::close(fds[1]);

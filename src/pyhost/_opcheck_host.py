@@ -48,6 +48,8 @@ def _start_error(e, step):
     version, folder = _torch_location()
     whole = "".join(traceback.format_exception(type(e), e, e.__traceback__)).rstrip()
     autoload = step == "import torch" and str(e).startswith("Failed to load the backend extension")
+    if autoload:  # torch's message names the entry point: "Failed to load the backend extension: NAME. You can ..."
+        step += " (its autoload of the torch.backends entry point '" + str(e).split(": ", 1)[1].split(". ")[0] + "')"
     return {"first": _headline(_root_cause(e)), "step": step, "autoload": autoload, "traceback": whole,
             "python": sys.executable, "python_version": sys.version.split()[0], "torch_version": version,
             "torch_path": folder}

@@ -165,8 +165,7 @@ std::string start_error_text(const nlohmann::json& e, const exec::PythonHostConf
   const std::string demangled = demangled_undefined_symbol(first);
   if (!demangled.empty()) text += "\n  undefined symbol, demangled: " + demangled;
   const bool autoload = e.value("autoload", false);
-  text += "\n  while: " + step +
-          (autoload ? " (which loads the backends installed as torch.backends entry points, torch's autoload)" : "");
+  text += "\n  while: " + step;
   text += "\n  interpreter: " + python + " (Python " + e.value("python_version", "") + ")";
   text += "\n  torch: " + (torch_path.empty() ? std::string("not found on its sys.path")
                                                : (torch_version.empty() ? "unknown version" : torch_version) +
@@ -175,7 +174,8 @@ std::string start_error_text(const nlohmann::json& e, const exec::PythonHostConf
   if (!demangled.empty())
     fix = "the extension was built against another torch than this interpreter's: rebuild it against torch " +
           torch_version + " from " + torch_path + ", or run with the interpreter whose torch it was built for " +
-          "(OPCHECK_PYTHON=...)";
+          "(OPCHECK_PYTHON=...)" +
+          (autoload ? std::string("; TORCH_DEVICE_BACKEND_AUTOLOAD=0 runs without that backend") : std::string());
   else if (torch_path.empty())
     fix = "install torch in that environment, or name the interpreter opcheck was built with in OPCHECK_PYTHON";
   else if (autoload)
