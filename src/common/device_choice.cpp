@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <chrono>
@@ -74,25 +75,7 @@ bool run_python(const std::string& python, const char* script, std::string& out,
   }
   ::close(fds[1]);
   // A Python that hangs at start must not hang the run: a minute is far beyond a listing's few milliseconds.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
-  char buf[4096];
-  bool timed_out = false;
-  for (;;) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
-    if (left <= 0) {
-      timed_out = true;
-      break;
-    }
-    pollfd p{fds[0], POLLIN, 0};
-    const int r = ::poll(&p, 1, static_cast<int>(left));
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) continue;
-    const ssize_t n = ::read(fds[0], buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    out.append(buf, static_cast<std::size_t>(n));
-  }
+  const bool timed_out = !read_child_answer(fds[0], std::chrono::minutes(1), out);
   ::close(fds[0]);
   if (timed_out) ::kill(pid, SIGKILL);
   int status = 0;
@@ -110,6 +93,23 @@ bool run_python(const std::string& python, const char* script, std::string& out,
 }
 
 }  // namespace
+
+bool read_child_answer(int fd, std::chrono::milliseconds budget, std::string& out) {
+  const auto deadline = std::chrono::steady_clock::now() + budget;
+  char buf[65536];
+  for (;;) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    if (left <= 0) return false;
+    pollfd p{fd, POLLIN, 0};
+    const int r = ::poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000)));
+    if (r <= 0) continue;  // EINTR or a second without news: the deadline decides
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return true;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+}
 
 std::string resolve_auto_device(const std::string& device, const std::string& device_lib, bool device_imports,
                                 std::string* why, const std::vector<std::string>& installed) {

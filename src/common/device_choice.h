@@ -2,6 +2,7 @@
 // backends torch loads on its own (`torch.backends` entry points), which `auto` and `--device NAME` may take.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,10 @@ struct InstalledBackends {
 /// when a distribution on sys.path declares the group at all, so an environment without any pays for a bare Python
 /// start). `autoload_off` (TORCH_DEVICE_BACKEND_AUTOLOAD=0) lists none, as torch then loads none.
 InstalledBackends list_installed_backends(const std::string& python, bool autoload_off);
+
+/// Reads what a child writes to `fd` until it closes it, or until `budget` is spent (false: the child is too slow and
+/// the caller ends it). Used by the children that ask an interpreter about its torch before any case runs.
+bool read_child_answer(int fd, std::chrono::milliseconds budget, std::string& out);
 
 /// Whether TORCH_DEVICE_BACKEND_AUTOLOAD, as set, turns torch's autoload off (torch reads "0" as off).
 bool backend_autoload_off(const char* value);

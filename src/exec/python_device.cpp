@@ -106,25 +106,7 @@ bool probe_python_device(const ExecOptions& opts, PythonHostFacts& facts, std::v
   }
   ::close(fds[1]);
   std::string out;
-  char buf[65536];
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(10);
-  bool timed_out = false;
-  for (;;) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      timed_out = true;
-      break;
-    }
-    pollfd p{fds[0], POLLIN, 0};
-    const int r = ::poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) continue;
-    const ssize_t n = ::read(fds[0], buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    out.append(buf, static_cast<std::size_t>(n));
-  }
+  const bool timed_out = !read_child_answer(fds[0], std::chrono::minutes(10), out);
   ::close(fds[0]);
   if (timed_out) ::kill(pid, SIGKILL);
   int status = 0;
