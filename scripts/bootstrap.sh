@@ -40,14 +40,49 @@ opcheck_install_packages() {
   apt-get update -qq >&2 && apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 }
 
-# Prints "VERSION CMAKE_PREFIX" of the torch that interpreter $1 imports, or fails.
+# Prints "VERSION CMAKE_PREFIX" of the torch that interpreter $1 imports, or fails; what the import printed on its
+# stderr goes to the file $OPCHECK_TORCH_ERR (default: nowhere).
 opcheck_torch_of() {
-  "$1" - <<'EOF' 2>/dev/null
+  "$1" - <<'EOF' 2>"${OPCHECK_TORCH_ERR:-/dev/null}"
 import warnings
 warnings.simplefilter("ignore")
 import torch, torch.utils
 print(torch.__version__.split("+")[0], torch.utils.cmake_prefix_path)
 EOF
+}
+
+# Whether interpreter $1 has torch at all: `import torch` also loads the backends installed as torch.backends entry
+# points (torch's autoload), and a broken one must not make an environment that has torch look like one without.
+opcheck_has_torch() { TORCH_DEVICE_BACKEND_AUTOLOAD=0 opcheck_torch_of "$1" >/dev/null; }
+
+# Sets `out` to "VERSION CMAKE_PREFIX" of interpreter $1's torch ($2 says where it came from), or fails saying why
+# with the real error: the last lines `import torch` printed. When torch itself imports and only an installed
+# backend's autoload fails, that error is reported and the build goes on (it needs torch, not the backend); `opcheck
+# run` reports it again, with its Fix, when it starts the device.
+opcheck_torch_or_why() {
+  local py="$1" where="$2" errfile
+  errfile="$(mktemp)"
+  if out="$(OPCHECK_TORCH_ERR="$errfile" opcheck_torch_of "$py")"; then
+    rm -f "$errfile"
+    return 0
+  fi
+  if out="$(TORCH_DEVICE_BACKEND_AUTOLOAD=0 opcheck_torch_of "$py")"; then
+    opcheck_log "$py (from $where): \`import torch\` fails while loading a backend installed as a torch.backends entry point:"
+    tail -n 12 "$errfile" | sed 's/^/[opcheck]   /' >&2
+    opcheck_log "torch ${out%% *} itself imports (TORCH_DEVICE_BACKEND_AUTOLOAD=0), so opcheck builds against it; runs that"
+    opcheck_log "start Python fail the same way until the backend is repaired or TORCH_DEVICE_BACKEND_AUTOLOAD=0 is set."
+    rm -f "$errfile"
+    return 0
+  fi
+  opcheck_log "$py (from $where) cannot import torch:"
+  tail -n 12 "$errfile" | sed 's/^/[opcheck]   /' >&2
+  if grep -q "No module named 'torch'" "$errfile"; then
+    opcheck_log "Fix: install torch there (pip install torch==2.13.0), or unset OPCHECK_PYTHON/deactivate the environment."
+  else
+    opcheck_log "Fix: make \`$py -c 'import torch'\` succeed (the error above), or unset OPCHECK_PYTHON/deactivate the environment."
+  fi
+  rm -f "$errfile"
+  return 1
 }
 
 # True when version $1 >= version $2 (dotted numbers).
@@ -59,9 +94,9 @@ opcheck_python_env() {
   local with_tests="${1:-0}" py="" where="" out
   if [ -n "${OPCHECK_PYTHON:-}" ]; then
     py="$OPCHECK_PYTHON"; where="OPCHECK_PYTHON"
-  elif [ -n "${VIRTUAL_ENV:-}" ] && [ -x "$VIRTUAL_ENV/bin/python" ] && opcheck_torch_of "$VIRTUAL_ENV/bin/python" >/dev/null; then
+  elif [ -n "${VIRTUAL_ENV:-}" ] && [ -x "$VIRTUAL_ENV/bin/python" ] && opcheck_has_torch "$VIRTUAL_ENV/bin/python"; then
     py="$VIRTUAL_ENV/bin/python"; where="the active virtual environment"
-  elif [ -n "${CONDA_PREFIX:-}" ] && [ -x "$CONDA_PREFIX/bin/python" ] && opcheck_torch_of "$CONDA_PREFIX/bin/python" >/dev/null; then
+  elif [ -n "${CONDA_PREFIX:-}" ] && [ -x "$CONDA_PREFIX/bin/python" ] && opcheck_has_torch "$CONDA_PREFIX/bin/python"; then
     py="$CONDA_PREFIX/bin/python"; where="the active conda environment"
   else
     py="$OPCHECK_VENV/bin/python"; where="the project's virtual environment ($OPCHECK_VENV)"
@@ -72,16 +107,12 @@ opcheck_python_env() {
       base="$(command -v python3 || echo /usr/bin/python3)"
       "$base" -m venv "$OPCHECK_VENV" >&2 || { rm -rf "$OPCHECK_VENV"; return 1; }
     fi
-    if ! opcheck_torch_of "$py" >/dev/null; then
+    if ! opcheck_has_torch "$py"; then
       opcheck_log "installing the pinned torch into $OPCHECK_VENV (scripts/requirements.txt)"
       "$py" -m pip install -q -r "$OPCHECK_ROOT/scripts/requirements.txt" >&2 || return 1
     fi
   fi
-  if ! out="$(opcheck_torch_of "$py")"; then
-    opcheck_log "$py (from $where) cannot import torch."
-    opcheck_log "Fix: install torch there (pip install torch==2.13.0), or unset OPCHECK_PYTHON/deactivate the environment."
-    return 1
-  fi
+  opcheck_torch_or_why "$py" "$where" || return 1
   OPCHECK_TORCH_VERSION="${out%% *}"
   OPCHECK_TORCH_CMAKE_PREFIX="${out#* }"
   if ! opcheck_version_at_least "$OPCHECK_TORCH_VERSION" "$OPCHECK_MIN_TORCH"; then

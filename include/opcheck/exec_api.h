@@ -34,6 +34,13 @@ struct ExecOptions {
   std::string compile_backend;
   /// The interpreter whose environment the Python host uses; "" = the one opcheck was built with.
   std::string python;
+  /// The interpreter's `torch.backends` entry points ("name = module:attr (distribution version)"), listed by the run's
+  /// settings when the device may be one of them (common/device_choice.h). `import torch` loads them, so a device one
+  /// registers is hosted by Python in the workers with no --device-import.
+  std::vector<std::string> installed_backends;
+  /// Why no entry point is used although some may be installed (TORCH_DEVICE_BACKEND_AUTOLOAD=0, the interpreter
+  /// failed); "" = the list is what was found.
+  std::string installed_backends_note;
   /// Inductor's on-disk cache (TORCHINDUCTOR_CACHE_DIR unless the environment sets it); "" = inductor's default.
   std::string inductor_cache_dir;
   /// The `opcheck run` arguments that rerun a case under this run's settings (runner/run_settings.h), which failure

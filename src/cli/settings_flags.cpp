@@ -38,8 +38,11 @@ CLI::Validator positive_finite(const char* what) {
 
 void add_settings_flags(CLI::App& app, RunSettings& s) {
   app.add_option("--device", s.device,
-                 "Device under test: auto (a configured device library, else loopback), cpu (self-check), loopback, "
-                 "privateuseone, a backend's registered name, cuda, xpu, mps")
+                 "Device under test: auto (the device library configured, else the one backend installed as a "
+                 "torch.backends entry point, else loopback), cpu (self-check), loopback, privateuseone, the name a "
+                 "backend registers (a library's, or one an installed torch.backends entry point registers when "
+                 "`import torch` loads it; such a name wins over a built-in device type of the same name, e.g. "
+                 "opencl), cuda, xpu, mps. TORCH_DEVICE_BACKEND_AUTOLOAD=0 leaves the entry points out")
       ->capture_default_str();
   app.add_option("--device-lib", s.device_lib,
                  "PrivateUse1 backend library to load before any case runs (also OPCHECK_DEVICE_LIB)")

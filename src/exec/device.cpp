@@ -239,6 +239,62 @@ bool use_device_index(DeviceSetup& dev, int index, std::string& error) {
   }
 }
 
+namespace {
+
+std::string joined(const std::vector<std::string>& items, const char* separator) {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : separator) + i;
+  return out;
+}
+
+/// The device a Python host registered, set up as the device under test.
+void take_python_device(const ExecOptions& opts, const std::string& registered, int index,
+                        const PythonHostFacts& facts, DeviceSetup& out) {
+  out.device = at::Device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(std::max(index, 0)));
+  out.name = opts.device_name.empty() ? registered : opts.device_name;
+  out.python_device = registered + ":" + std::to_string(std::max(index, 0));
+  out.python_modules.push_back("torch " + facts.torch_version);
+}
+
+/// Inductor generates code only for devices with a code generator registered (torch._inductor.codegen.common), and a
+/// PrivateUse1 backend registers its own or has none: without one every case would fail its compile the same way, so
+/// the run says it once and no case pays for a compile.
+void note_compile_support(const ExecOptions& opts, const PythonHostFacts& facts, DeviceSetup& out) {
+  if (opts.compile_backend != "inductor" || out.device.type() != c10::DeviceType::PrivateUse1 ||
+      facts.privateuse1_inductor_codegen)
+    return;
+  // The name inductor was asked about: the one the interpreter's PrivateUse1 had (this process never imports).
+  const std::string type = facts.privateuse1_name.empty() ? "privateuseone" : lower(facts.privateuse1_name);
+  out.compile_unsupported = "inductor has no code generator for device '" + type +
+                            "' (torch._inductor.codegen.common.get_scheduling_for_device('" + type +
+                            "') is None): the backend registers none. Fix: register one "
+                            "(register_backend_for_device), or compile with another backend (--compile-backend "
+                            "aot_eager)";
+  out.log_line.insert(out.log_line.size() - 1, "; inductor has no code generator for '" + type +
+                                                   "': every case is NOT_SUPPORTED without compiling");
+}
+
+/// What the torch.backends entry points came to, for a device name that is none of theirs ("" when they were not
+/// listed: a library or modules name the device).
+std::string installed_hint(const ExecOptions& opts, const std::string& registered) {
+  if (!may_be_installed_backend(opts.device, opts.device_lib, !opts.device_imports.empty())) return {};
+  const std::string python = python_host_config(opts).python;
+  std::string hint;
+  if (!opts.installed_backends_note.empty()) {
+    hint = "; " + opts.installed_backends_note;
+  } else if (opts.installed_backends.empty()) {
+    hint = "; no backend is installed as a torch.backends entry point in " + python;
+  } else {
+    hint = "; the backends installed as torch.backends entry points in " + python + " (" +
+           joined(opts.installed_backends, "; ") + ") register " +
+           (registered.empty() || registered == "privateuseone" ? std::string("no device")
+                                                                : "'" + registered + "' (--device " + registered + ")");
+  }
+  return hint + "; a backend registered from Python that torch does not load on its own needs --device-import MODULE";
+}
+
+}  // namespace
+
 /// --device-import: the device exists only in processes that ran the imports, so a child reports what they
 /// registered; the workers start their own interpreters (Engine::prepare_worker).
 bool setup_python_device(const ExecOptions& opts, const std::string& type, int index, DeviceSetup& out,
@@ -263,14 +319,45 @@ bool setup_python_device(const ExecOptions& opts, const std::string& type, int i
             registered + "'). Fix: use --device " + registered + " (or auto)";
     return false;
   }
-  out.device = at::Device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(std::max(index, 0)));
-  out.name = opts.device_name.empty() ? registered : opts.device_name;
-  out.python_device = registered + ":" + std::to_string(std::max(index, 0));
-  out.python_modules.push_back("torch " + facts.torch_version);
+  take_python_device(opts, registered, index, facts, out);
   for (const auto& [m, v] : facts.module_versions) out.python_modules.push_back(m + (v.empty() ? "" : " " + v));
   out.log_line = "device: " + out.name + " (" + registered + ":" + std::to_string(std::max(index, 0)) +
                  ", registered from Python by " + modules + " with torch " + facts.torch_version + ", " +
                  std::to_string(out.enabled_ops.size()) + " ops with own kernels)";
+  note_compile_support(opts, facts, out);
+  return true;
+}
+
+
+/// A backend installed as a torch.backends entry point: `import torch` loads it, in a child now and in every worker
+/// later, with no --device-import. `taken` says whether `type` is the device it registers (or auto/privateuseone);
+/// when not, the caller goes on with the built-in devices and `registered` names what the backends registered.
+bool setup_installed_device(const ExecOptions& opts, const std::string& type, int index, DeviceSetup& out,
+                            bool& taken, std::string& registered, std::string& error) {
+  taken = false;
+  PythonHostFacts facts;
+  std::vector<std::string> enabled_ops;
+  if (!probe_python_device(opts, facts, enabled_ops, error)) return false;
+  registered = lower(facts.privateuse1_name);
+  const bool generic = type == "auto" || type == "privateuseone" || type == "privateuse1";
+  if (registered == "privateuseone") {
+    if (!generic) return true;
+    error = "the backends installed as torch.backends entry points in " + python_host_config(opts).python + " (" +
+            joined(opts.installed_backends, "; ") + ") registered no device when `import torch` loaded them " +
+            "(PrivateUse1 keeps its name 'privateuseone'). Fix: check that the backend renames and registers " +
+            "PrivateUse1 in its entry point, or pass --device-lib PATH or --device-import MODULE";
+    return false;
+  }
+  if (!generic && type != registered) return true;
+  taken = true;
+  take_python_device(opts, registered, index, facts, out);
+  out.enabled_ops = std::move(enabled_ops);
+  for (const auto& e : opts.installed_backends) out.python_modules.push_back(e);
+  out.log_line = "device: " + out.name + " (" + out.python_device + ", the backend installed as torch.backends " +
+                 "entry point " + joined(opts.installed_backends, "; ") + ", loaded by import torch, torch " +
+                 facts.torch_version + ", " + std::to_string(out.enabled_ops.size()) + " ops with own kernels" +
+                 (type == "auto" ? "; auto: the one installed torch.backends entry point" : "") + ")";
+  note_compile_support(opts, facts, out);
   return true;
 }
 
@@ -283,9 +370,15 @@ bool setup_device(const ExecOptions& opts, DeviceSetup& out, std::string& error)
   int index = -1;
   split_index(lower(opts.device.empty() ? std::string("auto") : opts.device), type, index);
   if (!opts.device_imports.empty()) return setup_python_device(opts, type, index, out, error);
+  std::string registered;  // by the installed torch.backends entry points, when they were asked
+  if (!opts.installed_backends.empty() && device_lib.empty() && type != "cpu" && type != "loopback") {
+    bool taken = false;
+    if (!setup_installed_device(opts, type, index, out, taken, registered, error)) return false;
+    if (taken) return true;
+  }
+  PythonHostFacts facts;  // of the interpreter compiled runs start
   if (!opts.compile_backend.empty()) {
     // Compiled runs start Python in every worker: its torch is checked once, before any case runs.
-    PythonHostFacts facts;
     std::vector<std::string> unused;
     if (!probe_python_device(opts, facts, unused, error)) return false;
     out.python_modules.push_back("torch " + facts.torch_version);
@@ -343,13 +436,14 @@ bool setup_device(const ExecOptions& opts, DeviceSetup& out, std::string& error)
     } catch (const c10::Error&) {
       error = "unknown device '" + opts.device +
               "'. Fix: use auto, cpu, loopback, privateuseone (with --device-lib), or a device type libtorch knows "
-              "(cuda, xpu, mps)";
+              "(cuda, xpu, mps)" + installed_hint(opts, registered);
       return false;
     }
     if (library_unused(type)) return false;
     if (!device_type_present(t)) {
       error = "device '" + opts.device + "' is not available: the linked libtorch (" + TORCH_VERSION +
-              ") has no working " + type + " support on this machine. Fix: use --device loopback or cpu";
+              ") has no working " + type + " support on this machine. Fix: use --device loopback or cpu" +
+              installed_hint(opts, registered);
       return false;
     }
     if (!check_index(opts.device, t, index, error)) return false;
@@ -365,6 +459,7 @@ bool setup_device(const ExecOptions& opts, DeviceSetup& out, std::string& error)
   out.log_line += ", " + std::to_string(out.enabled_ops.size()) + " ops with own kernels";
   if (!why.empty()) out.log_line += "; " + why;
   out.log_line += ")";
+  note_compile_support(opts, facts, out);
   return true;
 }
 

@@ -17,8 +17,11 @@ struct DeviceSetup {
   std::string lib_sha256;
   std::vector<std::string> enabled_ops;  // "aten::op.overload" with a kernel for the device's dispatch key
   std::string log_line;    // e.g. "device: loopback (libopcheck_loopback.so, privateuseone:0)"
-  std::vector<std::string> python_modules;
-  std::string python_device;  // --device-import: the device as the workers name it ("pyloop:0")  // --device-import: "torch 2.13.0", then each module with its version
+  std::vector<std::string> python_modules;  // "torch 2.13.0", then each module (or entry point) with its version
+  /// Why no case can compile for the device (inductor without a code generator for it), said once in the log line
+  /// and given to every case as NOT_SUPPORTED without compiling; "" = compiling is tried.
+  std::string compile_unsupported;
+  std::string python_device;  // a device registered from Python: as the workers name it ("pyloop:0"); "" = none
 };
 
 /// Path of the shared object the exec layer lives in (libopcheck_exec.so, or the test binary when linked

@@ -279,7 +279,7 @@ Engine::Engine(const ExecOptions& opts, DeviceSetup device) : opts_(opts), devic
 bool Engine::prepare_worker(int device_index, std::string* error) {
   // Thread pools start here, in the worker, never in a parent that is about to fork.
   if (opts_.intra_op_threads > 0) at::set_num_threads(opts_.intra_op_threads);
-  if (wants_python_host(opts_)) {
+  if (wants_python_host(opts_) || !device_.python_device.empty()) {  // an installed backend has no --device-import
     // The interpreter starts in each worker, never in the parent that forks them.
     PythonHostFacts facts;
     std::string why;
@@ -533,6 +533,9 @@ class CaseRun {
   // Compiled runs: the first compiles, the second reuses the compiled code; their difference is the compile time.
   std::optional<Verdict> find_compiler() {
     if (opts_.compile_backend.empty()) return std::nullopt;
+    // Found once, before any case (setup_device): a compile that cannot generate code for the device is not tried.
+    if (!engine_.device_.compile_unsupported.empty())
+      return Verdict{Stage::NOT_SUPPORTED, engine_.device_.compile_unsupported};
     compiler_ = python_host_if_started();
     if (compiler_) return std::nullopt;
     return Verdict{Stage::FAILED_COMPILE,

@@ -15,6 +15,7 @@
 #include <torch/version.h>
 #include <nlohmann/json.hpp>
 
+#include "common/device_choice.h"
 #include "exec/device.h"
 
 namespace opcheck::exec {
@@ -52,16 +53,8 @@ bool wants_python_host(const ExecOptions& opts) {
 
 PythonHostConfig python_host_config(const ExecOptions& opts) {
   PythonHostConfig c;
-  c.python = opts.python;
-  if (c.python.empty()) {
-    // The active virtual environment, else the interpreter opcheck was built with.
-    const char* venv = std::getenv("VIRTUAL_ENV");
-    std::error_code ec;
-    if (venv != nullptr && *venv != '\0' && fs::exists(fs::path(venv) / "bin" / "python", ec))
-      c.python = (fs::path(venv) / "bin" / "python").string();
-    else
-      c.python = OPCHECK_BUILD_PYTHON;
-  }
+  // The one the run's settings listed the torch.backends entry points of.
+  c.python = hosting_python(opts.python);
   c.imports = opts.device_imports;
   c.extra_paths = {(exec_dir() / "python").string()};
   c.compile_backend = opts.compile_backend;
@@ -102,7 +95,10 @@ bool probe_python_device(const ExecOptions& opts, PythonHostFacts& facts, std::v
       j["torch_path"] = f.torch_path;
       j["modules"] = f.module_versions;
       j["privateuse1_name"] = f.privateuse1_name;
-      if (!opts.device_imports.empty()) j["enabled_ops"] = ops_with_kernel_for(c10::DispatchKey::PrivateUse1);
+      j["privateuse1_inductor_codegen"] = f.privateuse1_inductor_codegen;
+      // A device was registered (by the imports, or by the torch.backends entry points torch's import loaded).
+      if (!opts.device_imports.empty() || f.privateuse1_name != "privateuseone")
+        j["enabled_ops"] = ops_with_kernel_for(c10::DispatchKey::PrivateUse1);
     }
     write_all(fds[1], j.dump());
     ::close(fds[1]);
@@ -110,25 +106,7 @@ bool probe_python_device(const ExecOptions& opts, PythonHostFacts& facts, std::v
   }
   ::close(fds[1]);
   std::string out;
-  char buf[65536];
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(10);
-  bool timed_out = false;
-  for (;;) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      timed_out = true;
-      break;
-    }
-    pollfd p{fds[0], POLLIN, 0};
-    const int r = ::poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) continue;
-    const ssize_t n = ::read(fds[0], buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    out.append(buf, static_cast<std::size_t>(n));
-  }
+  const bool timed_out = !read_child_answer(fds[0], std::chrono::minutes(10), out);
   ::close(fds[0]);
   if (timed_out) ::kill(pid, SIGKILL);
   int status = 0;
@@ -161,6 +139,7 @@ bool probe_python_device(const ExecOptions& opts, PythonHostFacts& facts, std::v
   facts.torch_version = j.value("torch_version", "");
   facts.torch_path = j.value("torch_path", "");
   facts.privateuse1_name = j.value("privateuse1_name", "");
+  facts.privateuse1_inductor_codegen = j.value("privateuse1_inductor_codegen", true);
   facts.module_versions = j.value("modules", std::map<std::string, std::string>{});
   enabled_ops = j.value("enabled_ops", std::vector<std::string>{});
 

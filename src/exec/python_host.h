@@ -29,6 +29,9 @@ struct PythonHostFacts {
   std::string torch_path;                              // the torch package's folder (real path)
   std::map<std::string, std::string> module_versions;  // per import: __version__ or its distribution's version
   std::string privateuse1_name;                        // the PrivateUse1 backend's name after the imports
+  /// With --compile-backend inductor: whether inductor has a code generator for that name (torch._inductor's
+  /// get_scheduling_for_device). Without one, every compile of a case on that device fails the same way.
+  bool privateuse1_inductor_codegen = true;
 };
 
 /// An exception Python raised, with its class name and its message (the traceback included, where it helps).

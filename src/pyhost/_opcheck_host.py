@@ -23,22 +23,73 @@ def _version_of(name, module):
         return ""
 
 
+def _torch_location():
+    """torch's version and folder without importing it (its import may be what failed)."""
+    import importlib.util
+    try:
+        spec = importlib.util.find_spec("torch")
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None or not spec.submodule_search_locations:
+        return "", ""
+    folder = os.path.realpath(list(spec.submodule_search_locations)[0])
+    try:
+        with open(os.path.join(folder, "version.py"), encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("__version__"):
+                    return line.split("=", 1)[1].strip().strip("'\""), folder
+    except OSError:
+        pass
+    return "", folder
+
+
+def _start_error(e, step):
+    """Why the device could not start, its first real error apart from the context a person needs to act on it."""
+    version, folder = _torch_location()
+    whole = "".join(traceback.format_exception(type(e), e, e.__traceback__)).rstrip()
+    autoload = step == "import torch" and str(e).startswith("Failed to load the backend extension")
+    if autoload:  # torch's message names the entry point: "Failed to load the backend extension: NAME. You can ..."
+        step += " (its autoload of the torch.backends entry point '" + str(e).split(": ", 1)[1].split(". ")[0] + "')"
+    return {"first": _headline(_root_cause(e)), "step": step, "autoload": autoload, "traceback": whole,
+            "python": sys.executable, "python_version": sys.version.split()[0], "torch_version": version,
+            "torch_path": folder}
+
+
+def _inductor_codegen(device_type):
+    """Whether inductor has a code generator for the device type (its registry, filled for the built-in devices on
+    first use; a backend registers its own with register_backend_for_device)."""
+    try:
+        from torch._inductor.codegen.common import get_scheduling_for_device, init_backend_registration
+        init_backend_registration()
+        return get_scheduling_for_device(device_type) is not None
+    except Exception:  # noqa: BLE001 - a registry that cannot be asked is no finding: let the compile say
+        return True
+
+
 def start(imports, compile_backend, cache_dir):
-    """Imports torch and the device modules; returns facts as JSON, or raises."""
+    """Imports torch (which loads the torch.backends entry points) and the device modules; returns facts as JSON, or
+    {"error": ...} with the first real error apart (_start_error)."""
     global _backend
     if cache_dir and not os.environ.get("TORCHINDUCTOR_CACHE_DIR"):
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache_dir
-    import torch
-    facts = {
-        "python_version": sys.version.split()[0],
-        "torch_version": torch.__version__,
-        "torch_path": os.path.dirname(os.path.realpath(torch.__file__)),
-        "modules": {},
-    }
-    for name in imports:
-        facts["modules"][name] = _version_of(name, importlib.import_module(name))
+    step = "import torch"
+    try:
+        import torch
+        facts = {
+            "python_version": sys.version.split()[0],
+            "torch_version": torch.__version__,
+            "torch_path": os.path.dirname(os.path.realpath(torch.__file__)),
+            "modules": {},
+        }
+        for name in imports:
+            step = "import " + name
+            facts["modules"][name] = _version_of(name, importlib.import_module(name))
+    except Exception as e:  # noqa: BLE001 - every failure to start is reported, first error first
+        return json.dumps({"error": _start_error(e, step)})
     _backend = compile_backend or None
     facts["privateuse1_name"] = torch._C._get_privateuse1_backend_name()
+    if compile_backend == "inductor":
+        facts["privateuse1_inductor_codegen"] = _inductor_codegen(facts["privateuse1_name"])
     return json.dumps(facts)
 
 

@@ -2,6 +2,9 @@
 // libpython and libtorch_python; the exec layer loads it on demand (src/exec/python_host.h).
 #include <Python.h>
 
+#include <cxxabi.h>
+
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -133,6 +136,59 @@ c10::IValue to_ivalue(PyObject* o) {
                                            ", which opcheck cannot compare");
 }
 
+/// "name (demangled)" for the first `undefined symbol: NAME` in `text` that is a mangled C++ name; "" otherwise.
+std::string demangled_undefined_symbol(const std::string& text) {
+  const std::string marker = "undefined symbol: ";
+  const auto at = text.find(marker);
+  if (at == std::string::npos) return {};
+  const auto begin = at + marker.size();
+  const auto end = text.find_first_of(" \t\n,;()'\"", begin);
+  const std::string symbol = text.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+  int status = 0;
+  char* name = abi::__cxa_demangle(symbol.c_str(), nullptr, nullptr, &status);
+  if (name == nullptr || status != 0) return {};
+  std::string out = name;
+  std::free(name);
+  return out;
+}
+
+/// Why the interpreter could not import torch or a device module (_opcheck_host._start_error), as a person acts on it:
+/// the first real error (an undefined symbol also demangled), then where (the step, the interpreter, torch's version
+/// and folder), a Fix, and the whole traceback last.
+std::string start_error_text(const nlohmann::json& e, const exec::PythonHostConfig& config) {
+  const std::string first = e.value("first", "");
+  const std::string step = e.value("step", "");
+  const std::string python = e.value("python", config.python);
+  const std::string torch_version = e.value("torch_version", "");
+  const std::string torch_path = e.value("torch_path", "");
+  std::string text = first;
+  const std::string demangled = demangled_undefined_symbol(first);
+  if (!demangled.empty()) text += "\n  undefined symbol, demangled: " + demangled;
+  const bool autoload = e.value("autoload", false);
+  text += "\n  while: " + step;
+  text += "\n  interpreter: " + python + " (Python " + e.value("python_version", "") + ")";
+  text += "\n  torch: " + (torch_path.empty() ? std::string("not found on its sys.path")
+                                               : (torch_version.empty() ? "unknown version" : torch_version) +
+                                                     " from " + torch_path);
+  std::string fix;
+  if (!demangled.empty())
+    fix = "the extension was built against another torch than this interpreter's: rebuild it against torch " +
+          torch_version + " from " + torch_path + ", or run with the interpreter whose torch it was built for " +
+          "(OPCHECK_PYTHON=...)" +
+          (autoload ? std::string("; TORCH_DEVICE_BACKEND_AUTOLOAD=0 runs without that backend") : std::string());
+  else if (torch_path.empty())
+    fix = "install torch in that environment, or name the interpreter opcheck was built with in OPCHECK_PYTHON";
+  else if (autoload)
+    fix = "repair or reinstall that backend (the error above); TORCH_DEVICE_BACKEND_AUTOLOAD=0 runs without it "
+          "(then --device-import MODULE loads it explicitly, with the same error)";
+  else if (step.rfind("import ", 0) == 0 && step != "import torch")
+    fix = "make `" + python + " -c 'import torch; " + step + "'` succeed (the error above)";
+  else
+    fix = "make `" + python + " -c 'import torch'` succeed (the error above)";
+  text += "\n  Fix: " + fix;
+  return text + "\n\n" + e.value("traceback", "");
+}
+
 class Host final : public exec::PythonHost {
  public:
   bool start(const exec::PythonHostConfig& config, exec::PythonHostFacts& facts, std::string& error) override {
@@ -203,11 +259,16 @@ class Host final : public exec::PythonHost {
       return false;
     }
     const auto j = nlohmann::json::parse(str_of(r.get()));
+    if (j.contains("error")) {
+      error = start_error_text(j.at("error"), config);
+      return false;
+    }
     facts.python_version = j.value("python_version", "");
     facts.torch_version = j.value("torch_version", "");
     facts.torch_path = j.value("torch_path", "");
     facts.privateuse1_name = j.value("privateuse1_name", "");
     for (const auto& [k, v] : j.at("modules").items()) facts.module_versions[k] = v.get<std::string>();
+    facts.privateuse1_inductor_codegen = j.value("privateuse1_inductor_codegen", true);
     return true;
   }
 

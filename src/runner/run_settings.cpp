@@ -142,6 +142,37 @@ std::vector<std::pair<std::string, std::string>> device_environment_of(const Env
   return out;
 }
 
+namespace {
+
+std::string bullet_list(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& i : items) out += "\n    " + i;
+  return out;
+}
+
+}  // namespace
+
+bool resolve_installed_backends(RunSettings& s, const EnvLookup& env, std::string& error) {
+  s.installed_backends.clear();
+  s.installed_backends_note.clear();
+  if (!may_be_installed_backend(s.device, s.device_lib, !s.device_imports.empty())) return true;
+  const auto autoload = env("TORCH_DEVICE_BACKEND_AUTOLOAD");
+  InstalledBackends found =
+      list_installed_backends(hosting_python(s.python), backend_autoload_off(autoload ? autoload->c_str() : nullptr));
+  s.installed_backends = std::move(found.entry_points);
+  s.installed_backends_note = std::move(found.note);
+  if (s.device == "auto" && s.installed_backends.size() > 1) {
+    // import torch loads every one of them: which registers the device under test is no choice opcheck can make.
+    error = "--device auto: " + std::to_string(s.installed_backends.size()) + " backends are installed as " +
+            "torch.backends entry points in " + hosting_python(s.python) + ", and `import torch` loads them all:" +
+            bullet_list(s.installed_backends) +
+            "\n  Fix: name the device one of them registers (--device NAME), or set TORCH_DEVICE_BACKEND_AUTOLOAD=0 "
+            "and name the module that registers it (--device-import MODULE --device NAME)";
+    return false;
+  }
+  return true;
+}
+
 bool resolve_run_settings(RunSettings& s, const EnvLookup& env, const std::string& artifact_dir, std::string& error) {
   if (!s.reference_dtype.empty() && s.reference_dtype != "same" && s.reference_dtype != "float32" &&
       s.reference_dtype != "float64") {
@@ -157,6 +188,7 @@ bool resolve_run_settings(RunSettings& s, const EnvLookup& env, const std::strin
   if (s.device_lib.empty() && s.device_imports.empty())
     if (const auto lib = env("OPCHECK_DEVICE_LIB")) s.device_lib = *lib;
   if (s.device.empty()) s.device = "auto";
+  if (!resolve_installed_backends(s, env, error)) return false;
   s.device_environment = device_environment_of(env);
   if (!resolve_shard(s.shard, env, s.shard_index, s.shard_total, error)) return false;
   s.deadline_s = 0;
@@ -210,7 +242,8 @@ const std::vector<SettingField>& setting_fields() {
        [](const RunSettings& s) {
          // With imports the rerun keeps what was given: its own imports register the device again.
          if (!s.device_imports.empty()) return std::vector<std::string>{s.device.empty() ? "auto" : s.device};
-         return std::vector<std::string>{resolve_auto_device(s.device, s.device_lib, false)};
+         return std::vector<std::string>{
+             resolve_auto_device(s.device, s.device_lib, false, nullptr, s.installed_backends)};
        }},
       {nullptr, "--device-lib", false,
        [](const RunSettings& s) {
@@ -273,6 +306,8 @@ ExecOptions exec_options(const RunSettings& s) {
   o.device_imports = s.device_imports;
   o.compile_backend = s.compile_backend;
   o.python = s.python;
+  o.installed_backends = s.installed_backends;
+  o.installed_backends_note = s.installed_backends_note;
   o.inductor_cache_dir = s.inductor_cache_dir;
   o.reference_dtype = s.reference_dtype == "same"      ? ReferenceDtype::Same
                       : s.reference_dtype == "float32" ? ReferenceDtype::Float32

@@ -59,6 +59,9 @@ struct RunSettings {
   std::vector<std::string> device_imports;  // --device-import, else OPCHECK_DEVICE_IMPORT
   std::string compile_backend;              // --compile-backend, else TEST_COMPILE_BACKEND; "" = eager
   std::string python;                       // OPCHECK_PYTHON: the interpreter to host ("" = the build's)
+  /// The interpreter's `torch.backends` entry points, listed when the device may be one (resolve_run_settings).
+  std::vector<std::string> installed_backends;
+  std::string installed_backends_note;  // why none is used although some may exist
   /// OPCHECK_LOOPBACK_FAULTS and the other variables that change what opcheck's own devices compute, as set.
   std::vector<std::pair<std::string, std::string>> device_environment;
   // How a case is judged.
@@ -79,6 +82,11 @@ struct RunSettings {
   std::string save_failures_dir;   // --save-failures
   std::string inductor_cache_dir;  // with a compile backend: <artifact dir>/inductor-cache
 };
+
+/// Lists the interpreter's `torch.backends` entry points into `s` when the device may be one of them
+/// (common/device_choice.h), honouring TORCH_DEVICE_BACKEND_AUTOLOAD. False with a usage error when `auto` finds
+/// several: `import torch` loads them all, and which one registers the device is not opcheck's to guess.
+bool resolve_installed_backends(RunSettings& s, const EnvLookup& env, std::string& error);
 
 /// Completes `s` from the environment (the device library, the Python device, the shard, the device's fault
 /// variables), resolves the deadline and checks every value. `artifact_dir` holds inductor's caches. False with a

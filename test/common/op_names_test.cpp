@@ -86,5 +86,27 @@ TEST(DeviceChoice, AutoIsTheImportsDeviceThenTheLibraryThenLoopback) {
   EXPECT_EQ(why, "");
 }
 
+TEST(DeviceChoice, AutoTakesTheLibraryThenTheInstalledBackendThenLoopback) {
+  const std::vector<std::string> installed = {"x = pkg:_autoload (pkg 0.1)"};
+  std::string why;
+  EXPECT_EQ(resolve_auto_device("auto", "", false, &why, installed), "privateuseone");
+  EXPECT_EQ(why, "auto: the installed torch.backends entry point x = pkg:_autoload (pkg 0.1)");
+  EXPECT_EQ(resolve_auto_device("auto", "/x/libspyre.so", false, &why, installed), "privateuseone");
+  EXPECT_EQ(why, "auto: device library configured");
+  EXPECT_EQ(resolve_auto_device("spyre", "", false, &why, installed), "spyre");
+  // Which names may be an installed backend: any but cpu and loopback, and none when a library or modules name it.
+  EXPECT_TRUE(may_be_installed_backend("auto", "", false));
+  EXPECT_TRUE(may_be_installed_backend("opencl:1", "", false));
+  EXPECT_FALSE(may_be_installed_backend("CPU", "", false));
+  EXPECT_FALSE(may_be_installed_backend("loopback:0", "", false));
+  EXPECT_FALSE(may_be_installed_backend("auto", "/x/libspyre.so", false));
+  EXPECT_FALSE(may_be_installed_backend("spyre", "", true));
+  EXPECT_TRUE(backend_autoload_off("0"));
+  EXPECT_FALSE(backend_autoload_off("1"));
+  EXPECT_FALSE(backend_autoload_off(nullptr));
+  EXPECT_FALSE(list_installed_backends("/no/such/python", true).note.empty());
+  EXPECT_TRUE(list_installed_backends("/no/such/python", true).entry_points.empty());
+}
+
 }  // namespace
 }  // namespace opcheck

@@ -197,6 +197,40 @@ TEST(RerunArguments, AutoIsResolvedAsTheRunResolvesIt) {
                                                                 "opcheck_pyloop", "--compile-backend", "eager"}));
 }
 
+TEST(RunSettings, InstalledBackendsAreAskedForOnlyWhenTheDeviceMayBeOne) {
+  std::string error;
+  // TORCH_DEVICE_BACKEND_AUTOLOAD=0: torch loads no entry point, so none is listed, and the note says why.
+  RunSettings off;
+  ASSERT_TRUE(resolve_run_settings(off, env({{"TORCH_DEVICE_BACKEND_AUTOLOAD", "0"}}), "art", error)) << error;
+  EXPECT_TRUE(off.installed_backends.empty());
+  EXPECT_NE(off.installed_backends_note.find("TORCH_DEVICE_BACKEND_AUTOLOAD=0"), std::string::npos);
+  EXPECT_EQ(exec_options(off).installed_backends_note, off.installed_backends_note);
+  // A device that cannot be an installed backend, or one a library or modules name, asks no interpreter.
+  for (auto set : std::vector<void (*)(RunSettings&)>{
+           [](RunSettings& s) { s.device = "cpu"; }, [](RunSettings& s) { s.device = "loopback:1"; },
+           [](RunSettings& s) { s.device_lib = "/opt/x.so"; },
+           [](RunSettings& s) { s.device_imports = {"torch_spyre"}; }}) {
+    RunSettings s;
+    set(s);
+    ASSERT_TRUE(resolve_run_settings(s, env({{"OPCHECK_PYTHON", "/no/such/python"}}), "art", error)) << error;
+    EXPECT_TRUE(s.installed_backends.empty() && s.installed_backends_note.empty()) << s.installed_backends_note;
+  }
+  // A name may be one: the interpreter is asked (here it does not exist, which the note says).
+  RunSettings named;
+  named.device = "opencl";
+  ASSERT_TRUE(resolve_run_settings(named, env({{"OPCHECK_PYTHON", "/no/such/python"}}), "art", error)) << error;
+  EXPECT_NE(named.installed_backends_note.find("/no/such/python"), std::string::npos);
+}
+
+TEST(RerunArguments, AutoOnAnInstalledBackendRerunsOnPrivateUseOne) {
+  RunSettings s;
+  s.installed_backends = {"x = opcheck_test_backend:_autoload (opcheck-test-backend 0.1)"};
+  // The rerun lists the entry points again and takes the device they register; no library, no import.
+  EXPECT_EQ(rerun_arguments(s).args, (std::vector<std::string>{"--device", "privateuseone"}));
+  s.device = "spyre";
+  EXPECT_EQ(rerun_arguments(s).args, (std::vector<std::string>{"--device", "spyre"}));
+}
+
 TEST(RunSettings, AFieldAddedToTheTableIsSeenByTheRerunAndTheIdentity) {
   std::vector<SettingField> fields = setting_fields();
   fields.push_back({"warp factor", "--warp-factor", false, [](const RunSettings& s) {
