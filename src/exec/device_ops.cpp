@@ -7,6 +7,8 @@
 #include <ATen/record_function.h>
 #include <c10/core/TensorOptions.h>
 
+#include "common/text.h"
+
 namespace opcheck::exec {
 namespace {
 
@@ -73,27 +75,14 @@ c10::OperatorName operator_name_of(const std::string& op) {
   return {op.substr(0, dot), op.substr(dot + 1)};
 }
 
-std::vector<std::string> split_ops(const std::string& list) {
-  std::vector<std::string> out;
-  std::size_t pos = 0;
-  while (pos < list.size()) {
-    auto comma = list.find(',', pos);
-    if (comma == std::string::npos) comma = list.size();
-    std::string item = list.substr(pos, comma - pos);
-    const auto b = item.find_first_not_of(' ');
-    if (b != std::string::npos) out.push_back(item.substr(b, item.find_last_not_of(' ') - b + 1));
-    pos = comma + 1;
-  }
-  return out;
-}
-
 // Allocations, copies and views: what moving tensors to and from a kernel takes (a fallback moves every argument),
 // left out of a failure's note, which is about the ops that computed. The record keeps them.
 bool moves_data(const std::string& op) {
   static const std::set<std::string> kMoves = {
-      "aten::empty",  "aten::empty_strided", "aten::empty_like", "aten::copy_",         "aten::_copy_from",
-      "aten::_copy_from_and_resize", "aten::_to_copy", "aten::to", "aten::view",      "aten::as_strided",
-      "aten::_reshape_alias", "aten::reshape", "aten::resize_", "aten::_local_scalar_dense"};
+      "aten::empty",      "aten::empty_strided",         "aten::empty_like",   "aten::copy_",
+      "aten::_copy_from", "aten::_copy_from_and_resize", "aten::_to_copy",     "aten::to",
+      "aten::view",       "aten::as_strided",            "aten::_reshape_alias", "aten::reshape",
+      "aten::resize_",    "aten::_local_scalar_dense"};
   return kMoves.count(op.substr(0, op.find('.', op.find("::")))) != 0;
 }
 
@@ -101,12 +90,13 @@ bool moves_data(const std::string& op) {
 
 DeviceOpsRecorder::DeviceOpsRecorder(const at::Device& device, std::vector<DeviceOp>& out) : out_(out) {
   if (t_collector != nullptr) return;
-  auto* c = new Collector;
+  auto c = std::make_unique<Collector>();
   c->type = device.type();
   c->backend = c10::toBackendComponent(c10::computeDispatchKey(std::nullopt, std::nullopt, device));
-  t_collector = c;
+  // Inputs are needed to tell the device's ops from the CPU's; outputs are not (a factory names its device).
   handle_ = at::addThreadLocalCallback(
       at::RecordFunctionCallback(&on_op_start).needsInputs(true).scopes({at::RecordScope::FUNCTION}));
+  t_collector = c.release();  // owned by the destructor from here on
   active_ = true;
 }
 
@@ -144,11 +134,12 @@ DeviceOpVia device_op_via(const std::string& op, c10::DispatchKey key) {
 }
 
 std::string device_ops_note(const std::string& resolved_op, const std::vector<DeviceOp>& ops) {
-  const std::vector<std::string> resolved = split_ops(resolved_op);
-  const bool own_kernels = !resolved.empty() && std::all_of(resolved.begin(), resolved.end(), [&](const std::string& r) {
+  const std::vector<std::string> resolved = split_list(resolved_op);
+  auto on_own_kernel = [&](const std::string& r) {
     return std::any_of(ops.begin(), ops.end(),
                        [&](const DeviceOp& d) { return d.op == r && d.via == DeviceOpVia::Kernel; });
-  });
+  };
+  const bool own_kernels = !resolved.empty() && std::all_of(resolved.begin(), resolved.end(), on_own_kernel);
   if (own_kernels) return {};
   // A long decomposition stays readable: the first ops, then how many more (the record keeps them all).
   constexpr std::size_t kShown = 12;

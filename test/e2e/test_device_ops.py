@@ -11,6 +11,13 @@ from conftest import opcheck
 
 VIAS = {"kernel", "fallback", "composite"}
 
+
+def binary(name, op, shape):
+    """A case calling `op` on two fp32 tensors of `shape`, as manifest lines."""
+    tensor = f"      - tensor: {{shape: {shape}, dtype: fp32}}"
+    return "\n".join([f"  - name: {name}", f"    op: {op}", "    inputs:", tensor, tensor]) + "\n"
+
+
 MANIFEST = """\
 model: dops
 cases:
@@ -22,16 +29,6 @@ cases:
       - value: [64]
       - tensor: {shape: [64], dtype: bf16, init: randn}
       - tensor: {shape: [64], dtype: bf16, init: randn}
-  - name: add
-    op: torch.add
-    inputs:
-      - tensor: {shape: [4, 8], dtype: fp32}
-      - tensor: {shape: [4, 8], dtype: fp32}
-  - name: add_again
-    op: torch.add
-    inputs:
-      - tensor: {shape: [4, 8], dtype: fp32}
-      - tensor: {shape: [4, 8], dtype: fp32}
   - name: linear
     op: torch.nn.functional.linear
     inputs:
@@ -42,28 +39,14 @@ cases:
     skip_if: {expr: "True", reason: not this one}
     inputs:
       - tensor: {shape: [3], dtype: fp32}
-      - tensor: {shape: [3], dtype: fp32}
   - name: unknown_op
     op: torch.nn.functional.layernorm
     inputs:
       - tensor: {shape: [3], dtype: fp32}
-"""
+""" + binary("add", "torch.add", [4, 8]) + binary("add_again", "torch.add", [4, 8])
 
 # Passes on the loopback: a fault on an op none of these reach must not change that.
-PASSING = """\
-model: passing
-cases:
-  - name: add
-    op: torch.add
-    inputs:
-      - tensor: {shape: [4, 8], dtype: fp32}
-      - tensor: {shape: [4, 8], dtype: fp32}
-  - name: mul
-    op: torch.mul
-    inputs:
-      - tensor: {shape: [4, 8], dtype: fp32}
-      - tensor: {shape: [4, 8], dtype: fp32}
-"""
+PASSING = "model: passing\ncases:\n" + binary("add", "torch.add", [4, 8]) + binary("mul", "torch.mul", [4, 8])
 
 
 def run(tmp_path, manifest_text, *args, env=None):
