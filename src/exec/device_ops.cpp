@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <memory>
 #include <set>
+#include <unordered_map>
 
 #include <ATen/record_function.h>
 #include <c10/core/TensorOptions.h>
@@ -114,8 +115,11 @@ DeviceOpsRecorder::~DeviceOpsRecorder() {
       it->in_call = it->in_call || s.in_call;
       continue;
     }
-    const DeviceOpVia via = device_op_via(op, key);
-    out_.push_back(DeviceOp{std::move(op), via, s.calls, s.in_call});
+    // Kernels are registered when the device is set up, before any case: each op is looked up once per worker.
+    static thread_local std::unordered_map<std::string, DeviceOpVia> known;
+    auto k = known.find(op);
+    if (k == known.end()) k = known.emplace(op, device_op_via(op, key)).first;
+    out_.push_back(DeviceOp{std::move(op), k->second, s.calls, s.in_call});
   }
 }
 
