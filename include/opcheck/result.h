@@ -83,6 +83,39 @@ struct CompareFigures {
   bool has_worst() const { return worst_device.has_value() && worst_reference.has_value(); }
 };
 
+/// How an op reached the device under test: its own kernel for the device's dispatch key, the device's boxed CPU
+/// fallback, or a decomposition (a CompositeImplicitAutograd / CompositeExplicitAutograd kernel, whose inner ops are
+/// listed too).
+enum class DeviceOpVia { Kernel, Fallback, Composite };
+
+/// "kernel", "fallback", "composite": the spelling of the reports.
+inline const char* device_op_via_name(DeviceOpVia v) {
+  switch (v) {
+    case DeviceOpVia::Kernel: return "kernel";
+    case DeviceOpVia::Fallback: return "fallback";
+    case DeviceOpVia::Composite: return "composite";
+  }
+  return "kernel";
+}
+
+inline bool parse_device_op_via(std::string_view s, DeviceOpVia& out) {
+  for (DeviceOpVia v : {DeviceOpVia::Kernel, DeviceOpVia::Fallback, DeviceOpVia::Composite})
+    if (s == device_op_via_name(v)) {
+      out = v;
+      return true;
+    }
+  return false;
+}
+
+/// One ATen op that reached the device under test during a case's device runs (a tensor argument on the device, or
+/// the device as an argument).
+struct DeviceOp {
+  std::string op;  // "aten::add.Tensor"; the default overload without a suffix ("aten::mm")
+  DeviceOpVia via = DeviceOpVia::Kernel;
+  std::int64_t calls = 0;  // over every device run of the case, input and output transfers included
+  bool in_call = false;    // reached while the case's op ran; false: only while its inputs or outputs moved
+};
+
 /// What executing one unique case produced.
 struct Result {
   std::string case_id;
@@ -98,6 +131,7 @@ struct Result {
   double compile_ms = 0;  // --compile-backend: compiling the device call (its first run less a cached run)
   std::vector<std::string> input_digests;  // sha256 of each input tensor's logical bytes, in input order
   std::string captured_stderr;
+  std::vector<DeviceOp> device_ops;  // what reached the device, first seen first; empty when no device run happened
 };
 
 }  // namespace opcheck

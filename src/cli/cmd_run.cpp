@@ -160,7 +160,8 @@ void add_run_command(CLI::App& app, Commands& commands) {
       "    hang     never returns (TIMEOUT)        oom      fails the op's next device allocation\n"
       "    throw    raises a c10::Error (FAILED_RUNTIME)\n"
       "    notimpl  raises NotImplementedError (NOT_SUPPORTED)\n"
-      "  e.g. OPCHECK_LOOPBACK_FAULTS='aten::add.Tensor=bias:1e-2;aten::exp=segv' opcheck run --device loopback\n"
+      "  e.g. OPCHECK_LOOPBACK_FAULTS='aten::add.Tensor=bias:1e-2;aten::rsqrt=segv' opcheck run --model gpt_oss\n"
+      "  A fault whose op no case reached on the device is a warning (\"fault ... never fired\").\n"
       "The Python device pyloop (--device-import opcheck_pyloop --device pyloop) takes\n"
       "  OPCHECK_PYLOOP_FAULTS='OP=KIND[;...]', KIND bias:X (INCORRECT_RESULT), host (INCORRECT_RESULT),\n"
       "  raise (FAILED_RUNTIME), segv (CRASHED) or hang (TIMEOUT).");

@@ -16,6 +16,7 @@
 #include "common/op_names.h"
 #include "exec/compare.h"
 #include "exec/cpu_features.h"
+#include "exec/device_ops.h"
 #include "exec/inputs.h"
 #include "exec/python_device.h"
 
@@ -59,6 +60,7 @@ std::string slot_name(const Case& c, const TensorSlot& s) {
 RunOutcome run_once(const Invocation& inv, const std::vector<at::Tensor>& tensors, const RunContext& ctx) {
   RunOutcome out;
   try {
+    const OpCallScope call;
     out.output = inv.run(tensors, ctx);
     for (auto s : inv.written_slots) out.written.push_back(tensors.at(s));
   } catch (...) {
@@ -72,6 +74,7 @@ RunOutcome run_compiled(PythonHost& host, const std::string& op, const CallArgs&
                         const std::vector<at::Tensor>& tensors, const at::Device& device) {
   RunOutcome out;
   try {
+    const OpCallScope call;
     out.output = host.call_compiled(op, args, tensors, device);
     for (auto s : inv.written_slots) out.written.push_back(tensors.at(s));
   } catch (...) {
@@ -458,7 +461,7 @@ class CaseRun {
     if (auto v = check_reference()) return v;
     if (auto v = find_compiler()) return v;
     t0 = Clock::now();
-    std::optional<Verdict> device = run_on_device();
+    std::optional<Verdict> device = recording_device_ops(dev_, r_.device_ops, [&] { return run_on_device(); });
     r_.device_ms = ms_since(t0) - r_.compile_ms;  // however the runs ended
     if (device) return device;
     t0 = Clock::now();
@@ -747,6 +750,9 @@ void Engine::run_case(const Case& c, Result& r, CaseEvidence* ev) {
   if (std::optional<Verdict> verdict = run.steps()) {
     r.stage = verdict->stage;
     r.message = std::move(verdict->message);
+    // A decomposition or the fallback that ran instead of the device's kernel is said, not left to be guessed.
+    const std::string note = device_ops_note(r.resolved_op, r.device_ops);
+    if (stage_outcome(r.stage) == Outcome::Failed && !note.empty()) r.message += "\n" + note;
     return;
   }
   r.stage = Stage::PASSED;

@@ -193,6 +193,17 @@ std::string ms_text(double ms) {
   return buf;
 }
 
+// --tb=long: every op that reached the device, how, and how often; the ops of the call itself marked.
+std::string device_ops_line(const std::vector<DeviceOp>& ops) {
+  if (ops.empty()) return {};
+  std::string out = "device ops:";
+  for (std::size_t i = 0; i < ops.size(); ++i)
+    out += std::string(i ? ", " : " ") + ops[i].op + " (" + device_op_via_name(ops[i].via) + ", " +
+           std::to_string(ops[i].calls) + (ops[i].calls == 1 ? " call" : " calls") +
+           (ops[i].in_call ? "" : ", transfer") + ")";
+  return out + "\n";
+}
+
 // One entry of the failures section.
 std::string failure_entry(const CaseRecord& rec, const FailureReportOptions& o, const std::set<std::string>& shown) {
   const bool long_style = o.style == TracebackStyle::Long;
@@ -233,6 +244,7 @@ std::string failure_entry(const CaseRecord& rec, const FailureReportOptions& o, 
              ms_text(rec.result.reference_ms) + ", device " + ms_text(rec.result.device_ms) + ", compare " +
              ms_text(rec.result.compare_ms) +
              (rec.result.compile_ms > 0 ? ", compile " + ms_text(rec.result.compile_ms) : std::string()) + "\n";
+      out += device_ops_line(rec.result.device_ops);
       if (!rec.status.empty())
         out += "status: " + rec.status + (rec.status_reason.empty() ? "" : " (" + rec.status_reason + ")") + "\n";
       if (!rec.key.empty()) out += "dedupe key: " + rec.key + "\n";

@@ -82,6 +82,7 @@ void write_metrics(const RunReport& report, TextOut& out) {
   }
   w.end_object();
   w.key("resolved_ops").strings(st.resolved_ops, /*compact=*/true);
+  w.key("device_ops").strings(st.device_ops, /*compact=*/true);
   w.key("enabled_ops").begin_object();
   w.field("enabled", st.enabled.enabled).field("exercised", st.enabled.exercised.size());
   w.field("percent", st.enabled.percent);

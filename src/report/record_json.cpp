@@ -136,6 +136,40 @@ void throw_json_error(const JsonWhere& where, const std::string& what, const std
   throw ReportError(msg);
 }
 
+namespace {
+
+// What reached the device during the case's device runs, one compact object per op.
+void write_device_ops(JsonWriter& w, const std::vector<DeviceOp>& ops) {
+  w.key("device_ops").begin_array(/*compact=*/true);
+  for (const auto& d : ops) {
+    w.begin_object();
+    w.field("op", d.op).field("via", device_op_via_name(d.via)).field("calls", d.calls).field("in_call", d.in_call);
+    w.end_object();
+  }
+  w.end_array();
+}
+
+std::vector<DeviceOp> get_device_ops(const json& j, const JsonWhere& w) {
+  std::vector<DeviceOp> out;
+  if (!j.contains("device_ops")) return out;  // written since device ops are recorded; earlier files lack it
+  const json& v = j.at("device_ops");
+  if (!v.is_array()) throw_json_error(w.at("device_ops"), "expected an array of {op, via, calls, in_call} objects");
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const JsonWhere at = w.at("device_ops").at(std::to_string(i));
+    DeviceOp d;
+    d.op = get_string(v[i], at, "op");
+    const std::string via = get_string(v[i], at, "via");
+    if (!parse_device_op_via(via, d.via))
+      throw_json_error(at.at("via"), "unknown via \"" + via + "\" (expected kernel, fallback or composite)");
+    d.calls = get_int(v[i], at, "calls");
+    d.in_call = get_bool(v[i], at, "in_call");
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+}  // namespace
+
 void write_case_record(JsonWriter& w, const CaseRecord& rec) {
   const Result& r = rec.result;
   w.begin_object(/*compact=*/true);
@@ -188,6 +222,7 @@ void write_case_record(JsonWriter& w, const CaseRecord& rec) {
   w.end_object();
   w.key("input_digests").strings(r.input_digests);
   w.field("captured_stderr", r.captured_stderr);
+  write_device_ops(w, r.device_ops);
   w.end_object();
 }
 
@@ -252,6 +287,7 @@ CaseRecord case_record_from_json(const json& j, const JsonWhere& w) {
   r.compile_ms = t.contains("compile_ms") ? get_number(t, tw, "compile_ms") : 0.0;
   r.input_digests = get_strings(j, w, "input_digests");
   r.captured_stderr = get_string(j, w, "captured_stderr");
+  r.device_ops = get_device_ops(j, w);
   return rec;
 }
 

@@ -95,6 +95,7 @@ RunStats compute_stats(const RunReport& report) {
       c->signatures.insert({rec.op, rec.signature});
     }
     for (auto& op : split_list(r.resolved_op)) st.resolved_ops.insert(op);  // "aten::a.x, aten::b": the ops used
+    for (const auto& d : r.device_ops) st.device_ops.insert(d.op);
 
     if (!served) {
       ran.push_back(i);
@@ -117,13 +118,15 @@ RunStats compute_stats(const RunReport& report) {
   if (ran.size() > 20) ran.resize(20);
   st.time.slowest = ran;
 
-  // Enabled-op coverage: an enabled op without an overload ("aten::add") counts as exercised by any overload.
+  // Enabled-op coverage: an enabled op without an overload ("aten::add") counts as exercised by any overload. What
+  // reached the device counts as much as what a case named: every case moves its tensors with _copy_from.
   std::set<std::string> resolved_norm, resolved_base;
-  for (const auto& op : st.resolved_ops) {
-    const auto n = normalize_op(op);
-    resolved_norm.insert(n);
-    resolved_base.insert(base_name(n));
-  }
+  for (const auto* ops : {&st.resolved_ops, &st.device_ops})
+    for (const auto& op : *ops) {
+      const auto n = normalize_op(op);
+      resolved_norm.insert(n);
+      resolved_base.insert(base_name(n));
+    }
   std::set<std::string> enabled(report.info.enabled_ops.begin(), report.info.enabled_ops.end());
   st.enabled.enabled = static_cast<std::int64_t>(enabled.size());
   for (const auto& e : enabled) {

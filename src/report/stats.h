@@ -55,8 +55,8 @@ struct OpCoverage {
 /// What the run exercised of the device's enabled ops.
 struct EnabledOpCoverage {
   std::int64_t enabled = 0;                // distinct names in RunInfo::enabled_ops
-  std::vector<std::string> exercised;      // enabled ops some case resolved to
-  std::vector<std::string> untouched;      // enabled ops no case resolved to
+  std::vector<std::string> exercised;      // enabled ops some case resolved to or reached on the device
+  std::vector<std::string> untouched;      // enabled ops no case resolved to or reached
   std::optional<double> percent;           // 100 * exercised / enabled; empty when enabled_ops is empty
 };
 
@@ -78,6 +78,7 @@ struct RunStats {
   OpCoverage coverage;
   std::map<std::string, OpCoverage> coverage_per_model;
   std::set<std::string> resolved_ops;          // distinct aten ops the cases resolved to (decompositions split)
+  std::set<std::string> device_ops;            // distinct aten ops that reached the device (the cases' device_ops)
   EnabledOpCoverage enabled;
   TimeStats time;
 };

@@ -84,6 +84,13 @@ void encode_result(const Result& r, std::vector<std::uint8_t>& out) {
   put(out, static_cast<std::uint32_t>(r.input_digests.size()));
   for (const auto& d : r.input_digests) put_string(out, d);
   put_string(out, r.captured_stderr);
+  put(out, static_cast<std::uint32_t>(r.device_ops.size()));
+  for (const auto& d : r.device_ops) {
+    put_string(out, d.op);
+    put(out, static_cast<std::uint8_t>(d.via));
+    put(out, d.calls);
+    put(out, static_cast<std::uint8_t>(d.in_call));
+  }
 }
 
 bool decode_result(const std::uint8_t* data, std::size_t size, Result& r, std::string& error) {
@@ -122,6 +129,21 @@ bool decode_result(const std::uint8_t* data, std::size_t size, Result& r, std::s
   r.input_digests.clear();
   for (std::uint32_t i = 0; in.ok && i < n; ++i) r.input_digests.push_back(in.get_string());
   r.captured_stderr = in.get_string();
+  const auto ops = in.get<std::uint32_t>();
+  r.device_ops.clear();
+  for (std::uint32_t i = 0; in.ok && i < ops; ++i) {
+    DeviceOp d;
+    d.op = in.get_string();
+    const auto via = in.get<std::uint8_t>();
+    if (in.ok && via > static_cast<std::uint8_t>(DeviceOpVia::Composite)) {
+      error = "result has a device op served via " + std::to_string(via) + ", out of range";
+      return false;
+    }
+    d.via = static_cast<DeviceOpVia>(via);
+    d.calls = in.get<std::int64_t>();
+    d.in_call = in.get<std::uint8_t>() != 0;
+    r.device_ops.push_back(std::move(d));
+  }
   if (!in.ok) {
     error = "result record is truncated (" + std::to_string(size) + " bytes)";
     return false;

@@ -4,8 +4,10 @@
 #include <chrono>
 #include <filesystem>
 #include <optional>
+#include <set>
 
 #include "common/sha256.h"
+#include "common/text.h"
 #include "config/status_config.h"
 #include "plan/plan.h"
 #include "report/diff.h"
@@ -245,10 +247,52 @@ int execute(const RunRequest& r, Prepared& p, RunSession& session, RunReport& re
   return -1;
 }
 
+// Whether the device op `reached` ("aten::mm", "aten::add.Tensor") is what a fault's OP names: that overload (the
+// default one spelt bare or ".default"), or with a bare name every overload, as the devices read it.
+bool fault_op_matches(const std::string& fault_op, const std::string& reached) {
+  const auto dot = fault_op.find('.', fault_op.find("::"));
+  if (dot == std::string::npos) return reached.substr(0, reached.find('.', reached.find("::"))) == fault_op;
+  const std::string dflt = ".default";
+  const bool names_default = fault_op.size() > dflt.size() && fault_op.compare(dot, std::string::npos, dflt) == 0;
+  return reached == fault_op || (names_default && reached == fault_op.substr(0, dot));
+}
+
+// An injected fault whose op no case reached on the device proves nothing, and a run that passes with it must not
+// read as a device that survived it. A fault that kills or hangs the worker takes the case's record of what it
+// reached along (CRASHED, TIMEOUT), so with such cases in the run it may have fired unseen, and nothing is said.
+std::vector<std::string> unfired_fault_warnings(const RunSettings& settings, const RunReport& report) {
+  std::vector<std::string> warnings;
+  std::set<std::string> reached;
+  bool worker_lost = false;
+  for (const auto& rec : report.cases) {
+    for (const auto& d : rec.result.device_ops) reached.insert(d.op);
+    worker_lost = worker_lost || rec.result.stage == Stage::CRASHED || rec.result.stage == Stage::TIMEOUT;
+  }
+  static const std::set<std::string> kEndsWorker = {"segv", "abort", "hang", "oom"};
+  for (const auto& [name, value] : settings.device_environment) {
+    if (name != "OPCHECK_LOOPBACK_FAULTS" && name != "OPCHECK_PYLOOP_FAULTS") continue;
+    for (const auto& item : split_list(value, ';')) {
+      const auto eq = item.find('=');
+      if (eq == std::string::npos) continue;  // the device rejected the variable already if it meant anything
+      const std::string op(trim_blanks(item.substr(0, eq))), kind(trim_blanks(item.substr(eq + 1)));
+      if (worker_lost && kEndsWorker.count(kind.substr(0, kind.find(':')))) continue;
+      if (std::any_of(reached.begin(), reached.end(), [&](const std::string& r) { return fault_op_matches(op, r); }))
+        continue;
+      warnings.push_back(name + ": fault " + op + "=" + kind + " never fired: no case reached " + op +
+                         " on the device");
+    }
+  }
+  return warnings;
+}
+
 // report: written whatever happened, interrupted runs included (partial but valid), with the manifests' problems:
 // errors as ERROR cases, warnings listed. Returns the run's exit code.
 int report_run(const RunRequest& r, const Prepared& p, RunReport& report, RunHost& host) {
   add_load_problems(p.loaded.diagnostics, p.loaded.set, report);
+  for (const auto& w : unfired_fault_warnings(r.settings, report)) {
+    host.err << "opcheck: warning: " << w << "\n";
+    report.info.warnings.push_back(w);
+  }
   RunEnd end;
   end.invalid_input = p.invalid_input;
   end.report_failure = write_reports(report, r, host.err);

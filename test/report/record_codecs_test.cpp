@@ -47,7 +47,7 @@ constexpr std::size_t field_count() {
 }
 
 static_assert(std::is_aggregate_v<Result> && std::is_aggregate_v<CaseRecord> && std::is_aggregate_v<CompareFigures>);
-static_assert(field_count<Result>() == 16,
+static_assert(field_count<Result>() == 17,
               "Result's fields changed: update encode_result/decode_result (runner/result_wire.cpp), "
               "write_case_record/case_record_from_json (report/record_json.cpp), write_junit (report/junit.cpp) "
               "where the field belongs in JUnit, sample_result() and the checks in this file, then this count");
@@ -84,6 +84,9 @@ Result sample_result() {
   r.compile_ms = 6.0625;
   r.input_digests = {"ab01", "cd02"};
   r.captured_stderr = "warn: slow path\n";
+  r.device_ops = {{"aten::_softmax", DeviceOpVia::Composite, 2, true},
+                  {"aten::addcmul", DeviceOpVia::Fallback, 3, true},
+                  {"aten::_copy_from", DeviceOpVia::Kernel, 5, false}};
   return r;
 }
 
@@ -120,6 +123,13 @@ void expect_same_result(const Result& a, const Result& b) {
   EXPECT_EQ(a.compile_ms, b.compile_ms);
   EXPECT_EQ(a.input_digests, b.input_digests);
   EXPECT_EQ(a.captured_stderr, b.captured_stderr);
+  ASSERT_EQ(a.device_ops.size(), b.device_ops.size());
+  for (std::size_t i = 0; i < a.device_ops.size(); ++i) {
+    EXPECT_EQ(a.device_ops[i].op, b.device_ops[i].op) << i;
+    EXPECT_EQ(a.device_ops[i].via, b.device_ops[i].via) << i;
+    EXPECT_EQ(a.device_ops[i].calls, b.device_ops[i].calls) << i;
+    EXPECT_EQ(a.device_ops[i].in_call, b.device_ops[i].in_call) << i;
+  }
 }
 
 Result wire_round_trip(const Result& r) {

@@ -505,6 +505,17 @@ TEST(Metrics, TotalsStagesAndPassRates) {
   EXPECT_TRUE(pr["per_dtype"]["bf16"]["pass_rate"].is_null());
 }
 
+// An enabled op that only ran inside other cases' calls (a decomposition's inner op, the copies every case makes)
+// is exercised: what reached the device counts, not only the op a case names.
+TEST(Metrics, EnabledOpsReachedOnTheDeviceAreExercised) {
+  RunReport report = sample_report();
+  for (auto& rec : report.cases)
+    if (rec.id == "llama::mul") rec.result.device_ops.push_back({"aten::sin", DeviceOpVia::Fallback, 1, true});
+  const auto e = nlohmann::json::parse(written_metrics_json(report))["coverage"]["enabled_ops"];
+  EXPECT_EQ(e["exercised"], 6);
+  EXPECT_EQ(e["untouched_ops"], (nlohmann::json{"aten::cos"}));
+}
+
 TEST(Metrics, DedupeCoverageAndTime) {
   const auto j = nlohmann::json::parse(written_metrics_json(sample_report()));
   const auto& d = j["dedupe"];
@@ -529,6 +540,8 @@ TEST(Metrics, DedupeCoverageAndTime) {
   EXPECT_NEAR(e["percent"].get<double>(), 500.0 / 7.0, 1e-9);
   EXPECT_EQ(e["untouched_ops"], (nlohmann::json{"aten::cos", "aten::sin"}));
   EXPECT_EQ(e["exercised_ops"], (nlohmann::json{"aten::add.Tensor", "aten::addmm", "aten::mul.Tensor", "aten::t", "neg"}));
+
+  EXPECT_EQ(c["device_ops"], (nlohmann::json{"aten::_copy_from", "aten::copy_", "aten::mul.Tensor"}));
 
   const auto& t = j["time"];
   EXPECT_DOUBLE_EQ(t["totals"]["materialize_ms"].get<double>(), 7.5);

@@ -110,6 +110,9 @@ RunReport sample_report() {
   mul.result.figures.total = 6;
   mul.result.captured_stderr = "warning: <fallback> & \"slow\" path \x1b[31mred\x1b[0m\n";
   mul.result.input_digests = {std::string(64, 'd'), std::string(64, 'e')};
+  mul.result.device_ops = {{"aten::_copy_from", DeviceOpVia::Kernel, 4, false},
+                           {"aten::mul.Tensor", DeviceOpVia::Fallback, 2, true},
+                           {"aten::copy_", DeviceOpVia::Composite, 4, false}};
   timings(mul, 1, 2, 8, 1);
   rep.cases.push_back(mul);
 

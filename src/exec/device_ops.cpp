@@ -1,0 +1,166 @@
+#include "exec/device_ops.h"
+
+#include <algorithm>
+#include <memory>
+#include <set>
+#include <unordered_map>
+
+#include <ATen/record_function.h>
+#include <c10/core/TensorOptions.h>
+
+#include "common/text.h"
+
+namespace opcheck::exec {
+namespace {
+
+struct SeenOp {
+  c10::OperatorName name;
+  std::int64_t calls = 0;
+  bool in_call = false;
+};
+
+// The recorder active on this thread. RecordFunction takes a plain function pointer, so the callback finds its state
+// here; one recorder at a time (a nested one leaves the outer one recording).
+struct Collector {
+  c10::DeviceType type = c10::DeviceType::CPU;
+  c10::BackendComponent backend = c10::BackendComponent::InvalidBit;
+  std::vector<SeenOp> seen;  // few per case: a linear search beats hashing the names
+};
+
+thread_local Collector* t_collector = nullptr;
+thread_local bool t_in_call = false;
+
+bool tensor_on_device(const at::Tensor& t, const Collector& c) {
+  if (!t.defined()) return false;
+  const c10::DispatchKeySet ks = t.key_set();
+  // Fake and functional tensors claim the device while torch.compile traces; nothing of theirs runs there.
+  return ks.has_backend(c.backend) && !ks.has(c10::DispatchKey::Python) && !ks.has(c10::DispatchKey::Functionalize);
+}
+
+bool reaches_device(const c10::IValue& v, const Collector& c) {
+  if (v.isTensor()) return tensor_on_device(v.toTensor(), c);
+  if (v.isDevice()) return v.toDevice().type() == c.type;  // a factory call making a tensor there
+  if (v.isList()) {
+    for (const c10::IValue& item : v.toListRef())
+      if (reaches_device(item, c)) return true;
+  }
+  return false;
+}
+
+std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
+  Collector* c = t_collector;
+  if (c == nullptr) return nullptr;
+  bool reaches = false;
+  for (const c10::IValue& v : fn.inputs())
+    if ((reaches = reaches_device(v, *c))) break;
+  if (!reaches) return nullptr;
+  std::optional<c10::OperatorName> name = fn.operator_name();
+  if (!name) return nullptr;
+  for (SeenOp& s : c->seen)
+    if (s.name == *name) {
+      ++s.calls;
+      s.in_call = s.in_call || t_in_call;
+      return nullptr;
+    }
+  c->seen.push_back(SeenOp{std::move(*name), 1, t_in_call});
+  return nullptr;
+}
+
+std::string op_text(const c10::OperatorName& n) {
+  return n.overload_name.empty() ? n.name : n.name + "." + n.overload_name;
+}
+
+c10::OperatorName operator_name_of(const std::string& op) {
+  const auto dot = op.find('.', op.find("::"));
+  if (dot == std::string::npos) return {op, ""};
+  return {op.substr(0, dot), op.substr(dot + 1)};
+}
+
+// Allocations, copies and views: what moving tensors to and from a kernel takes (a fallback moves every argument),
+// left out of a failure's note, which is about the ops that computed. The record keeps them.
+bool moves_data(const std::string& op) {
+  static const std::set<std::string> kMoves = {
+      "aten::empty",      "aten::empty_strided",         "aten::empty_like",   "aten::copy_",
+      "aten::_copy_from", "aten::_copy_from_and_resize", "aten::_to_copy",     "aten::to",
+      "aten::view",       "aten::as_strided",            "aten::_reshape_alias", "aten::reshape",
+      "aten::resize_",    "aten::_local_scalar_dense"};
+  return kMoves.count(op.substr(0, op.find('.', op.find("::")))) != 0;
+}
+
+}  // namespace
+
+DeviceOpsRecorder::DeviceOpsRecorder(const at::Device& device, std::vector<DeviceOp>& out) : out_(out) {
+  if (t_collector != nullptr) return;
+  auto c = std::make_unique<Collector>();
+  c->type = device.type();
+  c->backend = c10::toBackendComponent(c10::computeDispatchKey(std::nullopt, std::nullopt, device));
+  // Inputs are needed to tell the device's ops from the CPU's; outputs are not (a factory names its device).
+  handle_ = at::addThreadLocalCallback(
+      at::RecordFunctionCallback(&on_op_start).needsInputs(true).scopes({at::RecordScope::FUNCTION}));
+  t_collector = c.release();  // owned by the destructor from here on
+  active_ = true;
+}
+
+DeviceOpsRecorder::~DeviceOpsRecorder() {
+  if (!active_) return;
+  at::removeCallback(handle_);
+  std::unique_ptr<Collector> c(t_collector);
+  t_collector = nullptr;
+  const c10::DispatchKey key = c10::computeDispatchKey(std::nullopt, std::nullopt, c10::Device(c->type));
+  for (SeenOp& s : c->seen) {
+    std::string op = op_text(s.name);
+    auto it = std::find_if(out_.begin(), out_.end(), [&](const DeviceOp& d) { return d.op == op; });
+    if (it != out_.end()) {
+      it->calls += s.calls;
+      it->in_call = it->in_call || s.in_call;
+      continue;
+    }
+    // Kernels are registered when the device is set up, before any case: each op is looked up once per worker.
+    static thread_local std::unordered_map<std::string, DeviceOpVia> known;
+    auto k = known.find(op);
+    if (k == known.end()) k = known.emplace(op, device_op_via(op, key)).first;
+    out_.push_back(DeviceOp{std::move(op), k->second, s.calls, s.in_call});
+  }
+}
+
+OpCallScope::OpCallScope() : outer_(t_in_call) { t_in_call = true; }
+OpCallScope::~OpCallScope() { t_in_call = outer_; }
+
+DeviceOpVia device_op_via(const std::string& op, c10::DispatchKey key) {
+  const std::optional<c10::OperatorHandle> h = c10::Dispatcher::singleton().findOp(operator_name_of(op));
+  if (!h) return DeviceOpVia::Fallback;
+  if (h->hasKernelForDispatchKey(key)) return DeviceOpVia::Kernel;
+  for (c10::DispatchKey composite :
+       {c10::DispatchKey::CompositeImplicitAutograd, c10::DispatchKey::CompositeExplicitAutograd,
+        c10::DispatchKey::CompositeExplicitAutogradNonFunctional})
+    if (h->hasKernelForDispatchKey(composite)) return DeviceOpVia::Composite;
+  return DeviceOpVia::Fallback;
+}
+
+std::string device_ops_note(const std::string& resolved_op, const std::vector<DeviceOp>& ops) {
+  const std::vector<std::string> resolved = split_list(resolved_op);
+  auto on_own_kernel = [&](const std::string& r) {
+    return std::any_of(ops.begin(), ops.end(),
+                       [&](const DeviceOp& d) { return d.op == r && d.via == DeviceOpVia::Kernel; });
+  };
+  const bool own_kernels = !resolved.empty() && std::all_of(resolved.begin(), resolved.end(), on_own_kernel);
+  if (own_kernels) return {};
+  // A long decomposition stays readable: the first ops, then how many more (the record keeps them all).
+  constexpr std::size_t kShown = 12;
+  std::string list;
+  std::size_t listed = 0, more = 0;
+  for (const DeviceOp& d : ops) {
+    if (!d.in_call || (moves_data(d.op) && std::find(resolved.begin(), resolved.end(), d.op) == resolved.end()))
+      continue;
+    if (listed == kShown) {
+      ++more;
+      continue;
+    }
+    list += (listed++ ? ", " : "") + d.op + " (" + device_op_via_name(d.via) + ")";
+  }
+  if (list.empty()) return {};
+  if (more) list += ", and " + std::to_string(more) + " more";
+  return "on the device: " + list;
+}
+
+}  // namespace opcheck::exec
