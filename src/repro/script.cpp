@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "common/init_recipes.h"
+#include "common/text_escape.h"
 #include "manifest/tensor_file.h"
 #include "repro/script_assets.h"
 
@@ -151,6 +152,18 @@ std::string py_list(const std::vector<std::string>& items) {
 
 std::string py_str_or_none(const std::string& s) { return s.empty() ? "None" : py_str(s); }
 
+/// Text from a manifest, a bundle or a device inside the script's docstring: every backslash and quote escaped, so
+/// nothing (`"""`, a trailing backslash) can end the docstring early and turn the rest into code; control
+/// characters as \xNN.
+std::string docstring_text(std::string_view text) {
+  std::string quoted;
+  for (const char ch : text) {
+    if (ch == '\\' || ch == '"') quoted += '\\';
+    quoted += ch;
+  }
+  return printable_text(quoted);
+}
+
 /// The values of head.py: the docstring's account of the case, the device under test and the case's comparison.
 std::map<std::string, std::string> head_values(const Case& c, const ScriptDevice& device, const ScriptBundle& bundle) {
   std::string environment;
@@ -163,13 +176,13 @@ std::map<std::string, std::string> head_values(const Case& c, const ScriptDevice
     return v ? py_literal(PyValue::real(*v), LiteralUse::Data) : "None";
   };
   return {
-      {"CASE_ID", c.id},
-      {"CASE_OP", c.op},
-      {"CASE_LOCATION", c.loc.file + ":" + std::to_string(c.loc.line)},
+      {"CASE_ID", docstring_text(c.id)},
+      {"CASE_OP", docstring_text(c.op)},
+      {"CASE_LOCATION", docstring_text(c.loc.file + ":" + std::to_string(c.loc.line))},
       {"INPUTS_FROM", bundle.folder.empty()
                           ? "Inputs: built from the manifest's recipes, as opcheck builds them (bit for bit)"
-                          : "Inputs: the exact tensors of the failing run, saved in " + bundle.folder},
-      {"FAILURE_RECORDED", bundle.failure.empty() ? "" : "Failure recorded: " + bundle.failure + "\n"},
+                          : "Inputs: the exact tensors of the failing run, saved in " + docstring_text(bundle.folder)},
+      {"FAILURE_RECORDED", bundle.failure.empty() ? "" : "Failure recorded: " + docstring_text(bundle.failure) + "\n"},
       {"DEVICE_ENVIRONMENT", environment},
       {"DEVICE", py_str(device.device)},
       {"DEVICE_LIB", py_str_or_none(device.library)},

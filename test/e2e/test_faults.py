@@ -119,6 +119,14 @@ def test_not_supported_leads_with_the_op_the_dispatch_key_and_the_error(tmp_path
     assert blank == "" and rest.startswith("the device raised NotImplementedError: loopback: aten::mul.Tensor"), rest
 
 
+def test_ulp_passes_default_float_tolerances_as_documented(tmp_path):
+    """`ulp` flips one lowest bit: exact comparison catches it (the fault table), default float tolerances do not."""
+    manifest = write_manifest(tmp_path / "u.yaml", "u", [tensor_case("exp.1", "torch.exp", [[4, 8]])])
+    r = opcheck("run", "--manifests", manifest, "--device", "loopback", "--artifact-dir", tmp_path / "a",
+                env={"OPCHECK_LOOPBACK_FAULTS": "aten::exp=ulp"})
+    assert r.rc == 0 and r.last_line.startswith("1 passed"), r
+
+
 FAULTS = [
     ("bias:1e-2", "INCORRECT_RESULT", "failed"),
     ("ulp", "INCORRECT_RESULT", "failed"),

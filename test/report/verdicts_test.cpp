@@ -13,9 +13,13 @@
 #include "report/metrics.h"
 #include "report/record_json.h"
 #include "report/stats.h"
+#include "sample_report.h"
 
 namespace opcheck {
 namespace {
+
+using testing::written_junit_xml;
+using testing::written_metrics_json;
 
 CaseRecord record(const std::string& name, Outcome outcome, Stage stage) {
   CaseRecord r;
@@ -108,7 +112,7 @@ TEST(NotSupported, TbShortShowsTheFirstLineAndTbLongAll) {
 TEST(NotSupported, JunitFailureByDefaultSkippedWhenForgiven) {
   for (bool ok : {false, true}) {
     pugi::xml_document doc;
-    ASSERT_TRUE(doc.load_string(junit_xml_text(unsupported_run(ok)).c_str()));
+    ASSERT_TRUE(doc.load_string(written_junit_xml(unsupported_run(ok)).c_str()));
     auto suite = doc.child("testsuites").child("testsuite");
     EXPECT_EQ(suite.attribute("failures").as_int(), ok ? 1 : 4);
     EXPECT_EQ(suite.attribute("skipped").as_int(), ok ? 3 : 0);
@@ -137,7 +141,7 @@ TEST(NotSupported, JunitFailureByDefaultSkippedWhenForgiven) {
 }
 
 TEST(NotSupported, MetricsCountItEverywhereAndRecordThePolicy) {
-  const auto j = nlohmann::json::parse(metrics_json_text(unsupported_run(true)));
+  const auto j = nlohmann::json::parse(written_metrics_json(unsupported_run(true)));
   EXPECT_EQ(j["totals"]["not_supported"], 3);
   EXPECT_EQ(j["totals"]["failed"], 1);
   EXPECT_EQ(j["totals"]["total"], 16);
@@ -146,8 +150,8 @@ TEST(NotSupported, MetricsCountItEverywhereAndRecordThePolicy) {
   EXPECT_EQ(j["pass_rate"]["per_dtype"]["bf16"]["not_supported"], 3);
   EXPECT_EQ(j["run"]["not_supported_ok"], true);
   // In the denominator, not the numerator: 12 correct of 16 counted.
-  EXPECT_DOUBLE_EQ(j["pass_rate"]["overall"].get<double>(), 12.0 / 16.0);
-  const RunReport back = parse_metrics(metrics_json_text(unsupported_run(true)), "m.json");
+  EXPECT_DOUBLE_EQ(j["pass_rate"]["overall"].template get<double>(), 12.0 / 16.0);
+  const RunReport back = parse_metrics(written_metrics_json(unsupported_run(true)), "m.json");
   EXPECT_TRUE(back.info.policy.not_supported_ok);
   EXPECT_EQ(back.cases.back().outcome, Outcome::NotSupported);
 }
@@ -206,7 +210,7 @@ TEST(Failures, TheConsoleBlockShowsTheCallAndTheWorstElement) {
             std::string::npos)
       << text;
   pugi::xml_document doc;
-  ASSERT_TRUE(doc.load_string(junit_xml_text(run).c_str()));
+  ASSERT_TRUE(doc.load_string(written_junit_xml(run).c_str()));
   EXPECT_STREQ(doc.select_node("//failure").node().attribute("message").value(),
                "output: Tensor-likes are not close!\ncall: torch.mul(bf16[1,32,64], 2.0)\n"
                "worst element at [0, 3, 7]: device 1.5, reference 1.25\nrepro: opcheck repro m::w");
@@ -260,7 +264,7 @@ TEST(Warnings, CountedBeforeTheSummaryLineWithTheFirstFew) {
                                     "  b.yaml: warning: two\n  c.yaml: warning: three\n  ... and 1 more\n");
   RunReport run;
   run.info = info;
-  const auto j = nlohmann::json::parse(metrics_json_text(run));
+  const auto j = nlohmann::json::parse(written_metrics_json(run));
   EXPECT_EQ(j["run"]["warning_count"], 4);
   EXPECT_NE(html_report(run, {}).find("<details id=\"warnings\" open><summary>4 warnings</summary>"),
             std::string::npos);

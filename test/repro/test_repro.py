@@ -5,6 +5,7 @@ to the same stage and the same figures, and its `repro --python` script must rep
 under Debian's python3-torch. Recipe scripts (no bundle) must rebuild the inputs and the CPU reference exactly as
 opcheck does.
 """
+import ast
 import json
 import os
 import sys
@@ -413,6 +414,26 @@ def test_python_repro_without_a_bundle_keeps_the_environments_loopback_faults(tm
     on_cpu = opcheck("repro", "faulty::exp.1", "--manifests", manifest, "--device", "cpu", "--python", env=EXP_FAULT)
     assert on_cpu.returncode == 0, on_cpu.stderr
     assert "OPCHECK_LOOPBACK_FAULTS" not in on_cpu.stdout
+
+
+HOSTILE_NAMES = ['x"""+__import__("os").system("touch PWNED")+"""', "x\\", 'q"', "x'''y", "a$(touch PWNED)b"]
+
+
+@pytest.mark.parametrize("name", HOSTILE_NAMES)
+def test_python_repro_of_a_hostile_case_name_runs_no_code(tmp_path, name):
+    manifest = tmp_path / "hostile.yaml"
+    quoted = name.replace("\\", "\\\\").replace('"', '\\"')
+    manifest.write_text(f'model: hostile\ncases:\n  - name: "{quoted}"\n    op: torch.neg\n    inputs:\n'
+                        "      - tensor: {shape: [4]}\n")
+    made = opcheck("repro", f"hostile::{name}", "--manifests", manifest, "--device", "cpu", "--python")
+    assert made.returncode == 0, made.stderr
+    tree = ast.parse(made.stdout)  # one docstring, then code: the name ended nothing early
+    assert f"hostile::{name}" in ast.get_docstring(tree), made.stdout[:400]
+    path = tmp_path / "hostile.py"
+    path.write_text(made.stdout)
+    run = subprocess.run([PYTHON, str(path)], capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert not (tmp_path / "PWNED").exists()
 
 
 def test_repro_reports_unknown_cases_and_bundles(tmp_path):

@@ -11,7 +11,7 @@
 #include "report/journal.h"
 #include "runner/run_identity.h"
 #include "runner/run_session.h"
-#include "runner/session.h"
+#include "runner/plan_execution.h"
 
 namespace opcheck {
 namespace {
