@@ -209,6 +209,12 @@ std::string facts_json(const BundleFacts& f) {
                     {"pcc", optional_number(f.r->figures.pcc)},
                     {"mismatched", f.r->figures.mismatched},
                     {"total", f.r->figures.total}};
+    // The worst element, as the run's record has it, so the bundle's figures are the record's.
+    if (f.r->figures.has_worst()) {
+      j["figures"]["worst_index"] = f.r->figures.worst_index;
+      j["figures"]["worst_device"] = optional_number(f.r->figures.worst_device);
+      j["figures"]["worst_reference"] = optional_number(f.r->figures.worst_reference);
+    }
     j["input_digests"] = f.r->input_digests;
   } else {
     j["stage"] = nullptr;

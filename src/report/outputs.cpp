@@ -18,10 +18,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// "" when `folder` takes a new file, else why not.
-std::string cannot_write_in(const fs::path& folder) {
+// "" when `folder` takes a new file, else why not. A folder that does not exist yet is made by the writer: its
+// nearest existing ancestor must take one.
+std::string cannot_write_in(fs::path folder) {
   std::error_code ec;
-  if (!fs::exists(folder, ec)) return folder.string() + " does not exist";
+  while (!fs::exists(folder, ec) && folder.has_parent_path() && folder.parent_path() != folder)
+    folder = folder.parent_path();
   if (!fs::is_directory(folder, ec)) return folder.string() + " is not a folder";
   std::string probe = (folder / ".opcheck-write-check.XXXXXX").string();
   const int fd = ::mkstemp(probe.data());
@@ -45,7 +47,7 @@ std::string check_folder(const char* flag, const std::string& path) {
   if (path.empty()) return {};
   std::error_code ec;
   const fs::path p = fs::absolute(path, ec);
-  std::string why = fs::exists(p, ec) ? cannot_write_in(p) : cannot_write_in(p.parent_path());
+  std::string why = cannot_write_in(p);
   if (why.empty()) return {};
   return std::string(flag) + " " + path + ": cannot write the reports there: " + why +
          "\n  Fix: pass a writable folder, or one whose parent folder is writable";

@@ -153,7 +153,7 @@ def test_meaningless_flag_values_are_usage_errors(tmp_path, flags):
 def test_a_report_that_cannot_be_written_stops_the_run_before_any_case(tmp_path):
     write_manifest(tmp_path / "s.yaml", "s", [case("neg.0", "torch.neg", [[2]])])
     (tmp_path / "a-file").write_text("x")
-    for flag, path, why in [("--junit-xml", tmp_path / "missing" / "r.xml", "does not exist"),
+    for flag, path, why in [("--junit-xml", tmp_path / "a-file" / "r.xml", "a-file is not a folder"),
                             ("--metrics-json", tmp_path, "is a folder"),
                             ("--junit-dir", tmp_path / "a-file", "is not a folder")]:
         r = opcheck("run", "--manifests", tmp_path / "s.yaml", "--device", "cpu", flag, path,
@@ -161,6 +161,10 @@ def test_a_report_that_cannot_be_written_stops_the_run_before_any_case(tmp_path)
         assert r.rc == 4, r
         assert f"{flag} {path}: cannot write the report" in r.err and why in r.err and "Fix:" in r.err, r
         assert "passed" not in r.out, r  # stopped before the first case
+    # A folder that does not exist yet is made, as the writers make it.
+    made = opcheck("run", "--manifests", tmp_path / "s.yaml", "--device", "cpu", "--junit-xml",
+                   tmp_path / "new" / "deeper" / "r.xml", "--artifact-dir", tmp_path / "art")
+    assert made.rc == 0 and (tmp_path / "new" / "deeper" / "r.xml").exists(), made
 
 
 def run_shards(tmp_path, op, shard_args, rc, env=None):
