@@ -10,7 +10,6 @@
 #include <cstdlib>
 #include <ctime>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <vector>
@@ -40,9 +39,6 @@ class TempFile {
     // The writer's pid in the name lets a later run tell a temporary file left by a killed writer from one being
     // written right now.
     std::string tmpl = path + ".tmp." + std::to_string(::getpid()) + ".XXXXXX";
-    // A report's folder is made as --junit-dir's is: the run checked before its first case that it can be.
-    std::error_code made;
-    std::filesystem::create_directories(directory_of(path), made);
     std::vector<char> name(tmpl.begin(), tmpl.end());
     name.push_back('\0');
     fd_ = ::mkstemp(name.data());

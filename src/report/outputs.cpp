@@ -18,12 +18,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// "" when `folder` takes a new file, else why not. A folder that does not exist yet is made by the writer: its
-// nearest existing ancestor must take one.
-std::string cannot_write_in(fs::path folder) {
+// "" when `folder` takes a new file, else why not. A folder that does not exist yet is made now, before the run's
+// first case, so the report written at its end has it.
+std::string cannot_write_in(const fs::path& folder) {
   std::error_code ec;
-  while (!fs::exists(folder, ec) && folder.has_parent_path() && folder.parent_path() != folder)
-    folder = folder.parent_path();
+  if (!fs::exists(folder, ec) && !fs::create_directories(folder, ec) && ec)
+    return "cannot create " + folder.string() + ": " + ec.message();
   if (!fs::is_directory(folder, ec)) return folder.string() + " is not a folder";
   std::string probe = (folder / ".opcheck-write-check.XXXXXX").string();
   const int fd = ::mkstemp(probe.data());

@@ -16,9 +16,9 @@ struct ReportFiles {
   std::string html;          // --html
 };
 
-/// Checks, before a run starts, that every report asked for can be written: its folder exists and takes a new file
-/// (a file is created there and removed), and the path is not a folder (for --junit-dir: the folder or its parent
-/// takes one). One message per report that cannot be, naming the flag, the path and why, with a Fix.
+/// Makes sure, before a run starts, that every report asked for can be written: its folder exists (made when
+/// missing) and takes a new file (a file is created there and removed), and the path is not a folder. One message per
+/// report that cannot be, naming the flag, the path and why, with a Fix.
 std::vector<std::string> check_report_paths(const ReportFiles& files);
 
 /// Writes the reports asked for, side by side: they are independent views of the same records. Returns what went
