@@ -1,5 +1,7 @@
 #include "common/regular_file.h"
 
+#include <filesystem>
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -63,6 +65,12 @@ bool read_regular_file(const std::string& path, std::string& out, std::string& w
   }
   ::close(fd);
   return true;
+}
+
+std::string absolute_path(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path a = std::filesystem::absolute(path, ec);
+  return ec ? path : a.lexically_normal().string();
 }
 
 }  // namespace opcheck

@@ -1,5 +1,5 @@
 // Reading a whole file that must be a regular file: a FIFO, socket or device named by mistake is refused, never
-// opened for a blocking read.
+// opened for a blocking read; and a path as the commands opcheck prints spell it.
 #pragma once
 
 #include <cstddef>
@@ -11,5 +11,9 @@ namespace opcheck {
 /// `why` ("is a FIFO (named pipe), not a regular file", "is larger than N bytes", the system's error text).
 bool read_regular_file(const std::string& path, std::string& out, std::string& why,
                        std::size_t max_bytes = static_cast<std::size_t>(1) << 40);
+
+/// `path` made absolute and normal (no `.` or `..` parts), as printed commands and bundles name files; `path` itself
+/// when the working folder cannot be read.
+std::string absolute_path(const std::string& path);
 
 }  // namespace opcheck

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/device_choice.h"
+#include "common/regular_file.h"
 #include "repro/bundle_layout.h"
 #include "select/select.h"
 
@@ -19,12 +20,6 @@ namespace {
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
   return s;
-}
-
-std::string absolute(const std::string& p) {
-  std::error_code ec;
-  fs::path a = fs::absolute(p, ec);
-  return ec ? p : a.lexically_normal().string();
 }
 
 std::string json_string(const nlohmann::json& j, const char* key) {
@@ -46,7 +41,7 @@ std::string first_existing(const std::vector<std::string>& library_dirs, const s
 
 std::string find_bundle_folder(const std::string& bundle, const std::string& case_id, std::string& error) {
   std::error_code ec;
-  const fs::path dir = absolute(bundle);
+  const fs::path dir = absolute_path(bundle);
   if (fs::exists(dir / kBundleManifest, ec)) return dir.string();
   if (!fs::is_directory(dir, ec)) {
     error = "bundle folder " + dir.string() + " does not exist. Fix: pass a folder written by run --save-failures";
@@ -194,7 +189,7 @@ bool script_device(const std::vector<std::string>& args, const std::vector<std::
     out.device = "privateuseone:" + index;
     return true;
   }
-  out.library = lib.empty() ? std::string() : absolute(lib);
+  out.library = lib.empty() ? std::string() : absolute_path(lib);
   if (type == "privateuseone" || type == "privateuse1") out.device = "privateuseone:" + index;
   else out.device = device;  // cuda, cuda:1, xpu, or the name a backend registered
   return true;
@@ -222,10 +217,10 @@ std::vector<std::string> rerun_words(const std::string& binary, const Case& c, c
   if (!source.bundle.empty()) {
     words.insert(words.end(), {"--manifests", (fs::path(source.bundle) / kBundleManifest).string()});
   } else {
-    words.insert(words.end(), {"--manifests", absolute(source.manifest)});
+    words.insert(words.end(), {"--manifests", absolute_path(source.manifest)});
     if (!c.variant.empty()) words.insert(words.end(), {"--variant", c.variant});
     words.push_back(exact_case_id(c.model, c.name));
-    if (!source.config.empty()) words.insert(words.end(), {"--config", absolute(source.config)});
+    if (!source.config.empty()) words.insert(words.end(), {"--config", absolute_path(source.config)});
   }
   words.insert(words.end(), device_args.begin(), device_args.end());
   words.push_back("-v");
@@ -234,7 +229,8 @@ std::vector<std::string> rerun_words(const std::string& binary, const Case& c, c
 
 std::string rerun_text(const Case& c, const std::string& bundle, const BundleFacts& facts,
                        const std::vector<std::string>& words, const std::string& note) {
-  std::string out = "# " + c.id + ": " + c.op + " (" + absolute(c.loc.file) + ":" + std::to_string(c.loc.line) + ")\n";
+  std::string out =
+      "# " + c.id + ": " + c.op + " (" + absolute_path(c.loc.file) + ":" + std::to_string(c.loc.line) + ")\n";
   if (!bundle.empty())
     out += "# bundle " + bundle + (facts.stage.empty() ? "" : ", recorded " + facts.stage) + "\n";
   if (!note.empty()) out += "# note: " + note + "\n";

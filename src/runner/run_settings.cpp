@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "common/device_choice.h"
+#include "common/regular_file.h"
 #include "common/text.h"
 #include "opcheck/device_environment.h"
 
@@ -205,12 +206,6 @@ bool resolve_run_settings(RunSettings& s, const EnvLookup& env, const std::strin
 }
 
 namespace {
-
-std::string absolute_path(const std::string& p) {
-  std::error_code ec;
-  const std::filesystem::path a = std::filesystem::absolute(p, ec);
-  return ec ? p : a.lexically_normal().string();
-}
 
 // The device library the run loads: none with imports (they register the device) or on a device that uses none.
 std::string loaded_library(const RunSettings& s) {
