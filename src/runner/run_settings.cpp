@@ -263,7 +263,7 @@ const std::vector<SettingField>& setting_fields() {
        [](const RunSettings& s) { return one_if(s.max_case_bytes > 0, std::to_string(s.max_case_bytes)); }},
       // Not a rerun argument: a rerun runs one case, unsharded, and its verdict does not depend on the split.
       {"durations file digest", nullptr, false,
-       [](const RunSettings& s) { return one_if(!s.durations.sha256.empty(), s.durations.sha256); }},
+       [](const RunSettings& s) { return one_if(!s.durations.sha256.empty(), s.durations.sha256); }, true},
       {"fault settings", nullptr, true,
        [](const RunSettings& s) {
          std::vector<std::string> out;

@@ -109,6 +109,9 @@ struct SettingField {
   const char* flag = nullptr;      // e.g. "--reference-dtype"
   bool environment = false;
   std::function<std::vector<std::string>(const RunSettings&)> values;  // empty = the default
+  /// A part that decides which cases a shard runs, not what a case computes: merge and --resume hold to it, the
+  /// results cache (by dedupe key) serves across it.
+  bool split_only = false;
 };
 
 /// The settings a rerun must repeat and the identity must hold, in the order the rerun command gives them.

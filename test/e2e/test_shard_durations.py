@@ -215,3 +215,19 @@ def test_a_bad_durations_file_stops_the_run_before_any_case_with_where_and_a_fix
     # Before any case: no results, no reports.
     assert not (art / "journal.jsonl").exists()
     assert not (tmp_path / "out.json").exists()
+
+
+def test_the_results_cache_serves_across_another_durations_file(timed, tmp_path):
+    """The split is no part of what a case computes: a nightly's cache by dedupe key outlives each night's file."""
+    manifests, durations, _ = timed
+    m = json.loads(durations.read_text())
+    m["cases"][0]["timings"]["device_ms"] += 1
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(m))
+    cache = tmp_path / "cache.jsonl"
+    for i, f in enumerate((durations, other)):
+        r = opcheck("run", "--manifests", manifests, "--device", "loopback", "--durations-from", f,
+                    "--results-cache", cache, "--reuse-results", "--artifact-dir", tmp_path / f"art{i}")
+        assert r.rc == 0, r
+    assert "12 unchanged cases served from" in r.err, r
+    assert "not reused" not in r.err, r
