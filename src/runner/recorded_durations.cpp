@@ -35,7 +35,7 @@ void add_records(const std::vector<CaseRecord>& records, double timeout_s, Recor
 
 std::string seconds_text(double s) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, s < 10 ? "%.2fs" : s < 600 ? "%.1fs" : "%.0fs", s);
+  std::snprintf(buf, sizeof buf, s < 1 ? "%.3fs" : s < 10 ? "%.2fs" : s < 600 ? "%.1fs" : "%.0fs", s);
   return buf;
 }
 
@@ -76,7 +76,9 @@ std::string describe_expected_shards(const RecordedDurations& d, std::size_t rec
                      " unique cases timed, " + std::to_string(estimated) + " estimated from their size";
   if (!in_seconds) return line + "; none of them is in the file, so the split is by size and no time is expected\n";
   const int total = static_cast<int>(shard_s.size());
-  line += total > 1 ? "; expected wall time per shard at -j " + std::to_string(jobs) + ":" : "; expected wall time at -j " + std::to_string(jobs) + ":";
+  // The cases' own time, as run.cases_wall_s measures it: starting libtorch, the workers and the device is not in it.
+  line += std::string("; expected wall time of the cases") + (total > 1 ? " per shard" : "") + " at -j " +
+          std::to_string(jobs) + " (start-up not counted):";
   for (int s = 0; s < total; ++s) {
     line += (s ? ", " : " ");
     if (total > 1) line += std::to_string(s) + "/" + std::to_string(total) + (s == index ? " (this) " : " ");

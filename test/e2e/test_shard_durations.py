@@ -46,7 +46,7 @@ def collected(manifests, *args):
 
 
 def expected_line(err):
-    m = re.search(r"expected wall time (?:per shard )?at -j (\d+):(.*)", err)
+    m = re.search(r"expected wall time of the cases (?:per shard )?at -j (\d+) \(start-up not counted\):(.*)", err)
     assert m, err
     return [float(s) for s in re.findall(r"([0-9.]+)s\b", m.group(2))]
 
