@@ -231,3 +231,14 @@ def test_the_results_cache_serves_across_another_durations_file(timed, tmp_path)
         assert r.rc == 0, r
     assert "12 unchanged cases served from" in r.err, r
     assert "not reused" not in r.err, r
+
+
+def test_cases_recorded_as_taking_no_time_still_spread_over_the_shards(timed, tmp_path):
+    manifests, durations, _ = timed
+    m = json.loads(durations.read_text())
+    for c in m["cases"]:
+        c["timings"] = {k: 0.0 for k in c["timings"]}
+    zero = tmp_path / "zero.json"
+    zero.write_text(json.dumps(m))
+    shards = [collected(manifests, "--shard", f"{i}/3", "--durations-from", zero)[0] for i in range(3)]
+    assert [len(s) for s in shards] == [4, 4, 4], shards
