@@ -1,0 +1,176 @@
+"""Containment (issue 24), through the real binary: ops that would touch the machine are refused where they are
+written (manifest, v2 config, trace) with the reason, and no file is read, created or changed."""
+import json
+import os
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from conftest import opcheck, write_manifest
+
+
+def add_case():
+    return ["  - name: add.1", "    op: torch.add", "    inputs:", "      - tensor: {shape: [4]}",
+            "      - tensor: {shape: [4]}"]
+
+
+def call_case(name, op, values):
+    return [f"  - name: {name}", f"    op: {op}", "    inputs:"] + [f"      - value: {v}" for v in values]
+
+
+def from_file_case(name, path):
+    # torch.from_file(path, shared=True, size=64) creates the file, or extends a shorter one to 64 bytes.
+    return call_case(name, "torch.from_file", [json.dumps(str(path)), "true", "64"])
+
+
+class Untouched:
+    """A file that exists (shorter than from_file's size, so from_file would extend it) and one that does not."""
+
+    def __init__(self, tmp_path):
+        self.existing = tmp_path / "victim.bin"
+        self.existing.write_bytes(b"12345678")
+        os.utime(self.existing, (1_000_000_000, 1_000_000_000))
+        self.absent = tmp_path / "created.bin"
+
+    def check(self):
+        st = self.existing.stat()
+        assert self.existing.read_bytes() == b"12345678" and st.st_size == 8, "the existing file was changed"
+        assert st.st_mtime == 1_000_000_000, "the existing file was written"
+        assert st.st_atime == 1_000_000_000, "the existing file was read"
+        assert not self.absent.exists(), "a file was created"
+
+
+# Every kind of refusal, as a manifest may spell it: file ops, Python file calls, global setters, a Storage file
+# read, collectives and profiler state (namespaces), an op torch only has in its JIT registry.
+REFUSED = [
+    ("torch.from_file", "reads a file"),
+    ("aten::from_file.out", "reads a file"),
+    ("torch.ops.aten.from_file.default", "reads a file"),
+    ("torch.Tensor.from_file", "reads a file"),
+    ("torch.save", "writes a file"),
+    ("torch.load", "reads and unpickles a file"),
+    ("aten::save", "writes a file"),
+    ("torch.UntypedStorage.from_file", "reaches outside the call"),
+    ("torch.manual_seed", "reseeds the global random generators"),
+    ("torch.set_default_dtype", "changes the process's default dtype"),
+    ("torch.set_num_threads", "changes the process's thread count"),
+    ("profiler::_record_function_enter", "profiler state"),
+    ("c10d::barrier", "talks to other processes"),
+]
+
+
+@pytest.mark.parametrize("op,why", REFUSED, ids=[o for o, _ in REFUSED])
+def test_validate_refuses_an_op_that_touches_the_machine_with_its_line_and_reason(tmp_path, op, why):
+    m = write_manifest(tmp_path / "m.yaml", "m", [add_case(), call_case("bad.1", op, ['"/tmp/x.bin"', "true", "64"])])
+    r = opcheck("validate", m)
+    assert r.rc == 2, r
+    assert f"{m}:10" in r.err and f"'{op}' is refused: it" in r.err and why in r.err, r
+    assert "README: Reliability" in r.err, r
+
+
+def test_ops_that_compute_are_not_refused(tmp_path):
+    m = write_manifest(tmp_path / "m.yaml", "m", [add_case(), [
+        "  - name: set.1", "    op: torch.Tensor.set_", "    inputs:", "      - tensor: {shape: [4]}",
+        "      - tensor: {shape: [4]}"], [
+        "  - name: einsum.1", "    op: torch.einsum", "    inputs:", "      - value: \"i,i->\"",
+        "      - tensor_list: [{shape: [3]}, {shape: [3]}]"]])
+    r = opcheck("validate", m)
+    assert r.rc == 0 and "refused" not in r.err, r
+
+
+def junit(path):
+    return {f"{tc.get('classname')}::{tc.get('name')}": tc for tc in ET.parse(path).getroot().iter("testcase")}
+
+
+def test_run_refuses_from_file_and_no_file_is_read_created_or_changed(tmp_path):
+    files = Untouched(tmp_path)
+    m = write_manifest(tmp_path / "m.yaml", "m", [add_case(), from_file_case("grow.1", files.existing),
+                                              from_file_case("create.1", files.absent)])
+    r = opcheck("run", "--manifests", m, "--device", "loopback", "--junit-xml", tmp_path / "r.xml",
+                "--metrics-json", tmp_path / "r.json", "--artifact-dir", tmp_path / "art")
+    files.check()
+    assert r.rc == 2, r  # invalid input
+    assert r.last_line.startswith("1 passed, 2 errors in "), r
+    tcs = junit(tmp_path / "r.xml")
+    assert tcs["m::add.1"].find("error") is None
+    for name in ("m::grow.1", "m::create.1"):
+        err = tcs[name].find("error")
+        assert err is not None and err.get("type") == "INVALID_CASE", name
+        assert "'torch.from_file' is refused: it reads a file" in err.get("message"), err.attrib
+    m = json.loads((tmp_path / "r.json").read_text())
+    assert m["totals"]["errors"] == 2 and m["totals"]["passed"] == 1, m["totals"]
+
+
+V2 = """test_suite_config:
+  global:
+    supported_dtypes:
+      - {{name: float32, precision: {{atol: 0.005, rtol: 0.005}}}}
+  files:
+    - path: ${{TORCH_DEVICE_ROOT}}/tests/models/test_model_ops_v2.py
+      tests:
+        - names: [TestSpyreModelOps::test_model_ops_db]
+          mode: mandatory_success
+          tags: [model__tiny]
+          edits:
+            ops:
+              include:
+                - name: torch.neg
+                  sample_inputs_func:
+                    args:
+                      - tensor: {{shape: [4], stride: [1], dtype: torch.float32, device: cuda:0}}
+                - name: torch.from_file
+                  sample_inputs_func:
+                    args:
+                      - value: "{path}"
+                      - value: true
+                      - value: 64
+cases: []
+"""
+
+
+def test_a_v2_config_naming_from_file_is_refused_by_validate_and_run(tmp_path):
+    files = Untouched(tmp_path)
+    cfg = tmp_path / "tiny.yaml"
+    cfg.write_text(V2.format(path=files.absent))
+    r = opcheck("validate", cfg)
+    assert r.rc == 2 and f"{cfg}:18" in r.err and "'torch.from_file' is refused: it reads a file" in r.err, r
+    r = opcheck("run", "--manifests", cfg, "--device", "loopback", "--junit-xml", tmp_path / "r.xml",
+                "--artifact-dir", tmp_path / "art")
+    files.check()
+    assert r.rc == 2 and r.last_line.startswith("1 passed, 1 error in "), r
+    errors = [tc for tc in junit(tmp_path / "r.xml").values() if tc.find("error") is not None]
+    assert len(errors) == 1 and "'torch.from_file' is refused" in errors[0].find("error").get("message"), r
+
+
+def trace_text(path):
+    return ("Operator: aten.add.Tensor\n"
+            "cnt: 1, ((T([4], f32), T([4], f32)), {})\n"
+            "Operator: aten.from_file.default\n"
+            f"cnt: 1, (('{path}', True, 64), {{}})\n")
+
+
+def test_import_traces_refuses_a_from_file_line_and_writes_no_case_for_it(tmp_path):
+    files = Untouched(tmp_path)
+    trace = tmp_path / "t.txt"
+    trace.write_text(trace_text(files.existing))
+    r = opcheck("import-traces", trace, "-o", tmp_path / "out")
+    assert r.rc == 2, r
+    assert f"{trace}:4" in r.err and "aten.from_file.default is refused: it reads a file" in r.err, r
+    manifest = (tmp_path / "out" / "t.yaml").read_text()
+    assert "from_file" not in manifest and "aten::add" in manifest, manifest
+    files.check()
+
+
+def test_run_traces_reports_a_refused_line_as_an_error_and_runs_the_rest(tmp_path):
+    files = Untouched(tmp_path)
+    trace = tmp_path / "t.txt"
+    trace.write_text(trace_text(files.absent))
+    r = opcheck("run", "--traces", trace, "--device", "loopback", "--junit-xml", tmp_path / "r.xml",
+                "--metrics-json", tmp_path / "r.json", "--artifact-dir", tmp_path / "art")
+    files.check()
+    assert r.rc == 2 and r.last_line.startswith("1 passed, 1 error in "), r
+    m = json.loads((tmp_path / "r.json").read_text())
+    [err] = [c for c in m["cases"] if c["outcome"] == "error"]
+    assert err["file"] == str(trace) and err["line"] == 4, err
+    assert "aten.from_file.default is refused: it reads a file" in err["message"], err
+
