@@ -93,14 +93,15 @@ int prepare_trace_run(const std::vector<std::string>& traces, RunRequest& f) {
   DiagnosticList errors = imported.errors;
   const std::string dir = (fs::path(f.session.artifact_dir) / "traces").string();
   const auto written = traces::write_trace_manifests(imported, dir, errors);
-  print_reported(imported, f.quiet);
-  print_diagnostics(errors);
+  print_diagnostics(errors);  // the lines not converted are the run's load errors: it prints and reports them
   if (!f.quiet) print_summary(imported, written, std::cerr);
   if (errors.has_errors()) return kInterrupted;
-  // A refused trace line is an error of the run's input: in its reports, and the run fails.
+  // A trace line that did not become a case is a case missing from the run: an error of its input in the reports.
   for (const auto& t : imported.traces)
-    for (const auto& d : t.reported.items)
-      if (d.severity == Diagnostic::Severity::Error) f.selection.input_problems.items.push_back(d);
+    for (Diagnostic d : t.reported.items) {
+      d.severity = Diagnostic::Severity::Error;
+      f.selection.input_problems.items.push_back(std::move(d));
+    }
   f.selection.manifests.insert(f.selection.manifests.end(), written.begin(), written.end());
   if (f.selection.manifests.empty()) {
     std::cerr << "opcheck: the traces gave no manifest to run\n";

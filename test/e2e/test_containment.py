@@ -174,3 +174,105 @@ def test_run_traces_reports_a_refused_line_as_an_error_and_runs_the_rest(tmp_pat
     assert err["file"] == str(trace) and err["line"] == 4, err
     assert "aten.from_file.default is refused: it reads a file" in err["message"], err
 
+
+# Every selected case in every report: input that is wrong fails the run where it is wrong and still writes JUnit and
+# metrics; input opcheck does not run is reported skipped with the reason; nothing vanishes.
+
+def run_with_reports(tmp_path, *args, **kw):
+    return opcheck("run", *args, "--junit-xml", tmp_path / "r.xml", "--metrics-json", tmp_path / "r.json",
+                   "--artifact-dir", tmp_path / "art", **kw)
+
+
+def reported(tmp_path):
+    m = json.loads((tmp_path / "r.json").read_text())
+    suite = ET.parse(tmp_path / "r.xml").getroot().find("testsuite")
+    return m, suite
+
+
+def v2_config(names, entry_op="torch.neg"):
+    return f"""test_suite_config:
+  files:
+    - path: ${{TORCH_DEVICE_ROOT}}/tests/models/test_model_ops_v2.py
+      tests:
+        - names: {names}
+          mode: mandatory_success
+          tags: [model__tiny]
+          edits:
+            ops:
+              include:
+                - name: {entry_op}
+                  sample_inputs_func:
+                    args:
+                      - tensor: {{shape: [4], stride: [1], dtype: torch.float32, device: cuda:0}}
+cases: []
+"""
+
+
+@pytest.mark.parametrize("names,message", [
+    ("[TestSpyreModelOps::test_model_ops_dbb]",
+     "test 'TestSpyreModelOps::test_model_ops_dbb' is not TestSpyreModelOps::test_model_ops_db (did you mean "
+     "'TestSpyreModelOps::test_model_ops_db'?)"),
+    ("42", "'names' must be a list of test names, got an integer"),
+], ids=["misspelled", "integer"])
+def test_a_wrong_v2_test_name_is_an_error_that_fails_the_run_with_reports(tmp_path, names, message):
+    cfg = tmp_path / "tiny.yaml"
+    cfg.write_text(v2_config(names))
+    v = opcheck("validate", cfg)
+    assert v.rc == 2 and f"{cfg}:5:" in v.err and message in v.err, v
+    r = run_with_reports(tmp_path, "--manifests", cfg, "--device", "cpu")
+    assert r.rc == 2 and r.last_line.startswith("1 error in "), r  # never 5, "nothing selected"
+    m, suite = reported(tmp_path)
+    [err] = m["cases"]
+    assert err["outcome"] == "error" and err["file"] == str(cfg) and err["line"] == 5 and message in err["message"], err
+    assert suite.get("errors") == "1" and suite.get("tests") == "1", suite.attrib
+
+
+def test_v2_entries_under_another_test_are_reported_skipped_with_the_reason(tmp_path):
+    cfg = tmp_path / "tiny.yaml"
+    cfg.write_text(v2_config("[TestOps::test_something_else]"))
+    v = opcheck("validate", cfg)
+    assert v.rc == 0 and "is not TestSpyreModelOps::test_model_ops_db; opcheck runs nothing under it" in v.err, v
+    r = run_with_reports(tmp_path, "--manifests", cfg, "--device", "cpu")
+    assert r.rc == 0 and r.last_line.startswith("1 skipped in "), r
+    m, suite = reported(tmp_path)
+    [skipped] = m["cases"]
+    why = "not run: test 'TestOps::test_something_else' is not TestSpyreModelOps::test_model_ops_db (tiny.yaml:11)"
+    assert skipped["outcome"] == "skipped" and skipped["op"] == "torch.neg", skipped
+    assert skipped["message"] == why, skipped
+    [tc] = suite.iter("testcase")
+    assert tc.find("skipped").get("message") == why
+
+
+def test_trace_lines_not_converted_are_errors_in_junit_and_metrics(tmp_path):
+    trace = tmp_path / "t.txt"
+    trace.write_text("Operator: aten.add.Tensor\n"
+                     "cnt: 1, ((T([4], f32), T([4], f32)), {})\n"
+                     "Operator: nonamespace\n"
+                     "cnt: 1, ((T([4], f32),), {})\n"
+                     "Operator: aten.neg.default\n"
+                     "cnt: 1, ((T([4], f32), ((( garbage\n")
+    r = run_with_reports(tmp_path, "--traces", trace, "--device", "cpu")
+    # import-traces reports three lines: the bad header, the call under it, the malformed call.
+    assert r.rc == 2 and r.last_line.startswith("1 passed, 3 errors in "), r
+    m, suite = reported(tmp_path)
+    errors = sorted((c["line"], c["file"]) for c in m["cases"] if c["outcome"] == "error")
+    assert errors == [(3, str(trace)), (4, str(trace)), (6, str(trace))], m["cases"]
+    assert "malformed call line" in [c for c in m["cases"] if c["line"] == 6][0]["message"]
+    assert suite.get("errors") == "3" and suite.get("tests") == "4", suite.attrib
+
+
+@pytest.mark.parametrize("kind", ["dangling", "fifo"])
+def test_a_folder_whose_only_manifest_cannot_be_read_fails_with_reports(tmp_path, kind):
+    d = tmp_path / "m"
+    d.mkdir()
+    if kind == "fifo":
+        os.mkfifo(d / "only.yaml")
+    else:
+        (d / "only.yaml").symlink_to(tmp_path / "gone.yaml")
+    r = run_with_reports(tmp_path, "--manifests", d, "--device", "cpu", timeout=60)
+    assert r.rc == 2 and r.last_line.startswith("1 error in "), r  # never 5, "nothing selected"
+    m, suite = reported(tmp_path)
+    [err] = m["cases"]
+    assert err["file"] == str(d / "only.yaml") and "cannot load" in err["message"], err
+    assert suite.get("errors") == "1"
+
