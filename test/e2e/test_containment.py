@@ -276,3 +276,57 @@ def test_a_folder_whose_only_manifest_cannot_be_read_fails_with_reports(tmp_path
     assert err["file"] == str(d / "only.yaml") and "cannot load" in err["message"], err
     assert suite.get("errors") == "1"
 
+# merge: the shards are of one run, each is whole, no case twice; the error names the file and what is wrong.
+
+def shard_runs(tmp_path, env_of=lambda i: {}, config_of=lambda i: None):
+    write_manifest(tmp_path / "s.yaml", "s", [[f"  - name: neg.{i}", "    op: torch.neg", "    inputs:",
+                                              f"      - tensor: {{shape: [{i + 2}]}}"] for i in range(4)])
+    files = []
+    for i in range(2):
+        cfg = ["--config", config_of(i)] if config_of(i) else []
+        out = tmp_path / f"shard{i}.json"
+        r = opcheck("run", "--manifests", tmp_path / "s.yaml", "--device", "loopback", "--shard", f"{i}/2", *cfg,
+                    "--metrics-json", out, "--artifact-dir", tmp_path / f"a{i}", env=env_of(i))
+        assert r.rc == 0, r
+        files.append(out)
+    return files
+
+
+def test_merge_refuses_a_shard_whose_case_list_contradicts_its_totals(tmp_path):
+    a, b = shard_runs(tmp_path)
+    doc = json.loads(b.read_text())
+    doc["cases"] = []
+    b.write_text(json.dumps(doc))
+    r = opcheck("merge", a, b, "--metrics-json", tmp_path / "m.json")
+    assert r.rc == 2 and f"{b}" in r.err and "/totals/total" in r.err, r
+    assert "the totals say 2 total but the case list holds 0" in r.err, r
+    assert not (tmp_path / "m.json").exists()
+
+
+def test_merge_refuses_a_case_id_twice_in_one_shard(tmp_path):
+    a, b = shard_runs(tmp_path)
+    doc = json.loads(b.read_text())
+    doc["cases"].append(doc["cases"][0])
+    doc["totals"]["total"] += 1
+    doc["totals"][doc["cases"][0]["outcome"]] += 1
+    b.write_text(json.dumps(doc))
+    r = opcheck("merge", a, b, "--metrics-json", tmp_path / "m.json")
+    assert r.rc == 2 and f"case s::neg.1 appears twice in shard 2\n  shard 2: {b}\n" in r.err, r
+
+
+@pytest.mark.parametrize("part", ["fault settings", "status config digest", "dedupe-key version"])
+def test_merge_refuses_shards_of_another_run_naming_the_file_and_the_part(tmp_path, part):
+    if part == "fault settings":
+        a, b = shard_runs(tmp_path, env_of=lambda i: {"OPCHECK_LOOPBACK_FAULTS": "aten::exp=bias:1"} if i else {})
+    elif part == "status config digest":
+        for i in range(2):
+            (tmp_path / f"c{i}.yaml").write_text(f"# config {i}\nrules: []\n")
+        a, b = shard_runs(tmp_path, config_of=lambda i: tmp_path / f"c{i}.yaml")
+    else:
+        a, b = shard_runs(tmp_path)
+        doc = json.loads(b.read_text())
+        doc["run"]["identity"]["dedupe-key version"] = "k0"  # a shard of an opcheck that keyed cases otherwise
+        b.write_text(json.dumps(doc))
+    r = opcheck("merge", a, b, "--metrics-json", tmp_path / "m.json")
+    assert r.rc == 2 and f"shard 2 ran with {part} " in r.err, r
+    assert f"\n  shard 2: {b}\n  shard 1: {a}\n" in r.err, r
