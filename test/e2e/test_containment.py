@@ -101,6 +101,22 @@ def test_run_refuses_from_file_and_no_file_is_read_created_or_changed(tmp_path):
     assert m["totals"]["errors"] == 2 and m["totals"]["passed"] == 1, m["totals"]
 
 
+@pytest.mark.parametrize("op,target", [("torch.save", "absent"), ("aten::save", "existing"), ("torch.load", "existing"),
+                                       ("torch.Tensor.from_file", "existing")])
+def test_run_refuses_file_calls_and_touches_no_file(tmp_path, op, target):
+    files = Untouched(tmp_path)
+    path = json.dumps(str(getattr(files, target)))
+    inputs = ["      - tensor: {shape: [4]}", f"      - value: {path}"] if "save" in op else \
+        [f"      - value: {path}", "      - value: true", "      - value: 64"]
+    m = write_manifest(tmp_path / "m.yaml", "m", [add_case(), ["  - name: io.1", f"    op: {op}", "    inputs:"] + inputs])
+    r = opcheck("run", "--manifests", m, "--device", "loopback", "--junit-xml", tmp_path / "r.xml",
+                "--artifact-dir", tmp_path / "art")
+    files.check()
+    assert r.rc == 2 and r.last_line.startswith("1 passed, 1 error in "), r
+    err = junit(tmp_path / "r.xml")["m::io.1"].find("error")
+    assert err is not None and f"'{op}' is refused: it" in err.get("message"), r
+
+
 V2 = """test_suite_config:
   global:
     supported_dtypes:
@@ -159,6 +175,18 @@ def test_import_traces_refuses_a_from_file_line_and_writes_no_case_for_it(tmp_pa
     manifest = (tmp_path / "out" / "t.yaml").read_text()
     assert "from_file" not in manifest and "aten::add" in manifest, manifest
     files.check()
+
+
+def test_import_traces_refuses_a_save_line_and_run_traces_writes_no_file(tmp_path):
+    files = Untouched(tmp_path)
+    trace = tmp_path / "t.txt"
+    trace.write_text("Operator: aten.save.default\n"
+                     f"cnt: 1, ((T([4], f32), '{files.absent}'), {{}})\n")
+    r = opcheck("import-traces", trace, "-o", tmp_path / "out")
+    assert r.rc == 2 and f"{trace}:2: error: aten.save.default is refused: it writes a file" in r.err, r
+    r = opcheck("run", "--traces", trace, "--device", "loopback", "--artifact-dir", tmp_path / "art")
+    files.check()
+    assert r.rc == 2 and r.last_line.startswith("1 error in "), r
 
 
 def test_run_traces_reports_a_refused_line_as_an_error_and_runs_the_rest(tmp_path):
