@@ -134,13 +134,14 @@ std::vector<std::string> manifest_files(const std::vector<std::string>& paths, D
       if (fs::is_regular_file(target)) {
         found.push_back(it->path().string());
       } else if (!fs::is_directory(target)) {
-        // Named like a manifest but not one: say so rather than skip it silently.
+        // Named like a manifest but not one: its cases are missing from the run, which is an error of the input
+        // (the run fails and its reports say which file), never a console warning only.
         const bool dangling = it->is_symlink(ec2) && !fs::exists(target);
-        diags.warning(SourceLoc{it->path().string(), 0, 0},
-                      dangling ? "skipped: a symbolic link to " + fs::read_symlink(it->path(), ec2).string() +
-                                     ", which does not exist"
-                               : "skipped: a " + special_kind(target) + ", not a regular file",
-                      {}, dangling ? "fix or remove the link" : "replace it with a regular file or remove it");
+        diags.error(SourceLoc{it->path().string(), 0, 0},
+                    dangling ? "cannot load: a symbolic link to " + fs::read_symlink(it->path(), ec2).string() +
+                                   ", which does not exist"
+                             : "cannot load: a " + special_kind(target) + ", not a regular file",
+                    {}, dangling ? "fix or remove the link" : "replace it with a regular file or remove it");
       }
     }
     if (ec) diags.error(SourceLoc{p, 0, 0}, "cannot list the folder: " + ec.message());
