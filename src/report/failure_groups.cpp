@@ -355,8 +355,9 @@ std::vector<FailureGroup> group_failures(const RunReport& report) {
   }
   std::vector<FailureGroup> groups;
   for (auto& [sig, g] : by_signature) groups.push_back(std::move(g));
-  std::stable_sort(groups.begin(), groups.end(),
-                   [](const FailureGroup& a, const FailureGroup& b) { return a.count > b.count; });
+  std::sort(groups.begin(), groups.end(), [](const FailureGroup& a, const FailureGroup& b) {
+    return a.count != b.count ? a.count > b.count : a.signature < b.signature;
+  });
   return groups;
 }
 

@@ -184,17 +184,17 @@ TEST(FailureGroups, AWrongResultGroupsWithTheDeviceOpItsFailuresShare) {
 
 TEST(FailureGroups, LargestFirstAndTiesBySignature) {
   RunReport run;
-  for (const char* op : {"zeta", "alpha", "alpha", "mid"}) {
+  for (const char* op : {"mid", "zeta", "alpha", "zeta"}) {
     CaseRecord r = failing(std::string("m::") + op + std::to_string(run.cases.size()), Stage::FAILED_RUNTIME,
                            std::string("the device raised RuntimeError: aten::") + op + " failed");
     run.cases.push_back(r);
   }
   const std::vector<FailureGroup> groups = group_failures(run);
   ASSERT_EQ(groups.size(), 3u);
-  EXPECT_EQ(groups[0].op, "aten::alpha");
+  EXPECT_EQ(groups[0].op, "aten::zeta");
   EXPECT_EQ(groups[0].count, 2);
-  EXPECT_EQ(groups[1].op, "aten::mid");
-  EXPECT_EQ(groups[2].op, "aten::zeta");
+  EXPECT_EQ(groups[1].op, "aten::alpha");  // one each: by signature
+  EXPECT_EQ(groups[2].op, "aten::mid");
 }
 
 TEST(FailureGroups, ConsoleListsThemLargestFirst) {
