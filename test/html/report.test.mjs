@@ -409,6 +409,6 @@ test('failure groups: the two faults of a real run are two rows, as the metrics 
   assert.ok(await page.isVisible('#group-table'));
   // The groups come before the failures, case by case.
   assert.ok(await page.$eval('#groups', (el) => !!(el.compareDocumentPosition(document.querySelector('#failures')) & Node.DOCUMENT_POSITION_FOLLOWING)));
-  await page.screenshot({ path: join(artifacts, 'html-failure-groups.png'), fullPage: false });
+  await page.locator('#groups').screenshot({ path: join(artifacts, 'html-failure-groups.png') });
   await context.close();
 });
