@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 #include <vector>
 
 #include "common/text.h"
@@ -274,9 +275,11 @@ std::set<std::string> suspects(const CaseRecord& rec) {
   return own;
 }
 
-/// For each op, the unique wrong results whose suspects hold it and the unique passes whose calls ran it.
+/// For each op, the unique wrong results whose suspects hold it and the unique passes whose calls ran it; and the ops
+/// that failed as a case's own op, computed on the device (not a composite around others).
 struct OpTally {
   std::map<std::string, std::int64_t> failed, passed;
+  std::set<std::string> failed_alone;
 };
 
 OpTally tally_ops(const RunReport& report) {
@@ -284,27 +287,34 @@ OpTally tally_ops(const RunReport& report) {
   std::set<std::string> seen;
   for (const CaseRecord& rec : report.cases) {
     if (!rec.key.empty() && !seen.insert(rec.key).second) continue;  // a deduplicated call ran once
+    const std::set<std::string> ran = suspects(rec);
     if (rec.result.stage == Stage::PASSED && rec.outcome == Outcome::Passed) {
-      for (const std::string& op : suspects(rec)) ++t.passed[op];
+      for (const std::string& op : ran) ++t.passed[op];
     } else if (in_failure_groups(rec) && wrong_result(rec.result.stage)) {
-      for (const std::string& op : suspects(rec)) ++t.failed[op];
+      for (const std::string& op : ran) ++t.failed[op];
+      for (const std::string& op : split_list(case_op(rec)))
+        if (ran.count(op)) t.failed_alone.insert(op);
     }
   }
   return t;
 }
 
-/// The suspect with the highest Ochiai score; ties go to the case's own op, then to the first by name.
+/// The op a wrong result is blamed on, among its suspects: an op that failed as a case's own op outranks the others
+/// (the copies and allocations around every call tie with it on the score in a small run); then the highest Ochiai
+/// score; then the case's own op; then the first by name.
 std::string blamed_op(const CaseRecord& rec, const OpTally& t) {
   const std::vector<std::string> own = split_list(case_op(rec));
   std::string best;
-  double best_score = -1;
+  std::tuple<bool, double, bool> best_rank{false, -1.0, false};
   for (const std::string& op : suspects(rec)) {
     const auto f = t.failed.count(op) ? t.failed.at(op) : 0, p = t.passed.count(op) ? t.passed.at(op) : 0;
-    const double score = f + p > 0 ? static_cast<double>(f) / std::sqrt(static_cast<double>(f + p)) : 0.0;
-    const bool own_op = std::find(own.begin(), own.end(), op) != own.end();
-    if (score > best_score + 1e-12 || (std::fabs(score - best_score) <= 1e-12 && own_op)) {
+    // Rounded, so two equal scores computed apart compare equal.
+    const double score = f + p > 0 ? std::round(1e9 * static_cast<double>(f) / std::sqrt(static_cast<double>(f + p))) : 0.0;
+    const std::tuple<bool, double, bool> rank{t.failed_alone.count(op) > 0, score,
+                                              std::find(own.begin(), own.end(), op) != own.end()};
+    if (best.empty() || rank > best_rank) {
       best = op;
-      best_score = score;
+      best_rank = rank;
     }
   }
   return best;
