@@ -171,7 +171,11 @@ std::string message_head(const CaseRecord& rec) {
     if (line.rfind("on the device: ", 0) == 0) continue;
     head += (lines++ ? "\n" : "") + std::string(line);
   }
-  if (head.size() > kMaxChars) head.resize(kMaxChars);
+  if (head.size() > kMaxChars) {
+    std::size_t cut = kMaxChars;  // at a character's first byte: the signature stays valid UTF-8 in every report
+    while (cut > 0 && (static_cast<unsigned char>(head[cut]) & 0xC0) == 0x80) --cut;
+    head.resize(cut);
+  }
   return head;
 }
 

@@ -124,6 +124,14 @@ TEST(FailureSignature, AWrongResultNamesItsOpAndTheDeviceOpsOfItsCall) {
             "close!");
 }
 
+TEST(FailureSignature, ALongMessageIsCutWholeCharactersOnly) {
+  // 399 ASCII bytes, then a two-byte character across the cut.
+  const CaseRecord r = failing("m::a", Stage::FAILED_RUNTIME, "aten::x " + std::string(391, 'x') + "\xC3\xA9tail");
+  const std::string sig = failure_signature(r);
+  const std::string text = sig.substr(sig.rfind(" | ") + 3);
+  EXPECT_EQ(text, "aten::x " + std::string(391, 'x'));
+}
+
 TEST(FailureSignature, OnlyFailuresErrorsAndNotSupportedHaveOne) {
   CaseRecord r = failing("m::a", Stage::INCORRECT_RESULT, "output: Tensor-likes are not close!");
   EXPECT_FALSE(failure_signature(r).empty());
