@@ -151,11 +151,13 @@ void replace_all(std::string& s, const std::string& what, const std::string& wit
 }
 
 /// The message's first paragraph without the device-ops note (the ops are part of the signature on their own), its
-/// own case id masked (crash messages name the case they ran), at most a few lines.
+/// own case id and manifest masked (crash messages name the case they ran, rejected cases their file), at most a
+/// few lines.
 std::string message_head(const CaseRecord& rec) {
   std::string msg = rec.result.message;
   replace_all(msg, rec.id, "CASE");
   if (!rec.deduplicated_from.empty()) replace_all(msg, rec.deduplicated_from, "CASE");
+  replace_all(msg, rec.file, "PATH");  // a manifest named without a folder ("m.yaml:3: ...") has no '/' to find
   constexpr std::size_t kMaxLines = 8, kMaxChars = 400;
   std::string head;
   std::size_t lines = 0, from = 0;

@@ -124,6 +124,15 @@ TEST(FailureSignature, AWrongResultNamesItsOpAndTheDeviceOpsOfItsCall) {
             "close!");
 }
 
+TEST(FailureSignature, ARejectedCaseIsSignedWithoutItsManifest) {
+  CaseRecord a = failing("a::x", Stage::INVALID_CASE, "a.yaml:3: unknown op 'torch.foo' (did you mean torch.floor?)");
+  CaseRecord b = failing("b::y", Stage::INVALID_CASE, "b.yaml:9: unknown op 'torch.foo' (did you mean torch.floor?)");
+  a.file = "a.yaml";
+  b.file = "b.yaml";
+  EXPECT_EQ(failure_signature(a), failure_signature(b));
+  EXPECT_EQ(failure_signature(a), "INVALID_CASE | torch.mul | PATH:N: unknown op 'torch.foo' (did you mean torch.floor?)");
+}
+
 TEST(FailureSignature, ALongMessageIsCutWholeCharactersOnly) {
   // 399 ASCII bytes, then a two-byte character across the cut.
   const CaseRecord r = failing("m::a", Stage::FAILED_RUNTIME, "aten::x " + std::string(391, 'x') + "\xC3\xA9tail");
