@@ -50,6 +50,8 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
   app.add_option("--durations", f.request.durations, "Show the N slowest cases before the summary (0: all)")
       ->type_name("N")
       ->check(CLI::NonNegativeNumber);
+  app.add_flag("--no-groups", f.no_groups,
+               "Leave the failure groups (root causes, largest first) out of the console: failures case by case only");
   app.add_option("--deadline", f.request.settings.deadline, "Stop starting new cases after this long, e.g. 90m, 2h")
       ->type_name("DURATION");
   app.add_option("--junit-xml", f.request.reports.junit_xml,
@@ -128,6 +130,7 @@ int cmd_run(RunFlags& f, const std::vector<std::string>& argv) {
   if (!f.traces.empty())
     if (int rc = prepare_trace_run(f.traces, r); rc >= 0) return rc;
   if (f.exitfirst) r.maxfail = 1;
+  r.failure_groups = !f.no_groups;
   r.settings.isolation = !f.no_isolation;
   r.shipped_manifests = shipped_manifest_dir();
   r.binary = opcheck_binary();
