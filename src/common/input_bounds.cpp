@@ -80,8 +80,9 @@ const TensorSpec* tensor_param(const Case& c, const IndexRule& r, std::string_vi
   return in && in->kind == Input::Kind::Tensor && !in->tensor.shape_from_file ? &in->tensor : nullptr;
 }
 
+/// An index of integers: uint8, like bool, is a mask to getitem and index (and no op's index dtype otherwise).
 bool integral(const TensorSpec& t) {
-  return t.dtype != DType::Bool && !dtype_is_floating(t.dtype) && !dtype_is_complex(t.dtype);
+  return t.dtype != DType::Bool && t.dtype != DType::UInt8 && !dtype_is_floating(t.dtype) && !dtype_is_complex(t.dtype);
 }
 
 InputBound index_range(std::size_t input, int element, std::string arg, std::int64_t size, bool negative_ok,

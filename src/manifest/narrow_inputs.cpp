@@ -46,6 +46,7 @@ void narrow_index(Case& c, const InputBound& b, DiagnosticList& diags) {
   const auto written_hi = int_value(t, "high", true, bad);
   if (bad || (t.init == InitKind::Randint && !written_hi)) return;  // the input builder names what is wrong
   const std::int64_t hi = written_hi.value_or(1);
+  if (lo >= hi) return;  // an empty range: the input builder says so, rather than a narrowing hiding it
   const std::string init = init_kind_name(t.init);
   if (b.high <= 0) {
     diags.warning(where(c, t),

@@ -69,6 +69,13 @@ TEST(InputBounds, PinnedValuesAndOpsOutsideTheTableAreLeftAsWritten) {
   EXPECT_TRUE(other.diagnostics.items.empty()) << all(other);
 }
 
+TEST(InputBounds, AUint8IndexIsAMaskToGetitemAndIsNotNarrowed) {
+  const auto s = load_case("torch.getitem", "      - tensor: {shape: [4]}\n"
+                                            "      - tensor: {shape: [4], dtype: uint8, init: randint, init_args: {high: 200}}\n");
+  EXPECT_EQ(arg(s.manifests.at(0).cases.at(0).inputs.at(1).tensor, "high"), "200");
+  EXPECT_TRUE(s.diagnostics.items.empty()) << all(s);
+}
+
 TEST(InputBounds, AMaskThatBroadcastsCountsEachTrueValueOncePerRepeat) {
   // A [1, 6] mask over a [4, 6] self: each stored value is used 4 times, so 8 source elements take 2 true values.
   const auto s = load_case("torch.masked_scatter", "      - tensor: {shape: [4, 6]}\n"
