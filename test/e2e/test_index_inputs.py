@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from conftest import opcheck, write_manifest
+from conftest import FIXTURES, opcheck, write_manifest
 
 PYTHON = os.environ.get("OPCHECK_PYTHON", "python3")
 
@@ -184,3 +184,21 @@ def test_keys_carry_the_new_version_and_an_older_cache_is_not_served(run, manife
     old.write_text((out / "cache.jsonl").read_text().replace("k4:", "k3:").replace('"k4"', '"k3"'))
     text = reuse(manifest, old, tmp_path / "b")
     assert "unchanged cases served from" not in text, text
+
+
+def test_a_real_v2_config_with_an_index_drawn_past_its_dim_reaches_a_verdict(tmp_path):
+    # torch-spyre's gpt-oss config indexes hidden_states [11, 2880] with token_idx; real manifests write high 1000 for
+    # such an index (issue 23), as this copy does.
+    text = (FIXTURES / "torch-spyre-v2" / "gpt-oss-20b.yaml").read_text()
+    entry = text.index("- torch.getitem.9")
+    at = text.rindex("high: 11", 0, entry)
+    config = tmp_path / "gpt-oss-20b.yaml"
+    config.write_text(text[:at] + "high: 1000" + text[at + len("high: 11"):])
+    index_line = text[:text.rindex("shape: [44]", 0, at)].count("\n") + 1
+    r = opcheck("run", "--manifests", config, "--device", "cpu", "gpt-oss-20b::torch.getitem.9",
+                "--metrics-json", tmp_path / "m.json", "--artifact-dir", tmp_path / "art", "-j", "1")
+    m = json.loads((tmp_path / "m.json").read_text())
+    assert [(c["id"], c["stage"]) for c in m["cases"]] == [("gpt-oss-20b::torch.getitem.9", "PASSED")], r
+    want = (f"{config}:{index_line}:27: warning: index: randint high 1000 narrowed to 11, the size of dim 0 of self "
+            "[case gpt-oss-20b::torch.getitem.9]\n  Fix: ")
+    assert any(w.startswith(want) for w in m["run"]["warnings"]), m["run"]["warnings"]
