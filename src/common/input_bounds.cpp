@@ -171,6 +171,8 @@ void mask_bound(const Case& c, const IndexRule& r, std::vector<InputBound>& out)
   b.input = static_cast<std::size_t>(positional(c, r, r.index) - c.inputs.data());
   b.arg = std::string(r.index);
   b.max_true = source->numel() / repeat;
+  b.limit = source->numel();
+  b.spread = total / std::max<std::int64_t>(mask->numel(), 1);
   b.what = "the " + std::to_string(source->numel()) + " elements of " + std::string(r.target);
   if (repeat > 1) b.what += ", each true value taking " + std::to_string(repeat) + " as the mask broadcasts";
   out.push_back(std::move(b));

@@ -26,6 +26,8 @@ struct InputBound {
   std::int64_t low = 0;    // IndexRange: the lowest value the op accepts (-size where it takes negative indices)
   std::int64_t high = 0;   // IndexRange: one past the highest, the size of the indexed dim
   std::int64_t max_true = 0;  // TrueCount: most true values the mask may hold (counted over its stored values)
+  std::int64_t limit = 0;     // TrueCount: most true values the op takes once the mask is broadcast (source's size)
+  std::int64_t spread = 1;    // TrueCount: elements of the broadcast shape per element of the mask's own shape
   std::string what;        // what the bound is: "the size of dim 0 of self", "the 8 elements of source"
 
   const TensorSpec& spec(const Case& c) const;

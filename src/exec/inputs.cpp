@@ -428,10 +428,11 @@ std::string bound_problem(const InputBound& b, const at::Tensor& t) {
   const std::string range = "[" + std::to_string(b.low) + ", " + std::to_string(b.high) + ")";
   if (b.kind == InputBound::Kind::TrueCount) {
     if (t.scalar_type() != at::kBool) return {};
-    const std::int64_t trues = t.sum().item<std::int64_t>();
-    if (trues <= b.max_true) return {};
-    return b.arg + " holds " + std::to_string(trues) + " true values, more than " + std::to_string(b.max_true) +
-           " (" + b.what + ")";
+    // Counted as the op sees them: every true value of the mask's view once per repeat of the broadcast.
+    const std::int64_t trues = t.sum().item<std::int64_t>() * b.spread;
+    if (trues <= b.limit) return {};
+    return b.arg + " holds " + std::to_string(trues) + " true values" + (b.spread > 1 ? " as broadcast" : "") +
+           ", more than " + std::to_string(b.limit) + " (" + b.what + ")";
   }
   if (!at::isIntegralType(t.scalar_type(), /*includeBool=*/false)) return {};
   const std::int64_t lo = t.min().item<std::int64_t>(), hi = t.max().item<std::int64_t>();

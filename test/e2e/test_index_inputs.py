@@ -57,6 +57,9 @@ CASES = [
     case("masked_scatter_pinned", "torch.masked_scatter", tensor("[2, 2]", "fp32", "rand"),
          ["      - tensor:", "          shape: [2, 2]", "          dtype: bool", "          init: data",
           "          data: [[true, true], [true, false]]"], tensor("[2]", "fp32", "rand")),
+    case("masked_scatter_pinned_broadcast", "torch.masked_scatter", tensor("[2, 3]", "fp32", "rand"),
+         ["      - tensor:", "          shape: [1, 3]", "          dtype: bool", "          init: data",
+          "          data: [[true, true, false]]"], tensor("[3]", "fp32", "rand")),
 ]
 NARROWED = ["getitem_random", "gather_random", "index_select_random", "embedding_random", "masked_scatter_random",
             "take_negative"]
@@ -139,6 +142,11 @@ def test_a_pinned_mask_is_kept_and_the_reference_error_names_the_source_size(run
     c = cases["masked_scatter_pinned"]
     assert c["stage"] == "FAILED_REFERENCE", c
     assert "mask holds 3 true values, more than 2 (the 2 elements of source)" in c["message"], c["message"]
+    # A mask that broadcasts over self gives each true value once per row it repeats along.
+    c = cases["masked_scatter_pinned_broadcast"]
+    assert c["stage"] == "FAILED_REFERENCE", c
+    assert ("mask holds 4 true values as broadcast, more than 3 (the 3 elements of source, each true value taking 2 "
+            "as the mask broadcasts)") in c["message"], c["message"]
 
 
 def python_digest(code):
