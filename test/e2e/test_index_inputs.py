@@ -2,7 +2,6 @@
 the other arguments allow, so the CPU reference never raises on values the manifest left to chance; each narrowing is
 a warning at the tensor's line naming the case, the argument and the bound; pinned values are kept, and when they make
 the reference raise its error names the argument and the bound; an input that needed no narrowing keeps its bytes."""
-import hashlib
 import json
 import os
 import subprocess
