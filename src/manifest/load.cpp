@@ -8,6 +8,7 @@
 
 #include "common/sha256.h"
 #include "common/regular_file.h"
+#include "manifest/narrow_inputs.h"
 #include "manifest/normalize.h"
 #include "manifest/v2_config.h"
 #include "common/yaml_tree.h"
@@ -247,6 +248,7 @@ ManifestSet load_manifests(const std::vector<std::string>& paths) {
     load_text(file, text, tree, set);
   }
   qualify_colliding_ids(set);
+  narrow_random_inputs(set);
   return set;
 }
 
@@ -254,6 +256,7 @@ ManifestSet load_manifest_text(const std::string& path, const std::string& text)
   ManifestSet set;
   yaml::Tree tree;
   load_text(path, text, tree, set);
+  narrow_random_inputs(set);
   return set;
 }
 
