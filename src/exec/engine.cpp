@@ -302,6 +302,7 @@ bool Engine::prepare_worker(int device_index, std::string* error) {
     return false;
   }
   if (device_index >= 0) info_.device = device_.device.str();
+  if (reference_cache_) libtorch_build_digest();  // part of every cache key: read once, before the first case
   return true;
 }
 

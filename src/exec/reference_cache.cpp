@@ -1,16 +1,23 @@
 #include "exec/reference_cache.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <cstring>
 #include <fstream>
 #include <stdexcept>
 
 #include <ATen/Parallel.h>
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <caffe2/serialize/in_memory_adapter.h>
+#include <caffe2/serialize/inline_container.h>
+#include <torch/csrc/jit/serialization/import_read.h>
 #include <torch/csrc/jit/serialization/pickle.h>
 #include <torch/version.h>
 
@@ -72,6 +79,43 @@ CachedReference decode(const c10::IValue& v) {
   return ref;
 }
 
+// A whole file mapped read-only; data is null when it cannot be opened (or is empty).
+struct MappedFile {
+  explicit MappedFile(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    opened = true;
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && st.st_size > 0) {
+      void* p = ::mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+      if (p != MAP_FAILED) {
+        data = static_cast<const char*>(p);
+        size = static_cast<std::size_t>(st.st_size);
+      }
+    }
+    ::close(fd);
+  }
+  ~MappedFile() {
+    if (data) ::munmap(const_cast<char*>(data), size);
+  }
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  bool opened = false;
+  const char* data = nullptr;
+  std::size_t size = 0;
+};
+
+std::vector<std::string> split_lines(std::string_view text) {
+  std::vector<std::string> out;
+  std::size_t from = 0;
+  while (from <= text.size()) {
+    const std::size_t eol = std::min(text.find('\n', from), text.size());
+    out.emplace_back(text.substr(from, eol - from));
+    from = eol + 1;
+  }
+  return out;
+}
+
 bool op_draws_random_numbers(const std::string& op) {
   const auto colons = op.find("::");
   const auto dot = op.find('.', colons == std::string::npos ? 0 : colons);
@@ -97,46 +141,47 @@ std::string ReferenceCache::entry_path(const std::string& key) const {
 CacheRead ReferenceCache::read(const std::string& key) const {
   CacheRead out;
   const std::string path = entry_path(key);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return out;  // no entry (or evicted since)
+  // Mapped, not copied: the payload is checked where it lies and its tensors are copied once, into their storage.
+  // The descriptor keeps the file's data while it is mapped, even if another process evicts (unlinks) it meanwhile.
+  const MappedFile file(path);
+  if (!file.opened) return out;  // no entry (or evicted since)
   const auto reject = [&](const std::string& why) {
     out.status = CacheRead::Status::Rejected;
     out.problem = "reference cache entry " + path + " " + why + "; the reference was computed again";
     return out;
   };
-  std::string magic, key_line, bytes_line, digest_line, blank;
-  if (!std::getline(in, magic) || magic != kMagic) return reject("is not an opcheck reference (corrupt header)");
-  if (!std::getline(in, key_line) || !std::getline(in, bytes_line) || !std::getline(in, digest_line) ||
-      !std::getline(in, blank) || !blank.empty())
-    return reject("is truncated in its header");
-  if (key_line != "key " + key) return reject("is filed under another key (corrupt header)");
-  std::error_code ec;
-  const auto file_bytes = static_cast<std::int64_t>(fs::file_size(path, ec));
+  if (!file.data) return reject("is empty or cannot be mapped");
+  const std::string_view all(file.data, file.size);
+  const std::size_t header_end = all.find("\n\n");
+  if (all.substr(0, std::strlen(kMagic) + 1) != std::string(kMagic) + "\n")
+    return reject("is not an opcheck reference (corrupt header)");
+  if (header_end == std::string_view::npos || header_end > 1024) return reject("is truncated in its header");
+  const std::vector<std::string> lines = split_lines(all.substr(0, header_end));
+  if (lines.size() != 4 || lines[1] != "key " + key) return reject("has a corrupt header");
   std::int64_t bytes = -1;
   try {
-    if (bytes_line.rfind("bytes ", 0) == 0) bytes = std::stoll(bytes_line.substr(6));
+    if (lines[2].rfind("bytes ", 0) == 0) bytes = std::stoll(lines[2].substr(6));
   } catch (const std::exception&) {
     bytes = -1;
   }
-  if (bytes < 0 || ec || bytes > file_bytes) {
-    if (!ec && bytes > file_bytes)
-      return reject("is truncated: " + std::to_string(file_bytes) + " bytes on disk, its payload alone should be " +
-                    std::to_string(bytes));
-    return reject("has a corrupt header (its size line)");
-  }
-  std::vector<char> payload(static_cast<std::size_t>(bytes));
-  in.read(payload.data(), static_cast<std::streamsize>(bytes));
-  if (in.gcount() != bytes)
-    return reject("is truncated: " + std::to_string(in.gcount()) + " of its " + std::to_string(bytes) +
+  const auto present = static_cast<std::int64_t>(file.size - header_end - 2);
+  if (bytes < 0) return reject("has a corrupt header (its size line)");
+  if (present < bytes)
+    return reject("is truncated: " + std::to_string(present) + " of its " + std::to_string(bytes) +
                   " payload bytes are there");
-  if (in.peek() != std::char_traits<char>::eof()) return reject("is longer than its header says (corrupt)");
-  if (digest_line != "xxh64 " + xxh64_hex(payload.data(), payload.size()))
+  if (present > bytes) return reject("is longer than its header says (corrupt)");
+  const char* payload = file.data + header_end + 2;
+  if (lines[3] != "xxh64 " + xxh64_hex(payload, static_cast<std::size_t>(bytes)))
     return reject("does not match its digest (corrupt)");
   try {
-    out.reference = decode(torch::jit::pickle_load(payload));
+    caffe2::serialize::PyTorchStreamReader archive(
+        std::make_shared<caffe2::serialize::MemoryReadAdapter>(payload, static_cast<off_t>(bytes)));
+    out.reference = decode(torch::jit::readArchiveAndTensors("data", "", "", std::nullopt, std::nullopt, std::nullopt,
+                                                             archive));
   } catch (...) {
     return reject("cannot be read: " + op_error_of(std::current_exception()).message);
   }
+  std::error_code ec;
   fs::last_write_time(path, fs::file_time_type::clock::now(), ec);  // used now: the last to be evicted
   out.status = CacheRead::Status::Hit;
   return out;
@@ -221,11 +266,15 @@ std::int64_t ReferenceCache::evict() const {
   return evicted;
 }
 
+const std::string& libtorch_build_digest() {
+  static const std::string build = sha256_hex(at::show_config());
+  return build;
+}
+
 std::string reference_key(const std::string& dedupe_key, const std::string& resolved_op,
                           const std::vector<std::string>& input_digests, ReferenceDtype dtype) {
-  static const std::string build = sha256_hex(at::show_config());
   std::string text = std::string(kMagic) + "\nopcheck " + OPCHECK_VERSION + "\ntorch " + TORCH_VERSION + "\nbuild " +
-                     build + "\nintra-op threads " + std::to_string(at::get_num_threads()) + "\nop " + resolved_op +
+                     libtorch_build_digest() + "\nintra-op threads " + std::to_string(at::get_num_threads()) + "\nop " + resolved_op +
                      "\ncase " + dedupe_key + "\ninputs";
   for (const auto& d : input_digests) text += " " + d;
   text += "\nreference dtype " + std::string(reference_dtype_word(dtype)) + "\n";

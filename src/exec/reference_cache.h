@@ -71,6 +71,10 @@ class ReferenceCache {
 std::string reference_key(const std::string& dedupe_key, const std::string& resolved_op,
                           const std::vector<std::string>& input_digests, ReferenceDtype dtype);
 
+/// sha256 of libtorch's build configuration (at::show_config(): version, commit, CPU capability, flags), which
+/// every key holds; computed once per process (prepare_worker asks for it before the first case, off the cases' clock).
+const std::string& libtorch_build_digest();
+
 /// Why the reference of `c` (resolved to `resolved_op`) is computed every time and never kept; "" when it may be
 /// kept. An expected error (its reference raises), a case marked nondeterministic, an op that draws random numbers
 /// (ATen's nondeterministic_seeded tag, or a Generator argument: its reference depends on the generator's state) and
