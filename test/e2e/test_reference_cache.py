@@ -205,3 +205,24 @@ def test_two_shards_writing_one_folder_at_once_finish_with_correct_verdicts_and_
         last["reference_cache"]["not_cacheable"], last["reference_cache"]
     assert len(entries(cache)) == last["reference_cache"]["from_cache"]
     assert verdicts(last) == verdicts(plain)
+
+
+def test_random_ops_and_references_that_raise_are_never_kept(tmp_path):
+    cache = tmp_path / "refs"
+    manifest = own_manifest(tmp_path, [
+        ["  - name: dropout", "    op: torch.nn.functional.dropout", "    inputs:", "      - tensor: {shape: [8, 8]}",
+         "    kwmap: {p: 0.5, training: true}", "    compare: pcc"],
+        ["  - name: raises", "    op: torch.add", "    inputs:", "      - tensor: {shape: [2, 3]}",
+         "      - tensor: {shape: [4, 5]}"],
+        CASES[0]])
+    runs = [run(tmp_path, f"run{i}", [manifest], cache, env=None)[1] for i in range(2)]
+    for m in runs:
+        by_id = {c["id"]: c for c in m["cases"]}
+        assert by_id["cached::raises"]["stage"] == "FAILED_REFERENCE"
+        notes = {i: by_id[i]["reference_cache"].get("note", "") for i in ("cached::dropout", "cached::raises")}
+        assert "draws random numbers" in notes["cached::dropout"], notes
+        assert "the CPU reference failed" in notes["cached::raises"], notes
+        assert {i: by_id[i]["reference_cache"]["source"] for i in notes} == dict.fromkeys(notes, "not_cacheable")
+    assert runs[1]["reference_cache"]["from_cache"] == 1 and len(entries(cache)) == 1  # only the matmul's
+    steady = ("cached::raises", "cached::mm")  # dropout's figures are random by nature
+    assert [verdicts(runs[0])[i] for i in steady] == [verdicts(runs[1])[i] for i in steady]
