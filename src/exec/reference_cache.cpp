@@ -87,10 +87,11 @@ struct MappedFile {
     opened = true;
     struct stat st {};
     if (::fstat(fd, &st) == 0 && st.st_size > 0) {
-      void* p = ::mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+      const auto n = static_cast<std::size_t>(st.st_size);
+      void* p = ::mmap(nullptr, n, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
       if (p != MAP_FAILED) {
         data = static_cast<const char*>(p);
-        size = static_cast<std::size_t>(st.st_size);
+        size = n;
       }
     }
     ::close(fd);
@@ -274,8 +275,8 @@ const std::string& libtorch_build_digest() {
 std::string reference_key(const std::string& dedupe_key, const std::string& resolved_op,
                           const std::vector<std::string>& input_digests, ReferenceDtype dtype) {
   std::string text = std::string(kMagic) + "\nopcheck " + OPCHECK_VERSION + "\ntorch " + TORCH_VERSION + "\nbuild " +
-                     libtorch_build_digest() + "\nintra-op threads " + std::to_string(at::get_num_threads()) + "\nop " + resolved_op +
-                     "\ncase " + dedupe_key + "\ninputs";
+                     libtorch_build_digest() + "\nintra-op threads " + std::to_string(at::get_num_threads()) +
+                     "\nop " + resolved_op + "\ncase " + dedupe_key + "\ninputs";
   for (const auto& d : input_digests) text += " " + d;
   text += "\nreference dtype " + std::string(reference_dtype_word(dtype)) + "\n";
   return sha256_hex(text);

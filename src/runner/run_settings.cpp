@@ -1,5 +1,7 @@
 #include "runner/run_settings.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cctype>
@@ -213,20 +215,25 @@ bool resolve_reference_cache(RunSettings& s, std::string& error) {
   for (const auto& [flag, given] : limits) {
     if (given.first->empty()) continue;
     if (!parse_byte_size(*given.first, *given.second)) {
-      error = std::string(flag) + " '" + *given.first + "' is not a size\n  Fix: bytes, or with a binary unit: 512M, 4G";
+      error = std::string(flag) + " '" + *given.first +
+              "' is not a size\n  Fix: bytes, or with a binary unit: 512M, 4G";
       return false;
     }
   }
   if (s.reference_cache_max_bytes <= 0) {
-    error = "--reference-cache-size must be above 0\n  Fix: a cap such as 4G (the default), or leave out --reference-cache";
+    error = "--reference-cache-size must be above 0\n"
+            "  Fix: a cap such as 4G (the default), or leave out --reference-cache";
     return false;
   }
   if (s.reference_cache_dir.empty()) return true;
   std::error_code ec;
   std::filesystem::create_directories(s.reference_cache_dir, ec);
-  if (!ec && std::filesystem::is_directory(s.reference_cache_dir, ec)) return true;
+  const bool folder = !ec && std::filesystem::is_directory(s.reference_cache_dir, ec);
+  // Found now, not as a warning from every case of the night.
+  if (folder && ::access(s.reference_cache_dir.c_str(), W_OK | X_OK) == 0) return true;
   error = "cannot use the --reference-cache folder " + s.reference_cache_dir + ": " +
-          (ec ? ec.message() : std::string("not a folder")) + "\n  Fix: pass a writable folder";
+          (ec ? ec.message() : std::string(folder ? "not writable" : "not a folder")) +
+          "\n  Fix: pass a writable folder";
   return false;
 }
 
@@ -321,7 +328,9 @@ const std::vector<SettingField>& setting_fields() {
       // identity: a run with it resumes, merges and reuses results with one without. It is in the rerun line, so a
       // rerun of a night's failure reads the night's references instead of computing them for hours again.
       {nullptr, "--reference-cache", false,
-       [](const RunSettings& s) { return one_if(!s.reference_cache_dir.empty(), absolute_path(s.reference_cache_dir)); }},
+       [](const RunSettings& s) {
+         return one_if(!s.reference_cache_dir.empty(), absolute_path(s.reference_cache_dir));
+       }},
       {nullptr, "--reference-cache-size", false,
        [](const RunSettings& s) {
          return one_if(!s.reference_cache_dir.empty() && !s.reference_cache_size.empty(), s.reference_cache_size);
