@@ -43,6 +43,10 @@ struct ExecOptions {
   std::string installed_backends_note;
   /// Inductor's on-disk cache (TORCHINDUCTOR_CACHE_DIR unless the environment sets it); "" = inductor's default.
   std::string inductor_cache_dir;
+  /// --reference-cache DIR: CPU references kept across runs (src/exec/reference_cache.h); "" = none.
+  std::string reference_cache_dir;
+  std::int64_t reference_cache_max_bytes = 0;        // --reference-cache-size: the folder's cap
+  std::int64_t reference_cache_max_entry_bytes = 0;  // --reference-cache-max-entry: larger entries are not kept; 0 = any
   /// The `opcheck run` arguments that rerun a case under this run's settings (runner/run_settings.h), which failure
   /// bundles record.
   std::vector<std::string> rerun;

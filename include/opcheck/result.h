@@ -132,6 +132,16 @@ struct Result {
   std::vector<std::string> input_digests;  // sha256 of each input tensor's logical bytes, in input order
   std::string captured_stderr;
   std::vector<DeviceOp> device_ops;  // what reached the device, first seen first; empty when no device run happened
+  /// --reference-cache (src/exec/reference_cache.h): where the reference came from: "" (no cache in the run, or the
+  /// case never reached its reference), "cache" (read from it), "computed" (not there), "recomputed" (its entry
+  /// failed its check: reference_cache_warning says how), "not_cacheable" (computed: the case's reference is never
+  /// kept; reference_cache_note says why).
+  std::string reference_source;
+  double reference_cache_ms = 0;       // reading and checking the entry, or storing it and evicting; not in reference_ms
+  bool reference_stored = false;       // the computed reference was written to the cache
+  std::int64_t reference_evicted = 0;  // entries this case's store evicted (least recently used first)
+  std::string reference_cache_note;    // why a reference was not kept (not cacheable, above the entry limit)
+  std::string reference_cache_warning;  // an entry that failed its check, or a cache that could not be written
 };
 
 }  // namespace opcheck

@@ -444,6 +444,9 @@ def run_bench(a, cfg, reps, opcheck, floor, fixtures, out):
                                                                       "--intra-op-threads", "1"), None, None),
                                 "-j 2")
 
+    log("bench: --reference-cache: the CPU-bound matmuls on the loopback twice, the second run reading references")
+    results["reference_cache"] = reference_cache_runs(run_cmd, cpu["dir"], read_metrics)
+
     log("bench: one huge case on --device cpu")
     results["huge"] = best_of(1, lambda i: (run_cmd(huge["dir"], "--device", "cpu", "-j", "1"), None, None),
                               "huge case", ok_codes=(0, 1), after=read_metrics)
@@ -478,6 +481,7 @@ def run_bench(a, cfg, reps, opcheck, floor, fixtures, out):
         ("jobs", "-j 2 speed-up over -j 1 (CPU-bound)", speedup, ">=", 1.7, "x",
          f"{results['cpu_j1']['wall_s']:.2f} s vs {results['cpu_j2']['wall_s']:.2f} s"),
         ("list_cases", "list-cases over every fixture", results["list_cases"]["wall_s"], "<", 0.3, "s", ""),
+        reference_cache_target(results["reference_cache"]),
     ]
     rows = []
     for key, what, value, op, limit, unit, detail in targets:
@@ -541,6 +545,42 @@ def run_bench(a, cfg, reps, opcheck, floor, fixtures, out):
           f"device runs per case) {results['opcheck_loopback']['wall_s']:.3f} s")
     print(f"\nwrote {out / 'bench.json'}")
     return 0 if all(r["status"] == "PASS" for r in rows) else 1
+
+
+def reference_cache_runs(run_cmd, manifests, read_metrics):
+    """The same manifests twice on the loopback with one fresh --reference-cache folder (-j 2, one intra-op thread
+    each): the first computes and stores every reference, the second should read them. Returns both runs' reference
+    figures and whether every case's verdict was the same."""
+    folder = pathlib.Path(WORK) / "reference-cache"
+    shutil.rmtree(folder, ignore_errors=True)
+    runs = []
+    for label in ("first", "second"):
+        r = best_of(1, lambda i: (run_cmd(manifests, "--device", "loopback", "-j", "2", "--intra-op-threads", "1",
+                                          "--reference-cache", str(folder)), None, None),
+                    f"reference cache, {label} run", after=read_metrics)
+        m = r.pop("after")
+        r["reference_ms"] = m["time"]["totals"]["reference_ms"]
+        r["reference_cache_ms"] = m["time"]["totals"].get("reference_cache_ms", 0.0)
+        r["counts"] = m.get("reference_cache", {})
+        r["verdicts"] = {c["id"]: (c["stage"], c["message"]) for c in m["cases"]}
+        runs.append(r)
+    first, second = runs
+    same = first.pop("verdicts") == second.pop("verdicts")
+    return {"first": first, "second": second, "same_verdicts": same}
+
+
+def reference_cache_target(rc):
+    """Second run's reference time (computed + read from the cache) against the first run's computed: <= 10%, with
+    identical verdicts (a run whose verdicts differ misses the target whatever its time)."""
+    first, second = rc["first"], rc["second"]
+    ratio = (second["reference_ms"] + second["reference_cache_ms"]) / max(first["reference_ms"], 1e-9)
+    if not rc["same_verdicts"]:
+        ratio = float("inf")
+    return ("reference_cache", "--reference-cache: 2nd run's reference time / 1st", ratio, "<=", 0.10, "x",
+            f"{second['reference_ms'] / 1e3:.2f} s computed + {second['reference_cache_ms'] / 1e3:.2f} s read vs "
+            f"{first['reference_ms'] / 1e3:.2f} s; {second['counts'].get('from_cache', 0)} from the cache, "
+            f"{second['counts'].get('computed', 0)} computed; verdicts "
+            + ("identical" if rc["same_verdicts"] else "DIFFER"))
 
 
 def markdown(doc, n_label, unique):

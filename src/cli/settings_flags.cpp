@@ -67,6 +67,17 @@ void add_settings_flags(CLI::App& app, RunSettings& s) {
   app.add_option("--repeat", s.repeat, "Device runs per case to detect nondeterminism (default 2, 1 on cpu)");
   app.add_option("--max-case-bytes", s.max_case_bytes, "Skip cases whose tensors need more bytes than this")
       ->check(positive_finite("--max-case-bytes"));
+  app.add_option("--reference-cache", s.reference_cache_dir,
+                 "Keep each case's CPU reference in DIR, filed by libtorch's build, the case's dedupe key and input "
+                 "digests and the reference dtype; a later run reads it instead of computing it (several shards may "
+                 "share DIR)")
+      ->type_name("DIR");
+  app.add_option("--reference-cache-size", s.reference_cache_size,
+                 "Cap of the --reference-cache folder; least recently used entries go first (default 4G)")
+      ->type_name("SIZE");
+  app.add_option("--reference-cache-max-entry", s.reference_cache_max_entry,
+                 "References larger than this are not kept in --reference-cache (default 256M; 0 keeps any size)")
+      ->type_name("SIZE");
   app.add_option("--timeout", s.timeout_s, "Seconds a case may take before its worker is killed (TIMEOUT); > 0")
       ->capture_default_str()
       ->check(positive_finite("--timeout"));

@@ -19,6 +19,8 @@
 #include "exec/device_ops.h"
 #include "exec/inputs.h"
 #include "exec/python_device.h"
+#include "exec/reference_cache.h"
+#include "plan/plan.h"
 
 namespace opcheck::exec {
 namespace {
@@ -277,6 +279,9 @@ Engine::Engine(const ExecOptions& opts, DeviceSetup device) : opts_(opts), devic
   if (!device_.python_device.empty()) info_.device = device_.python_device;
   if (!opts_.save_failures_dir.empty())
     bundles_ = std::make_unique<FailureBundles>(opts_.save_failures_dir, opts_, info_);
+  if (!opts_.reference_cache_dir.empty())
+    reference_cache_ = std::make_unique<ReferenceCache>(opts_.reference_cache_dir, opts_.reference_cache_max_bytes,
+                                                        opts_.reference_cache_max_entry_bytes);
 }
 
 bool Engine::prepare_worker(int device_index, std::string* error) {
@@ -297,6 +302,7 @@ bool Engine::prepare_worker(int device_index, std::string* error) {
     return false;
   }
   if (device_index >= 0) info_.device = device_.device.str();
+  if (reference_cache_) libtorch_build_digest();  // part of every cache key: read once, before the first case
   return true;
 }
 
@@ -455,10 +461,7 @@ class CaseRun {
       if (auto v = build_inputs()) return v;  // inputs that could not be built have no time
       r_.materialize_ms = ms_since(t0);
     }
-    t0 = Clock::now();
-    ref_ = engine_.run_reference(c_, *inv_, host_);
-    r_.reference_ms = ms_since(t0);
-    if (auto v = check_reference()) return v;
+    if (auto v = reference()) return v;
     if (auto v = find_compiler()) return v;
     t0 = Clock::now();
     std::optional<Verdict> device = recording_device_ops(dev_, r_.device_ops, [&] { return run_on_device(); });
@@ -513,6 +516,70 @@ class CaseRun {
     }
     if (ev_) ev_->inputs = host_;  // shares the tensors: nothing below writes the host inputs
     return std::nullopt;
+  }
+
+  // The CPU reference: read from --reference-cache when its entry is there and passes its check, else computed (and
+  // kept, when the case's reference may be). Cache I/O is opcheck's own work and has its own figure.
+  std::optional<Verdict> reference() {
+    const ReferenceCache* cache = engine_.reference_cache_.get();
+    std::string key;
+    if (cache && read_cached_reference(*cache, key)) return check_reference();
+    const auto t0 = Clock::now();
+    ref_ = engine_.run_reference(c_, *inv_, host_);
+    r_.reference_ms = ms_since(t0);
+    std::optional<Verdict> verdict = check_reference();
+    if (cache) keep_reference(*cache, key, verdict.has_value());
+    return verdict;
+  }
+
+  // True with ref_ set when the cache holds the case's reference; else `key` is where to keep it ("" = never kept).
+  bool read_cached_reference(const ReferenceCache& cache, std::string& key) {
+    const OwnWork own(engine_.clock_);
+    const auto t0 = Clock::now();
+    r_.reference_source = "computed";
+    r_.reference_cache_note = not_cacheable_reason(c_, inv_->resolved_op);
+    if (!r_.reference_cache_note.empty()) {
+      r_.reference_source = "not_cacheable";
+      return false;
+    }
+    try {
+      key = reference_key(dedupe_key(c_), inv_->resolved_op, r_.input_digests, opts_.reference_dtype);
+    } catch (...) {  // a file input that changed or went away since the inputs were built: computed, never kept
+      r_.reference_source = "not_cacheable";
+      r_.reference_cache_note = "its key could not be made: " + op_error_of(std::current_exception()).message;
+      return false;
+    }
+    CacheRead read = cache.read(key);
+    r_.reference_cache_ms = ms_since(t0);
+    if (read.status == CacheRead::Status::Rejected) {
+      r_.reference_source = "recomputed";
+      r_.reference_cache_warning = read.problem;
+    }
+    if (read.status != CacheRead::Status::Hit) return false;
+    r_.reference_source = "cache";
+    ref_.outcome.output = std::move(read.reference.output);
+    ref_.outcome.written = std::move(read.reference.written);
+    ref_.upcast = read.reference.upcast;
+    return true;
+  }
+
+  // Keeps a computed reference under `key`; one that raised is never kept (nor is one whose case is not cacheable).
+  void keep_reference(const ReferenceCache& cache, const std::string& key, bool failed) {
+    if (key.empty()) return;
+    if (failed || ref_.outcome.error) {
+      r_.reference_source = "not_cacheable";
+      r_.reference_cache_note = "the CPU reference failed: a failure is never kept";
+      return;
+    }
+    const OwnWork own(engine_.clock_);
+    const auto t0 = Clock::now();
+    const CacheStore s = cache.store(key, CachedReference{ref_.outcome.output, ref_.outcome.written, ref_.upcast});
+    r_.reference_cache_ms += ms_since(t0);
+    r_.reference_stored = s.stored;
+    r_.reference_evicted = s.evicted;
+    if (s.stored) return;
+    if (s.failed) r_.reference_cache_warning += (r_.reference_cache_warning.empty() ? "" : "; ") + s.not_stored;
+    else r_.reference_cache_note = "not kept: " + s.not_stored;
   }
 
   std::optional<Verdict> check_reference() {

@@ -12,6 +12,7 @@
 #include "exec/invocation.h"
 #include "exec/op_error.h"
 #include "exec/op_resolver.h"
+#include "exec/reference_cache.h"
 
 namespace opcheck::exec {
 
@@ -68,6 +69,7 @@ class Engine final : public Executor {
   ExecInfo info_;
   OpResolver resolver_;
   std::unique_ptr<FailureBundles> bundles_;  // set by ExecOptions::save_failures_dir
+  std::unique_ptr<ReferenceCache> reference_cache_;  // set by ExecOptions::reference_cache_dir
   CaseClock* clock_ = nullptr;               // where opcheck's own time is published (worker processes)
 };
 

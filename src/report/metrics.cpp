@@ -43,6 +43,16 @@ void write_timing(JsonWriter& w, const CaseRecord& rec) {
   w.field("id", rec.id).field("total_ms", case_time_ms(rec)).field("materialize_ms", r.materialize_ms);
   w.field("reference_ms", r.reference_ms).field("device_ms", r.device_ms).field("compare_ms", r.compare_ms);
   w.field("compile_ms", r.compile_ms);
+  if (!r.reference_source.empty()) w.field("reference_cache_ms", r.reference_cache_ms);
+  w.end_object();
+}
+
+// --reference-cache: where the references came from.
+void write_reference_cache(JsonWriter& w, const ReferenceCacheStats& c) {
+  w.key("reference_cache").begin_object();
+  w.field("from_cache", c.from_cache).field("computed", c.computed).field("not_cacheable", c.not_cacheable);
+  w.field("stored", c.stored).field("evicted", c.evicted).field("rejected", c.rejected);
+  w.field("reference_cache_ms", c.reference_cache_ms);
   w.end_object();
 }
 
@@ -122,11 +132,15 @@ void write_metrics(const RunReport& report, TextOut& out) {
   w.end_object();
 
   const auto& t = st.time;
+  if (st.reference_cache.used) write_reference_cache(w, st.reference_cache);
+
   w.key("time").begin_object();
   w.key("totals").begin_object();
   w.field("materialize_ms", t.materialize_ms).field("reference_ms", t.reference_ms);
   w.field("device_ms", t.device_ms).field("compare_ms", t.compare_ms).field("compile_ms", t.compile_ms);
-  w.field("total_ms", t.materialize_ms + t.reference_ms + t.device_ms + t.compare_ms + t.compile_ms);
+  if (st.reference_cache.used) w.field("reference_cache_ms", st.reference_cache.reference_cache_ms);
+  w.field("total_ms", t.materialize_ms + t.reference_ms + t.device_ms + t.compare_ms + t.compile_ms +
+                          st.reference_cache.reference_cache_ms);
   w.end_object();
   w.key("slowest").begin_array();
   for (std::size_t i : st.time.slowest) write_timing(w, report.cases[i]);

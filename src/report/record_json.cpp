@@ -219,10 +219,18 @@ void write_case_record(JsonWriter& w, const CaseRecord& rec) {
   w.field("device_ms", r.device_ms);
   w.field("compare_ms", r.compare_ms);
   w.field("compile_ms", r.compile_ms);
+  if (!r.reference_source.empty()) w.field("reference_cache_ms", r.reference_cache_ms);
   w.end_object();
   w.key("input_digests").strings(r.input_digests);
   w.field("captured_stderr", r.captured_stderr);
   write_device_ops(w, r.device_ops);
+  if (!r.reference_source.empty()) {  // --reference-cache
+    w.key("reference_cache").begin_object();
+    w.field("source", r.reference_source).field("stored", r.reference_stored).field("evicted", r.reference_evicted);
+    if (!r.reference_cache_note.empty()) w.field("note", r.reference_cache_note);
+    if (!r.reference_cache_warning.empty()) w.field("warning", r.reference_cache_warning);
+    w.end_object();
+  }
   w.end_object();
 }
 
@@ -288,6 +296,16 @@ CaseRecord case_record_from_json(const json& j, const JsonWhere& w) {
   r.input_digests = get_strings(j, w, "input_digests");
   r.captured_stderr = get_string(j, w, "captured_stderr");
   r.device_ops = get_device_ops(j, w);
+  if (j.contains("reference_cache")) {  // runs with --reference-cache
+    const json& c = member(j, w, "reference_cache");
+    const JsonWhere cw = w.at("reference_cache");
+    r.reference_source = get_string(c, cw, "source");
+    r.reference_stored = get_bool(c, cw, "stored");
+    r.reference_evicted = get_int(c, cw, "evicted");
+    r.reference_cache_note = get_string_or(c, cw, "note", "");
+    r.reference_cache_warning = get_string_or(c, cw, "warning", "");
+    r.reference_cache_ms = t.contains("reference_cache_ms") ? get_number(t, tw, "reference_cache_ms") : 0.0;
+  }
   return rec;
 }
 

@@ -68,8 +68,24 @@ double DedupeStats::ratio() const {
 double case_time_ms(const CaseRecord& rec) {
   if (!rec.deduplicated_from.empty()) return 0;
   const Result& r = rec.result;
-  return r.materialize_ms + r.reference_ms + r.device_ms + r.compare_ms + r.compile_ms;
+  return r.materialize_ms + r.reference_ms + r.device_ms + r.compare_ms + r.compile_ms + r.reference_cache_ms;
 }
+
+namespace {
+
+void count_reference_source(const Result& r, ReferenceCacheStats& c) {
+  if (r.reference_source.empty()) return;
+  c.used = true;
+  if (r.reference_source == "cache") ++c.from_cache;
+  else ++c.computed;
+  if (r.reference_source == "not_cacheable") ++c.not_cacheable;
+  if (r.reference_stored) ++c.stored;
+  c.evicted += r.reference_evicted;
+  if (r.reference_source == "recomputed") ++c.rejected;
+  c.reference_cache_ms += r.reference_cache_ms;
+}
+
+}  // namespace
 
 RunStats compute_stats(const RunReport& report) {
   RunStats st;
@@ -104,6 +120,7 @@ RunStats compute_stats(const RunReport& report) {
       st.time.device_ms += r.device_ms;
       st.time.compile_ms += r.compile_ms;
       st.time.compare_ms += r.compare_ms;
+      count_reference_source(r, st.reference_cache);
       if (r.reference_ms > 0 && r.device_ms > 0 && std::isfinite(r.reference_ms) && std::isfinite(r.device_ms)) {
         log_speedup_sum += std::log(r.reference_ms / r.device_ms);
         ++st.time.speedup_cases;

@@ -68,12 +68,25 @@ struct TimeStats {
   std::int64_t speedup_cases = 0;
 };
 
+/// Where the references of a run with --reference-cache came from (occurrences that ran; `used` false without it).
+struct ReferenceCacheStats {
+  bool used = false;
+  std::int64_t from_cache = 0;     // read from the cache: no reference computed
+  std::int64_t computed = 0;       // computed in this run, for whatever reason (not_cacheable ones included)
+  std::int64_t not_cacheable = 0;  // computed because the case's reference is never kept
+  std::int64_t stored = 0;         // written to the cache
+  std::int64_t evicted = 0;        // entries the stores evicted, least recently used first
+  std::int64_t rejected = 0;       // entries that failed their check (corrupt, truncated) and were recomputed
+  double reference_cache_ms = 0;   // reading and checking entries, storing them and evicting
+};
+
 /// Everything the metrics file reports besides the raw cases.
 struct RunStats {
   OutcomeCounts totals;
   std::map<std::string, std::int64_t> stages;  // every stage name, zero counts included
   std::map<std::string, OutcomeCounts> per_model, per_op, per_dtype;
   DedupeStats dedupe;
+  ReferenceCacheStats reference_cache;
   std::map<std::string, DedupeStats> dedupe_per_model;
   OpCoverage coverage;
   std::map<std::string, OpCoverage> coverage_per_model;

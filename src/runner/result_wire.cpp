@@ -91,6 +91,12 @@ void encode_result(const Result& r, std::vector<std::uint8_t>& out) {
     put(out, d.calls);
     put(out, static_cast<std::uint8_t>(d.in_call));
   }
+  put_string(out, r.reference_source);
+  put(out, r.reference_cache_ms);
+  put(out, static_cast<std::uint8_t>(r.reference_stored));
+  put(out, r.reference_evicted);
+  put_string(out, r.reference_cache_note);
+  put_string(out, r.reference_cache_warning);
 }
 
 bool decode_result(const std::uint8_t* data, std::size_t size, Result& r, std::string& error) {
@@ -144,6 +150,12 @@ bool decode_result(const std::uint8_t* data, std::size_t size, Result& r, std::s
     d.in_call = in.get<std::uint8_t>() != 0;
     r.device_ops.push_back(std::move(d));
   }
+  r.reference_source = in.get_string();
+  r.reference_cache_ms = in.get<double>();
+  r.reference_stored = in.get<std::uint8_t>() != 0;
+  r.reference_evicted = in.get<std::int64_t>();
+  r.reference_cache_note = in.get_string();
+  r.reference_cache_warning = in.get_string();
   if (!in.ok) {
     error = "result record is truncated (" + std::to_string(size) + " bytes)";
     return false;

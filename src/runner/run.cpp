@@ -300,11 +300,23 @@ std::vector<std::string> unfired_fault_warnings(const RunSettings& settings, con
   return warnings;
 }
 
+// --reference-cache: an entry that failed its check, or a folder that could not be written, is said once per case
+// that met it (the case's verdict stands: its reference was computed).
+std::vector<std::string> reference_cache_warnings(const RunReport& report) {
+  std::vector<std::string> warnings;
+  for (const auto& rec : report.cases)
+    if (rec.deduplicated_from.empty() && !rec.result.reference_cache_warning.empty())
+      warnings.push_back(rec.id + ": " + rec.result.reference_cache_warning);
+  return warnings;
+}
+
 // report: written whatever happened, interrupted runs included (partial but valid), with the manifests' problems:
 // errors as ERROR cases, warnings listed. Returns the run's exit code.
 int report_run(const RunRequest& r, const Prepared& p, RunReport& report, RunHost& host) {
   add_load_problems(p.loaded.diagnostics, p.loaded.set, report);
-  for (const auto& w : unfired_fault_warnings(r.settings, report)) {
+  std::vector<std::string> warnings = unfired_fault_warnings(r.settings, report);
+  for (auto& w : reference_cache_warnings(report)) warnings.push_back(std::move(w));
+  for (const auto& w : warnings) {
     host.err << "opcheck: warning: " << w << "\n";
     report.info.warnings.push_back(w);
   }

@@ -1,7 +1,10 @@
 #include "runner/run_settings.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
@@ -47,6 +50,32 @@ bool parse_duration(const std::string& text, double& seconds) {
     if (pos < text.size()) ++pos;
     seconds += v * mult;
   }
+  return true;
+}
+
+bool parse_byte_size(const std::string& text, std::int64_t& bytes) {
+  double v = 0;
+  std::size_t used = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    return false;
+  }
+  if (!std::isfinite(v) || v < 0 || std::isalpha(static_cast<unsigned char>(text[0]))) return false;
+  std::string unit = text.substr(used);
+  if (unit.size() >= 2 && unit.compare(unit.size() - 2, 2, "iB") == 0) unit.resize(unit.size() - 2);
+  else if (!unit.empty() && unit.back() == 'B') unit.pop_back();
+  static const std::string kUnits = "KMGT";
+  double scale = 1;
+  if (unit.size() > 1) return false;
+  if (unit.size() == 1) {
+    const auto k = kUnits.find(static_cast<char>(std::toupper(static_cast<unsigned char>(unit[0]))));
+    if (k == std::string::npos) return false;
+    scale = std::ldexp(1.0, 10 * static_cast<int>(k + 1));
+  }
+  const double b = v * scale;
+  if (b >= 9.0e18) return false;
+  bytes = static_cast<std::int64_t>(b);
   return true;
 }
 
@@ -174,6 +203,42 @@ bool resolve_installed_backends(RunSettings& s, const EnvLookup& env, std::strin
   return true;
 }
 
+namespace {
+
+// --reference-cache's folder exists (made when missing) and its limits are sizes. False with a usage error.
+bool resolve_reference_cache(RunSettings& s, std::string& error) {
+  s.reference_cache_max_bytes = kReferenceCacheDefaultBytes;
+  s.reference_cache_max_entry_bytes = kReferenceCacheDefaultEntryBytes;
+  const std::pair<const char*, std::pair<const std::string*, std::int64_t*>> limits[] = {
+      {"--reference-cache-size", {&s.reference_cache_size, &s.reference_cache_max_bytes}},
+      {"--reference-cache-max-entry", {&s.reference_cache_max_entry, &s.reference_cache_max_entry_bytes}}};
+  for (const auto& [flag, given] : limits) {
+    if (given.first->empty()) continue;
+    if (!parse_byte_size(*given.first, *given.second)) {
+      error = std::string(flag) + " '" + *given.first +
+              "' is not a size\n  Fix: bytes, or with a binary unit: 512M, 4G";
+      return false;
+    }
+  }
+  if (s.reference_cache_max_bytes <= 0) {
+    error = "--reference-cache-size must be above 0\n"
+            "  Fix: a cap such as 4G (the default), or leave out --reference-cache";
+    return false;
+  }
+  if (s.reference_cache_dir.empty()) return true;
+  std::error_code ec;
+  std::filesystem::create_directories(s.reference_cache_dir, ec);
+  const bool folder = !ec && std::filesystem::is_directory(s.reference_cache_dir, ec);
+  // Found now, not as a warning from every case of the night.
+  if (folder && ::access(s.reference_cache_dir.c_str(), W_OK | X_OK) == 0) return true;
+  error = "cannot use the --reference-cache folder " + s.reference_cache_dir + ": " +
+          (ec ? ec.message() : std::string(folder ? "not writable" : "not a folder")) +
+          "\n  Fix: pass a writable folder";
+  return false;
+}
+
+}  // namespace
+
 bool resolve_run_settings(RunSettings& s, const EnvLookup& env, const std::string& artifact_dir, std::string& error) {
   if (!s.reference_dtype.empty() && s.reference_dtype != "same" && s.reference_dtype != "float32" &&
       s.reference_dtype != "float64") {
@@ -201,6 +266,7 @@ bool resolve_run_settings(RunSettings& s, const EnvLookup& env, const std::strin
     error = "invalid --deadline '" + s.deadline + "'\n  Fix: use seconds or a unit, e.g. 90s, 45m, 2h";
     return false;
   }
+  if (!resolve_reference_cache(s, error)) return false;
   // Inductor's on-disk caches live with the run's artifacts, so a second run compiles from them.
   if (!s.compile_backend.empty()) {
     std::error_code ec;
@@ -264,6 +330,23 @@ const std::vector<SettingField>& setting_fields() {
       // Not a rerun argument: a rerun runs one case, unsharded, and its verdict does not depend on the split.
       {"durations file digest", nullptr, false,
        [](const RunSettings& s) { return one_if(!s.durations.sha256.empty(), s.durations.sha256); }, true},
+      // The cache holds references computed under the identity they are filed by (libtorch's build, the case's
+      // dedupe key and input digests, the reference dtype), so it cannot change a verdict and is not in the run's
+      // identity: a run with it resumes, merges and reuses results with one without. It is in the rerun line, so a
+      // rerun of a night's failure reads the night's references instead of computing them for hours again.
+      {nullptr, "--reference-cache", false,
+       [](const RunSettings& s) {
+         return one_if(!s.reference_cache_dir.empty(), absolute_path(s.reference_cache_dir));
+       }},
+      {nullptr, "--reference-cache-size", false,
+       [](const RunSettings& s) {
+         return one_if(!s.reference_cache_dir.empty() && !s.reference_cache_size.empty(), s.reference_cache_size);
+       }},
+      {nullptr, "--reference-cache-max-entry", false,
+       [](const RunSettings& s) {
+         return one_if(!s.reference_cache_dir.empty() && !s.reference_cache_max_entry.empty(),
+                       s.reference_cache_max_entry);
+       }},
       {"fault settings", nullptr, true,
        [](const RunSettings& s) {
          std::vector<std::string> out;
@@ -319,6 +402,9 @@ ExecOptions exec_options(const RunSettings& s) {
   o.max_case_bytes = s.max_case_bytes;
   o.intra_op_threads = s.intra_op_threads;
   o.save_failures_dir = s.save_failures_dir;
+  o.reference_cache_dir = s.reference_cache_dir.empty() ? std::string() : absolute_path(s.reference_cache_dir);
+  o.reference_cache_max_bytes = s.reference_cache_max_bytes;
+  o.reference_cache_max_entry_bytes = s.reference_cache_max_entry_bytes;
   o.rerun = rerun_arguments(s).args;
   return o;
 }

@@ -24,6 +24,14 @@ EnvLookup process_environment();
 /// "90", "90s", "15m", "2h", "1h30m", "1d" -> seconds. False for anything else (negative numbers, unknown units).
 bool parse_duration(const std::string& text, double& seconds);
 
+/// The default cap of a --reference-cache folder, and the default size above which an entry is not kept.
+inline constexpr std::int64_t kReferenceCacheDefaultBytes = std::int64_t{4} << 30;      // 4 GiB
+inline constexpr std::int64_t kReferenceCacheDefaultEntryBytes = std::int64_t{256} << 20;  // 256 MiB
+
+/// "1000", "512K", "256M", "4G", "1.5T" (binary units; a trailing "B" or "iB" allowed) -> bytes. False for anything
+/// else (negative numbers, unknown units).
+bool parse_byte_size(const std::string& text, std::int64_t& bytes);
+
 /// The shard to run: "I/N" from --shard, else OPCHECK_SHARD_INDEX/OPCHECK_TOTAL_SHARDS (GoogleTest's style), else a
 /// Kubernetes Indexed Job's JOB_COMPLETION_INDEX with OPCHECK_TOTAL_SHARDS; 0/1 when none is given. False with
 /// `error` for a spec that is not I/N with 0 <= I < N.
@@ -85,6 +93,12 @@ struct RunSettings {
   std::vector<int> devices;   // --devices: one worker per device index
   bool isolation = true;      // false with --no-isolation
   std::string save_failures_dir;   // --save-failures
+  // References kept across runs (src/exec/reference_cache.h); none of these changes a verdict.
+  std::string reference_cache_dir;        // --reference-cache DIR; "" = none
+  std::string reference_cache_size;       // --reference-cache-size as given ("8G"); "" = the default cap
+  std::string reference_cache_max_entry;  // --reference-cache-max-entry as given; "" = the default, "0" = any size
+  std::int64_t reference_cache_max_bytes = 0;        // resolved
+  std::int64_t reference_cache_max_entry_bytes = 0;  // resolved; 0 = any size
   std::string inductor_cache_dir;  // with a compile backend: <artifact dir>/inductor-cache
 };
 

@@ -47,7 +47,7 @@ constexpr std::size_t field_count() {
 }
 
 static_assert(std::is_aggregate_v<Result> && std::is_aggregate_v<CaseRecord> && std::is_aggregate_v<CompareFigures>);
-static_assert(field_count<Result>() == 17,
+static_assert(field_count<Result>() == 23,
               "Result's fields changed: update encode_result/decode_result (runner/result_wire.cpp), "
               "write_case_record/case_record_from_json (report/record_json.cpp), write_junit (report/junit.cpp) "
               "where the field belongs in JUnit, sample_result() and the checks in this file, then this count");
@@ -87,6 +87,12 @@ Result sample_result() {
   r.device_ops = {{"aten::_softmax", DeviceOpVia::Composite, 2, true},
                   {"aten::addcmul", DeviceOpVia::Fallback, 3, true},
                   {"aten::_copy_from", DeviceOpVia::Kernel, 5, false}};
+  r.reference_source = "recomputed";
+  r.reference_cache_ms = 7.5;
+  r.reference_stored = true;
+  r.reference_evicted = 4;
+  r.reference_cache_note = "not kept: too big";
+  r.reference_cache_warning = "reference cache entry x.ref does not match its digest (corrupt)";
   return r;
 }
 
@@ -130,6 +136,12 @@ void expect_same_result(const Result& a, const Result& b) {
     EXPECT_EQ(a.device_ops[i].calls, b.device_ops[i].calls) << i;
     EXPECT_EQ(a.device_ops[i].in_call, b.device_ops[i].in_call) << i;
   }
+  EXPECT_EQ(a.reference_source, b.reference_source);
+  EXPECT_EQ(a.reference_cache_ms, b.reference_cache_ms);
+  EXPECT_EQ(a.reference_stored, b.reference_stored);
+  EXPECT_EQ(a.reference_evicted, b.reference_evicted);
+  EXPECT_EQ(a.reference_cache_note, b.reference_cache_note);
+  EXPECT_EQ(a.reference_cache_warning, b.reference_cache_warning);
 }
 
 Result wire_round_trip(const Result& r) {
@@ -265,8 +277,8 @@ TEST(RecordJunit, WritesEveryFieldItShows) {
   for (auto tc : suite.children("testcase"))
     (property_of(tc, "deduplicated_from") == "<absent>" ? tc_ran : tc_dedup) = tc;
   ASSERT_TRUE(tc_ran && tc_dedup);
-  // The ran case's time is the sum of its five timings: 18.6875 ms.
-  EXPECT_STREQ(tc_ran.attribute("time").value(), "0.019");
+  // The ran case's time is the sum of its six timings (reference_cache_ms's 7.5 included): 26.1875 ms.
+  EXPECT_STREQ(tc_ran.attribute("time").value(), "0.026");
 
   // Case fields.
   EXPECT_STREQ(tc_ran.attribute("classname").value(), "llama");                   // model

@@ -180,6 +180,45 @@ TEST(RerunArguments, CarryEverySettingThatDecidesAVerdict) {
   EXPECT_EQ(exec_options(s).rerun, r.args);
 }
 
+TEST(RunSettings, ReferenceCacheSizesReadAsWrittenWithBinaryUnits) {
+  std::int64_t b = -1;
+  EXPECT_TRUE(parse_byte_size("1000", b));
+  EXPECT_EQ(b, 1000);
+  EXPECT_TRUE(parse_byte_size("40K", b));
+  EXPECT_EQ(b, 40 * 1024);
+  EXPECT_TRUE(parse_byte_size("256M", b));
+  EXPECT_EQ(b, std::int64_t{256} << 20);
+  EXPECT_TRUE(parse_byte_size("4GiB", b));
+  EXPECT_EQ(b, std::int64_t{4} << 30);
+  EXPECT_TRUE(parse_byte_size("1.5g", b));
+  EXPECT_EQ(b, std::int64_t{3} << 29);
+  EXPECT_TRUE(parse_byte_size("0", b));
+  EXPECT_EQ(b, 0);
+  for (const char* bad : {"", "big", "-1G", "4X", "4GG", "inf", "nan"}) EXPECT_FALSE(parse_byte_size(bad, b)) << bad;
+}
+
+TEST(RerunArguments, TheReferenceCacheIsRerunButIsNoPartOfTheIdentity) {
+  RunSettings s;
+  s.device = "loopback";
+  const IdentityParts without = settings_identity(s);
+  s.reference_cache_dir = "/var/cache/refs";
+  s.reference_cache_size = "8G";
+  s.reference_cache_max_entry = "0";
+  EXPECT_EQ(rerun_arguments(s).args,
+            (std::vector<std::string>{"--device", "loopback", "--reference-cache", "/var/cache/refs",
+                                      "--reference-cache-size", "8G", "--reference-cache-max-entry", "0"}));
+  // A run with the cache resumes, merges and reuses results with one without: it cannot change a verdict.
+  EXPECT_EQ(settings_identity(s), without);
+  std::string error;
+  s.reference_cache_dir = testing::TempDir() + "/opcheck-refs-settings";
+  ASSERT_TRUE(resolve_run_settings(s, env({}), "art", error)) << error;
+  EXPECT_EQ(s.reference_cache_max_bytes, std::int64_t{8} << 30);
+  EXPECT_EQ(s.reference_cache_max_entry_bytes, 0);
+  s.reference_cache_size = "lots";
+  EXPECT_FALSE(resolve_run_settings(s, env({}), "art", error));
+  EXPECT_EQ(error, "--reference-cache-size 'lots' is not a size\n  Fix: bytes, or with a binary unit: 512M, 4G");
+}
+
 TEST(RerunArguments, AutoIsResolvedAsTheRunResolvesIt) {
   RunSettings s;  // auto, no library: the loopback stand-in
   EXPECT_EQ(rerun_arguments(s).args, (std::vector<std::string>{"--device", "loopback"}));
