@@ -255,6 +255,10 @@ const std::vector<SettingField>& setting_fields() {
        [](const RunSettings& s) { return one_if(!s.compile_backend.empty(), s.compile_backend); }},
       {"timeout", "--timeout", false,
        [](const RunSettings& s) { return one_if(s.timeout_s != RunSettings{}.timeout_s, number_word(s.timeout_s)); }},
+      {nullptr, "--start-timeout", false,
+       [](const RunSettings& s) {
+         return one_if(s.start_timeout_s != RunSettings{}.start_timeout_s, number_word(s.start_timeout_s));
+       }},
       {"max case bytes", "--max-case-bytes", false,
        [](const RunSettings& s) { return one_if(s.max_case_bytes > 0, std::to_string(s.max_case_bytes)); }},
       {"fault settings", nullptr, true,
@@ -313,6 +317,7 @@ ExecOptions exec_options(const RunSettings& s) {
   o.intra_op_threads = s.intra_op_threads;
   o.save_failures_dir = s.save_failures_dir;
   o.rerun = rerun_arguments(s).args;
+  o.start_timeout_s = s.start_timeout_s;
   return o;
 }
 
