@@ -58,8 +58,11 @@ def test_pyloop_imports_torch_once_per_run_with_two_workers_and_a_crash_restart(
     assert m["totals"]["passed"] == 7, m["totals"]
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_a_signal_during_a_slow_import_stops_the_run_within_2_s_with_reports_and_no_orphan(tmp_path, kinds, sig):
+# To opcheck alone (a CI runner's SIGTERM, kill PID), or Ctrl-C in a terminal, which reaches the whole process group.
+@pytest.mark.parametrize("sig,group", [(signal.SIGINT, False), (signal.SIGTERM, False), (signal.SIGINT, True)],
+                         ids=["SIGINT", "SIGTERM", "SIGINT to the process group"])
+def test_a_signal_during_a_slow_import_stops_the_run_within_2_s_with_reports_and_no_orphan(tmp_path, kinds, sig,
+                                                                                           group):
     pid_file = device_module(tmp_path / "mods", "slow_import",
                              "open(LOG, 'w').write(str(os.getpid()))\ntime.sleep(120)")
     env = dict(os.environ, PYTHONPATH=str(tmp_path / "mods"), NO_COLOR="1")
@@ -67,7 +70,8 @@ def test_a_signal_during_a_slow_import_stops_the_run_within_2_s_with_reports_and
     proc = subprocess.Popen([str(BIN), "run", "--manifests", str(kinds), *PYLOOP, "--device-import", "slow_import",
                              "--metrics-json", str(tmp_path / "m.json"), "--junit-xml", str(tmp_path / "r.xml"),
                              "--artifact-dir", str(tmp_path / "art")],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            start_new_session=group)
     try:
         deadline = time.monotonic() + 600
         while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
@@ -75,7 +79,10 @@ def test_a_signal_during_a_slow_import_stops_the_run_within_2_s_with_reports_and
             time.sleep(0.05)
         importer = int(pid_file.read_text())
         sent = time.monotonic()
-        proc.send_signal(sig)
+        if group:
+            os.killpg(proc.pid, sig)
+        else:
+            proc.send_signal(sig)
         out, err = proc.communicate(timeout=30)
         took = time.monotonic() - sent
     finally:
