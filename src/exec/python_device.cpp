@@ -1,19 +1,8 @@
 #include "exec/python_device.h"
 
-#include <dlfcn.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <chrono>
-#include <cstdlib>
-#include <cstring>
 #include <filesystem>
 
 #include <torch/version.h>
-#include <nlohmann/json.hpp>
 
 #include "common/device_choice.h"
 #include "exec/device.h"
