@@ -256,9 +256,14 @@ bool start_startup_process(const ExecOptions& opts, PythonHostFacts& facts, std:
     error = g_startup.error;
     return false;
   }
-  int report[2], sock[2];
+  int report[2] = {-1, -1}, sock[2] = {-1, -1};
+  auto close_all = [&] {
+    for (int fd : {report[0], report[1], sock[0], sock[1]})
+      if (fd >= 0) ::close(fd);
+  };
   if (::pipe2(report, O_CLOEXEC) != 0 || ::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sock) != 0) {
     error = std::string("cannot start the device's start-up process: ") + std::strerror(errno);
+    close_all();
     return false;
   }
   // Workers the start-up process forks twice become children of this process: it reaps them and reads how they end.
@@ -268,7 +273,8 @@ bool start_startup_process(const ExecOptions& opts, PythonHostFacts& facts, std:
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
-    error = std::string("fork failed: ") + std::strerror(errno);
+    error = std::string("cannot start the device's start-up process: fork failed: ") + std::strerror(errno);
+    close_all();
     return false;
   }
   if (pid == 0) {
