@@ -50,7 +50,29 @@ struct ExecOptions {
   /// The `opcheck run` arguments that rerun a case under this run's settings (runner/run_settings.h), which failure
   /// bundles record.
   std::vector<std::string> rerun;
+  /// --start-timeout: seconds a Python device's start-up process may take to import torch and the device modules
+  /// (and a worker to start); it is stopped then, and the run reports the device as not started.
+  double start_timeout_s = 300;
+  /// Set (by the run's SIGINT/SIGTERM handler) when the run must stop: a start in progress ends within 200 ms.
+  const volatile bool* stop_requested = nullptr;
 };
+
+class Executor;
+
+/// A worker's ends of the pool's channels, for a worker a Python device's start-up process starts (it shares no
+/// memory with the pool: cases come over `request_fd` in full, runner/result_wire.h).
+struct WorkerChannels {
+  int request_fd = -1;
+  int result_fd = -1;
+  int capture_fd = -1;  // the worker's stdout and stderr
+  int clock_fd = -1;    // a CaseClock to map shared; -1 = none
+  int device_index = -1;
+  std::uint64_t max_output = 0;
+  int parent = 0;  // the pool's process id: the worker dies with it
+};
+
+/// A worker's body (runner/worker_pool.cpp), run in the started worker with that process's executor; never returns.
+using WorkerEntry = void (*)(Executor& ex, const WorkerChannels& channels);
 
 /// Facts about the execution environment, for logs and reports.
 struct ExecInfo {
@@ -107,6 +129,17 @@ class Executor {
   /// Where to publish opcheck's own time while a case runs (see CaseClock); an executor that never does charges
   /// everything to the timeout.
   virtual void set_case_clock(CaseClock* clock) { (void)clock; }
+  /// Whether workers come from a start-up process that has imported the Python device once (start_worker) rather
+  /// than from a fork of the caller.
+  virtual bool starts_workers() const { return false; }
+  /// Starts a worker from the start-up process, running entry(its executor, channels): a child of this process
+  /// (which becomes their reaper). Its pid, or -1 and *error.
+  virtual int start_worker(WorkerEntry entry, const WorkerChannels& channels, std::string* error) {
+    (void)entry;
+    (void)channels;
+    if (error != nullptr) *error = "this executor has no start-up process";
+    return -1;
+  }
 };
 
 /// Signature of the factory exported by libopcheck_exec.so as `opcheck_create_executor`.

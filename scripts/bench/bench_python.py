@@ -16,6 +16,13 @@ one after the other in this process, so that both see the same machine:
 - inductor's caches: `--device cpu --compile-backend inductor -j 1` over the bundled manifests, a first run with an
   empty artifact folder (inductor's caches live in ARTIFACT_DIR/inductor-cache) against a second run on it.
 - parallel compiles: the same first run at -j 2 (an empty artifact folder again) against -j 1.
+- a Python device's start (it is paid once per run, by its start-up process; --start-only runs only these three):
+  a one-case pyloop run (eager kernels, as above) against `python -c 'import torch'` (best of --reps each,
+  alternating), <= 1.5x, with the compile-wrapped pyloop run and `import torch, opcheck_pyloop` (the device's own
+  import, its floor) beside it; the bundled manifests on pyloop at -j 2 against -j 1 end to end, never slower; and a
+  worker restart after a crash: a two-case pyloop run whose first case segfaults its worker (OPCHECK_PYLOOP_FAULTS)
+  against the same run without the fault, their cases' wall times (run.cases_wall_s, which leaves out the imports
+  both pay) differing by the crash and the replacement worker's start, <= 0.3 s.
 
 Writes OUT/bench-python.json and OUT/bench-python.md.
 """
@@ -46,6 +53,7 @@ def main():
     ap.add_argument("--quick", action="store_true", help="1,000 tiny cases and one model compiled: a smoke test")
     ap.add_argument("--reps", type=int, help="runs per eager figure (default 5, 2 with --quick); compiled runs: 1")
     ap.add_argument("--keep", action="store_true", help="keep the generated manifests and reports (printed path)")
+    ap.add_argument("--start-only", action="store_true", help="only the Python device's start targets")
     a, _ = ap.parse_known_args()
     cfg = dict(QUICK if a.quick else FULL)
     reps = a.reps or cfg["reps"]
@@ -78,12 +86,16 @@ def run(a, cfg, reps, opcheck, out):
     os.environ.clear()
     os.environ.update(env)
 
-    big = bench.tiny_set("tiny-python", cfg["models"], cfg["cases"], cfg["dup"])
     results = {}
 
     def run_cmd(manifests, art, *extra):
         return [str(opcheck), "run", "--manifests", manifests, "-q", "--artifact-dir", str(art),
                 "--metrics-json", str(art / "metrics.json")] + list(extra)
+
+    start_rows = device_start_targets(work, run_cmd, reps, results)
+    if a.start_only:
+        return report(a, reps, load_start, started, out, start_rows, results, {})
+    big = bench.tiny_set("tiny-python", cfg["models"], cfg["cases"], cfg["dup"])
 
     # -- a Python-hosted eager device against the C++ loopback ------------------------------------------------------
     pyloop = ["--device-import", "opcheck_pyloop", "--device", "pyloop"]
@@ -155,7 +167,6 @@ def run(a, cfg, reps, opcheck, out):
     results["inductor_second"] = compiled_run(cold_art, 1, "inductor, -j 1, caches of the first run")
     results["inductor_j2"] = compiled_run(j2_art, 2, "inductor, -j 2, empty caches")
 
-    load_end = os.getloadavg()
     eager_ratio = per_case["pyloop"] / per_case["loopback"]
     wall_ratio = runs["pyloop"]["wall_s"] / runs["loopback"]["wall_s"]
     cache_ratio = results["inductor_first"]["wall_s"] / results["inductor_second"]["wall_s"]
@@ -181,6 +192,13 @@ def run(a, cfg, reps, opcheck, out):
     # A per-case figure at or below zero means the runs' fixed costs varied by more than all the cases cost: the
     # machine was too busy for the ratio to mean anything.
     noisy = {"python_eager": min(per_case.values()) <= 0}
+    return report(a, reps, load_start, started, out, start_rows + targets, results, noisy,
+                  {"tiny": {k: big[k] for k in ("occurrences", "unique")},
+                   "compiled": {"manifests": manifests, "models": cfg["compile_models"] or "all"}})
+
+
+def report(a, reps, load_start, started, out, targets, results, noisy, inputs=None):
+    load_end = os.getloadavg()
     rows = []
     for key, what, value, op, limit, unit, detail in targets:
         ok = {"<=": value <= limit, ">=": value >= limit}[op]
@@ -189,8 +207,7 @@ def run(a, cfg, reps, opcheck, out):
                      "status": status, "detail": detail})
     doc = {
         **run_facts(a.quick, reps, load_start, load_end, started),
-        "inputs": {"tiny": {k: big[k] for k in ("occurrences", "unique")},
-                   "compiled": {"manifests": manifests, "models": cfg["compile_models"] or "all"}},
+        "inputs": inputs or {},
         "targets": rows,
         "measurements": results,
     }
@@ -210,6 +227,71 @@ def run(a, cfg, reps, opcheck, out):
               f"{r['detail']}")
     print(f"\nwrote {out / 'bench-python.json'}")
     return 0 if all(r["status"] == "PASS" for r in rows) else 1
+
+
+ONE_CASE = "model: one\ncases:\n  - name: add\n    op: torch.add\n    inputs:\n      - tensor: {shape: [4, 8]}\n" \
+    "      - tensor: {shape: [4, 8]}\n"
+TWO_CASES = ONE_CASE.replace("model: one", "model: two") + "  - name: mul\n    op: torch.mul\n    inputs:\n" \
+    "      - tensor: {shape: [4, 8]}\n      - tensor: {shape: [4, 8]}\n"
+
+
+def device_start_targets(work, run_cmd, reps, results):
+    """A Python device's start, paid once per run by its start-up process (module docstring)."""
+    pyloop = ["--device-import", "opcheck_pyloop", "--device", "pyloop"]
+    one, two = work / "one-case", work / "two-cases"
+    one.mkdir(exist_ok=True)
+    two.mkdir(exist_ok=True)
+    (one / "one.yaml").write_text(ONE_CASE)
+    (two / "two.yaml").write_text(TWO_CASES)
+    import_torch = [sys.executable, "-c", "import torch"]
+    # The floor: what the device's own import costs on top of torch's (pyloop's compile-wrapped kernels import dynamo).
+    import_device = [sys.executable, "-c", "import torch, opcheck_pyloop"]
+    art = work / "art-start"
+    device_path = {"PYTHONPATH": str(pathlib.Path(run_cmd("", art)[0]).parent / "python")}
+    kinds = {"import torch": (import_torch, None), "import torch, opcheck_pyloop": (import_device, device_path),
+             "one case, eager kernels": (run_cmd(str(one), art, *pyloop, "-j", "1"), {"OPCHECK_PYLOOP_EAGER": "1"}),
+             "one case": (run_cmd(str(one), art, *pyloop, "-j", "1"), None)}
+    samples = {k: [] for k in kinds}
+    for rep in range(reps):
+        for label, (cmd, env) in kinds.items():
+            log(f"bench-python: {label} ({rep + 1} of {reps})")
+            samples[label].append(measure(cmd, env=env)["wall_s"])
+    best = {k: min(v) for k, v in samples.items()}
+    torch_s, one_s = best["import torch"], best["one case, eager kernels"]
+    jobs = {}
+    for n in (1, 2):
+        log(f"bench-python: the bundled manifests on pyloop, -j {n}")
+        walls = [measure(run_cmd(str(ROOT / "manifests"), art, *pyloop, "-j", str(n)), ok_codes=(0, 1))["wall_s"]
+                 for _ in range(max(1, reps // 2))]
+        jobs[n] = {"wall_s": min(walls), "samples_s": walls, **metrics_of(art / "metrics.json")["run"]}
+    crash = {}
+    for label, env in (("without a crash", None), ("with a crash", {"OPCHECK_PYLOOP_FAULTS": "aten::add.Tensor=segv"})):
+        walls, cases = [], []
+        for rep in range(reps):
+            log(f"bench-python: two pyloop cases, {label} ({rep + 1} of {reps})")
+            walls.append(measure(run_cmd(str(two), art, *pyloop, "-j", "1"), env=env, ok_codes=(0, 1))["wall_s"])
+            cases.append(metrics_of(art / "metrics.json")["run"]["cases_wall_s"])
+        crash[label] = {"wall_s": min(walls), "samples_s": walls, "cases_wall_s": min(cases),
+                        "cases_wall_samples_s": cases, **metrics_of(art / "metrics.json")["run"]}
+        crash[label]["cases_wall_s"] = min(cases)
+    # From the first worker ready to the last result (run.cases_wall_s): the start-up process's imports, the same in
+    # both runs and most of their noise, are left out; what is left over is the crash and the replacement's start.
+    restart = crash["with a crash"]["cases_wall_s"] - crash["without a crash"]["cases_wall_s"]
+    results["device_start"] = {"samples_s": samples, "bundled_pyloop": jobs, "restart": crash}
+    return [
+        ("start_once", "one-case pyloop run (eager kernels) / python -c 'import torch'", one_s / torch_s, "<=", 1.5,
+         "x", f"{one_s:.2f} s vs {torch_s:.2f} s (best of {reps} each); with pyloop's compile-wrapped kernels "
+         f"{best['one case']:.2f} s, against `import torch, opcheck_pyloop` "
+         f"{best['import torch, opcheck_pyloop']:.2f} s"),
+        ("start_jobs", "bundled manifests on pyloop: -j 2 / -j 1 end to end", jobs[2]["wall_s"] / jobs[1]["wall_s"],
+         "<=", 1.0, "x", f"{jobs[2]['wall_s']:.2f} s vs {jobs[1]['wall_s']:.2f} s; workers' start (mean) "
+         f"{jobs[2].get('worker_start_mean_s', 0):.3f} s vs {jobs[1].get('worker_start_mean_s', 0):.3f} s"),
+        ("start_restart", "pyloop worker restart after a crash (cases wall, with - without)", restart, "<=", 0.3, "s",
+         f"cases {crash['with a crash']['cases_wall_s']:.3f} s vs {crash['without a crash']['cases_wall_s']:.3f} s, "
+         f"whole runs {crash['with a crash']['wall_s']:.2f} s vs {crash['without a crash']['wall_s']:.2f} s; "
+         f"workers started {crash['with a crash'].get('workers_started')}; their start (max) "
+         f"{crash['with a crash'].get('worker_start_max_s', 0):.3f} s"),
+    ]
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@ namespace {
 
 constexpr const char* kSettingsFlags[] = {"--device",          "--device-lib", "--device-import",
                                           "--compile-backend", "--device-name", "--reference-dtype",
-                                          "--repeat",          "--max-case-bytes", "--timeout"};
+                                          "--repeat",          "--max-case-bytes", "--timeout",
+                                          "--start-timeout"};
 
 }  // namespace
 
@@ -81,6 +82,11 @@ void add_settings_flags(CLI::App& app, RunSettings& s) {
   app.add_option("--timeout", s.timeout_s, "Seconds a case may take before its worker is killed (TIMEOUT); > 0")
       ->capture_default_str()
       ->check(positive_finite("--timeout"));
+  app.add_option("--start-timeout", s.start_timeout_s,
+                 "Seconds a Python device's start (importing torch and its modules) and each worker's start may "
+                 "take before the run reports the device as not started; > 0")
+      ->capture_default_str()
+      ->check(positive_finite("--start-timeout"));
 }
 
 bool settings_given(const CLI::App& app) {

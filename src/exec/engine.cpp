@@ -1,4 +1,5 @@
 #include "exec/engine.h"
+#include "exec/startup_process.h"
 
 #include <algorithm>
 #include <cctype>
@@ -284,11 +285,24 @@ Engine::Engine(const ExecOptions& opts, DeviceSetup device) : opts_(opts), devic
                                                         opts_.reference_cache_max_entry_bytes);
 }
 
+bool Engine::starts_workers() const {
+  // An installed backend has no --device-import.
+  return startup_process_running() && (wants_python_host(opts_) || !device_.python_device.empty());
+}
+
+int Engine::start_worker(WorkerEntry entry, const WorkerChannels& channels, std::string* error) {
+  std::string why;
+  const int pid = start_worker_from_startup(entry, channels, why);
+  if (pid < 0 && error != nullptr) *error = why;
+  return pid;
+}
+
 bool Engine::prepare_worker(int device_index, std::string* error) {
   // Thread pools start here, in the worker, never in a parent that is about to fork.
   if (opts_.intra_op_threads > 0) at::set_num_threads(opts_.intra_op_threads);
-  if (wants_python_host(opts_) || !device_.python_device.empty()) {  // an installed backend has no --device-import
-    // The interpreter starts in each worker, never in the parent that forks them.
+  if (wants_python_host(opts_) || !device_.python_device.empty()) {
+    // A worker from the start-up process has the interpreter already; one forked by the pool (--no-isolation runs
+    // in the pool's own process) starts its own.
     PythonHostFacts facts;
     std::string why;
     if (python_host(python_host_config(opts_), facts, why) == nullptr) {
@@ -882,7 +896,10 @@ extern "C" opcheck::Executor* opcheck_create_executor(const opcheck::ExecOptions
       if (error) *error = why;
       return nullptr;
     }
-    return new Engine(options, std::move(setup));
+    auto* engine = new Engine(options, std::move(setup));
+    // The start-up process served the device probe; workers that host no Python need it no longer.
+    if (!engine->starts_workers()) stop_startup_process();
+    return engine;
   } catch (...) {
     if (error) *error = "setting up the exec layer failed: " + op_error_of(std::current_exception()).text();
     return nullptr;

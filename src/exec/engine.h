@@ -47,6 +47,8 @@ class Engine final : public Executor {
   /// that index of the configured backend.
   bool prepare_worker(int device_index, std::string* error) override;
   void set_case_clock(CaseClock* clock) override { clock_ = clock; }
+  bool starts_workers() const override;
+  int start_worker(WorkerEntry entry, const WorkerChannels& channels, std::string* error) override;
 
   const OpResolver& resolver() const { return resolver_; }
 

@@ -64,6 +64,9 @@ class PythonHost {
                                     const std::vector<at::Tensor>& tensors, const at::Device& device) = 0;
   /// Forgets every compiled graph, so no case's compiled code serves another (torch._dynamo.reset).
   virtual void end_case() = 0;
+  /// fork() as Python needs it in a process that hosts an interpreter (the start-up process): its at-fork hooks
+  /// (os.register_at_fork), the import lock and the child's interpreter state. The caller has no GIL.
+  virtual int fork_process() = 0;
 };
 
 /// The process's Python host, loaded (libopcheck_pyhost.so, RTLD_GLOBAL so extension modules find libpython's

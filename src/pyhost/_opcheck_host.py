@@ -66,6 +66,17 @@ def _inductor_codegen(device_type):
         return True
 
 
+def _say_step(step):
+    """Tells the process waiting for this start what it is doing (OPCHECK_START_STEP_FD): an import that never ends is
+    named in the error that stops it."""
+    fd = os.environ.get("OPCHECK_START_STEP_FD")
+    if fd:
+        try:
+            os.write(int(fd), ("step " + step + "\n").encode())
+        except (OSError, ValueError):
+            pass
+
+
 def start(imports, compile_backend, cache_dir):
     """Imports torch (which loads the torch.backends entry points) and the device modules; returns facts as JSON, or
     {"error": ...} with the first real error apart (_start_error)."""
@@ -74,6 +85,7 @@ def start(imports, compile_backend, cache_dir):
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache_dir
     step = "import torch"
     try:
+        _say_step(step)
         import torch
         facts = {
             "python_version": sys.version.split()[0],
@@ -83,6 +95,7 @@ def start(imports, compile_backend, cache_dir):
         }
         for name in imports:
             step = "import " + name
+            _say_step(step)
             facts["modules"][name] = _version_of(name, importlib.import_module(name))
     except Exception as e:  # noqa: BLE001 - every failure to start is reported, first error first
         return json.dumps({"error": _start_error(e, step)})

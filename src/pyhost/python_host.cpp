@@ -3,6 +3,7 @@
 #include <Python.h>
 
 #include <cxxabi.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <string>
@@ -237,6 +238,17 @@ class Host final : public exec::PythonHost {
     Gil gil;
     Ref r(PyObject_CallMethod(runtime_, "end_case", nullptr));
     if (!r) PyErr_Clear();
+  }
+
+  int fork_process() override {
+    Gil gil;
+    PyOS_BeforeFork();
+    const pid_t pid = ::fork();
+    if (pid == 0)
+      PyOS_AfterFork_Child();
+    else
+      PyOS_AfterFork_Parent();
+    return pid;
   }
 
  private:

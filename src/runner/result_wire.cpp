@@ -168,3 +168,224 @@ bool decode_result(const std::uint8_t* data, std::size_t size, Result& r, std::s
 }
 
 }  // namespace opcheck
+
+namespace opcheck {
+namespace {
+
+void put_loc(std::vector<std::uint8_t>& out, const SourceLoc& l) {
+  put_string(out, l.file);
+  put(out, static_cast<std::int32_t>(l.line));
+  put(out, static_cast<std::int32_t>(l.col));
+}
+
+void put_value(std::vector<std::uint8_t>& out, const PyValue& v) {
+  put(out, static_cast<std::uint8_t>(v.kind));
+  put(out, static_cast<std::uint8_t>(v.b));
+  put(out, v.i);
+  put(out, v.f);
+  put_string(out, v.s);
+  put(out, static_cast<std::uint8_t>(v.dtype));
+  put(out, static_cast<std::uint32_t>(v.items.size()));
+  for (const auto& item : v.items) put_value(out, item);
+}
+
+void put_kwargs(std::vector<std::uint8_t>& out, const KwArgs& kw) {
+  put(out, static_cast<std::uint32_t>(kw.size()));
+  for (const auto& [k, v] : kw) {
+    put_string(out, k);
+    put_value(out, v);
+  }
+}
+
+void put_ints(std::vector<std::uint8_t>& out, const std::vector<std::int64_t>& v) {
+  put(out, static_cast<std::uint32_t>(v.size()));
+  for (auto i : v) put(out, i);
+}
+
+void put_tensor(std::vector<std::uint8_t>& out, const TensorSpec& t) {
+  put_ints(out, t.shape);
+  put_ints(out, t.stride);
+  put(out, t.storage_offset);
+  put(out, static_cast<std::uint8_t>(t.dtype));
+  put_string(out, t.dtype_spelling);
+  put(out, static_cast<std::uint8_t>(t.placement));
+  put(out, static_cast<std::uint8_t>(t.init));
+  put_kwargs(out, t.init_args);
+  put_value(out, t.data);
+  put_string(out, t.file);
+  put(out, static_cast<std::uint8_t>(t.shape_from_file));
+  put_string(out, t.preset);
+  put_kwargs(out, t.preset_args);
+  put_loc(out, t.loc);
+}
+
+void put_conditions(std::vector<std::uint8_t>& out, const std::vector<Condition>& conds) {
+  put(out, static_cast<std::uint32_t>(conds.size()));
+  for (const auto& c : conds) {
+    put_string(out, c.expr);
+    put_string(out, c.reason);
+    put_loc(out, c.loc);
+    put(out, static_cast<std::uint8_t>(c.strict));
+  }
+}
+
+/// Reads the nested parts of a Case; each keeps going after an overrun (Reader::ok says so once at the end).
+struct CaseReader : Reader {
+  SourceLoc loc() {
+    SourceLoc l;
+    l.file = get_string();
+    l.line = get<std::int32_t>();
+    l.col = get<std::int32_t>();
+    return l;
+  }
+  /// Nested values deeper than any manifest writes are malformed input, not a reason to exhaust the stack.
+  PyValue value(int depth = 0) {
+    PyValue v;
+    v.kind = static_cast<PyValue::Kind>(get<std::uint8_t>());
+    v.b = get<std::uint8_t>() != 0;
+    v.i = get<std::int64_t>();
+    v.f = get<double>();
+    v.s = get_string();
+    v.dtype = static_cast<DType>(get<std::uint8_t>());
+    const auto n = get<std::uint32_t>();
+    if (depth > 256) ok = false;
+    for (std::uint32_t k = 0; ok && k < n; ++k) v.items.push_back(value(depth + 1));
+    return v;
+  }
+  KwArgs kwargs() {
+    KwArgs kw;
+    const auto n = get<std::uint32_t>();
+    for (std::uint32_t k = 0; ok && k < n; ++k) {
+      std::string key = get_string();
+      kw.emplace_back(std::move(key), value());
+    }
+    return kw;
+  }
+  std::vector<std::int64_t> ints() {
+    std::vector<std::int64_t> v;
+    const auto n = get<std::uint32_t>();
+    for (std::uint32_t k = 0; ok && k < n; ++k) v.push_back(get<std::int64_t>());
+    return v;
+  }
+  TensorSpec tensor() {
+    TensorSpec t;
+    t.shape = ints();
+    t.stride = ints();
+    t.storage_offset = get<std::int64_t>();
+    t.dtype = static_cast<DType>(get<std::uint8_t>());
+    t.dtype_spelling = get_string();
+    t.placement = static_cast<Placement>(get<std::uint8_t>());
+    t.init = static_cast<InitKind>(get<std::uint8_t>());
+    t.init_args = kwargs();
+    t.data = value();
+    t.file = get_string();
+    t.shape_from_file = get<std::uint8_t>() != 0;
+    t.preset = get_string();
+    t.preset_args = kwargs();
+    t.loc = loc();
+    return t;
+  }
+  std::vector<Condition> conditions() {
+    std::vector<Condition> conds;
+    const auto n = get<std::uint32_t>();
+    for (std::uint32_t k = 0; ok && k < n; ++k) {
+      Condition c;
+      c.expr = get_string();
+      c.reason = get_string();
+      c.loc = loc();
+      c.strict = get<std::uint8_t>() != 0;
+      conds.push_back(std::move(c));
+    }
+    return conds;
+  }
+};
+
+}  // namespace
+
+void encode_case(const Case& c, std::vector<std::uint8_t>& out) {
+  for (const auto* s : {&c.model, &c.variant, &c.name, &c.id}) put_string(out, *s);
+  put_loc(out, c.loc);
+  put_string(out, c.op);
+  put(out, static_cast<std::uint32_t>(c.inputs.size()));
+  for (const auto& in : c.inputs) {
+    put(out, static_cast<std::uint8_t>(in.kind));
+    put_tensor(out, in.tensor);
+    put(out, static_cast<std::uint32_t>(in.list.size()));
+    for (const auto& t : in.list) put_tensor(out, t);
+    put_value(out, in.value);
+    put_loc(out, in.loc);
+  }
+  put_kwargs(out, c.kwargs);
+  put(out, static_cast<std::uint8_t>(c.dtype));
+  put_string(out, c.dtype_spelling);
+  put(out, c.seed);
+  put_optional(out, c.rtol);
+  put_optional(out, c.atol);
+  put(out, static_cast<std::uint8_t>(c.compare));
+  put(out, c.pcc_min);
+  put(out, static_cast<std::uint8_t>(c.equal_nan));
+  put(out, static_cast<std::uint32_t>(c.marks.size()));
+  for (const auto& m : c.marks) put_string(out, m);
+  put_string(out, c.description);
+  put(out, static_cast<std::uint8_t>(c.expects_error.has_value()));
+  if (c.expects_error) {
+    put_string(out, c.expects_error->type);
+    put_string(out, c.expects_error->match);
+  }
+  put_conditions(out, c.skip_if);
+  put_conditions(out, c.xfail_if);
+  put_optional(out, c.timeout_s);
+  put(out, static_cast<std::uint8_t>(c.nondeterministic_ok));
+  put_string(out, c.upstream_test);
+}
+
+bool decode_case(const std::uint8_t* data, std::size_t size, Case& c, std::string& error) {
+  CaseReader in{{data, data + size}};
+  for (auto* s : {&c.model, &c.variant, &c.name, &c.id}) *s = in.get_string();
+  c.loc = in.loc();
+  c.op = in.get_string();
+  const auto inputs = in.get<std::uint32_t>();
+  c.inputs.clear();
+  for (std::uint32_t k = 0; in.ok && k < inputs; ++k) {
+    Input input;
+    input.kind = static_cast<Input::Kind>(in.get<std::uint8_t>());
+    input.tensor = in.tensor();
+    const auto n = in.get<std::uint32_t>();
+    for (std::uint32_t t = 0; in.ok && t < n; ++t) input.list.push_back(in.tensor());
+    input.value = in.value();
+    input.loc = in.loc();
+    c.inputs.push_back(std::move(input));
+  }
+  c.kwargs = in.kwargs();
+  c.dtype = static_cast<DType>(in.get<std::uint8_t>());
+  c.dtype_spelling = in.get_string();
+  c.seed = in.get<std::int64_t>();
+  c.rtol = in.get_optional();
+  c.atol = in.get_optional();
+  c.compare = static_cast<Comparator>(in.get<std::uint8_t>());
+  c.pcc_min = in.get<double>();
+  c.equal_nan = in.get<std::uint8_t>() != 0;
+  const auto marks = in.get<std::uint32_t>();
+  c.marks.clear();
+  for (std::uint32_t k = 0; in.ok && k < marks; ++k) c.marks.push_back(in.get_string());
+  c.description = in.get_string();
+  c.expects_error.reset();
+  if (in.get<std::uint8_t>() != 0) {
+    ExpectedError e;
+    e.type = in.get_string();
+    e.match = in.get_string();
+    c.expects_error = std::move(e);
+  }
+  c.skip_if = in.conditions();
+  c.xfail_if = in.conditions();
+  c.timeout_s = in.get_optional();
+  c.nondeterministic_ok = in.get<std::uint8_t>() != 0;
+  c.upstream_test = in.get_string();
+  if (!in.ok || in.p != in.end) {
+    error = "case record is malformed (" + std::to_string(size) + " bytes)";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace opcheck

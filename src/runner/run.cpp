@@ -142,6 +142,7 @@ int report_device_not_started(const RunRequest& r, const Prepared& p, const std:
   host.out << short_summary(report, r.report_chars) << warnings_summary(report.info)
            << summary_line(report, r.color) << "\n";
   if (report_failure) return report_failure;
+  if (StopSignals::received()) return kInterrupted;
   return setup_failed ? kUsageError : kInternalError;
 }
 
@@ -177,7 +178,11 @@ int plan_run(RunRequest& r, Prepared& p, RunHost& host) {
   if (!r.collect_only) {
     std::string error;
     bool setup_failed = false;
-    p.executor = host.create_executor(exec_options(r.settings), error, setup_failed);
+    // A Ctrl-C or SIGTERM while a Python device imports ends its start-up process; the reports still say so.
+    StopSignals::install();
+    ExecOptions options = exec_options(r.settings);
+    options.stop_requested = StopSignals::flag();
+    p.executor = host.create_executor(options, error, setup_failed);
     if (!p.executor) {
       host.err << "opcheck: error: " << error << "\n";
       return report_device_not_started(r, p, error, setup_failed, host);
@@ -237,6 +242,7 @@ int execute(const RunRequest& r, Prepared& p, RunSession& session, RunReport& re
   pool.workers = r.settings.jobs;
   pool.device_indices = r.settings.devices;
   pool.default_timeout_s = r.settings.timeout_s;
+  pool.min_start_budget_s = r.settings.start_timeout_s;
   pool.isolation = r.settings.isolation;
   std::ostream& err = host.err;
   pool.abort_running = StopSignals::abort_running([&err](const std::string& line) { note_to(err, line); });

@@ -325,6 +325,10 @@ const std::vector<SettingField>& setting_fields() {
        [](const RunSettings& s) { return one_if(!s.compile_backend.empty(), s.compile_backend); }},
       {"timeout", "--timeout", false,
        [](const RunSettings& s) { return one_if(s.timeout_s != RunSettings{}.timeout_s, number_word(s.timeout_s)); }},
+      {nullptr, "--start-timeout", false,
+       [](const RunSettings& s) {
+         return one_if(s.start_timeout_s != RunSettings{}.start_timeout_s, number_word(s.start_timeout_s));
+       }},
       {"max case bytes", "--max-case-bytes", false,
        [](const RunSettings& s) { return one_if(s.max_case_bytes > 0, std::to_string(s.max_case_bytes)); }},
       // Not a rerun argument: a rerun runs one case, unsharded, and its verdict does not depend on the split.
@@ -406,6 +410,7 @@ ExecOptions exec_options(const RunSettings& s) {
   o.reference_cache_max_bytes = s.reference_cache_max_bytes;
   o.reference_cache_max_entry_bytes = s.reference_cache_max_entry_bytes;
   o.rerun = rerun_arguments(s).args;
+  o.start_timeout_s = s.start_timeout_s;
   return o;
 }
 

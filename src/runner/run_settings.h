@@ -77,6 +77,9 @@ struct RunSettings {
   std::string reference_dtype;      // --reference-dtype: "" (the case's), same, float32, float64
   int repeat = -1;                  // --repeat: device runs per case; -1 = 2 on a device, 1 on cpu
   double timeout_s = 300;           // --timeout
+  /// --start-timeout: a Python device's start-up process (its imports) and each worker's start; over it the device
+  /// did not start. It decides no case's verdict, so it is a rerun argument but not a part of the identity.
+  double start_timeout_s = 300;
   std::int64_t max_case_bytes = 0;  // --max-case-bytes; 0 = no limit
   // How the run goes; none of these changes a verdict.
   std::string shard;     // --shard as given, else from the sharding variables

@@ -155,8 +155,58 @@ WorkerStart start_worker(Executor& ex, int device_index) {
   return start;
 }
 
-/// The body of a worker process. Never returns.
-[[noreturn]] void worker_main(Executor& ex, const std::vector<const Case*>& cases, int request_fd, int result_fd,
+/// The cases a worker is sent: case positions into `cases` it inherited, or (cases == nullptr) each position followed
+/// by the case itself (a u32 length, then encode_case's bytes).
+struct RequestReader {
+  explicit RequestReader(const std::vector<const Case*>* inherited) : cases(inherited), in(65536) {}
+  const std::vector<const Case*>* cases;
+  std::vector<std::uint8_t> in;  // in[used, end) is read and not yet taken
+  std::size_t used = 0;
+  std::size_t end = 0;
+  Case decoded;
+  bool malformed = false;
+
+  /// The next case; false when the pipe closed or a request was malformed.
+  bool next(int fd, const Case*& c, std::uint64_t& position) {
+    for (;;) {
+      if (take(c, position)) return true;
+      if (malformed) return false;
+      if (used > 0) std::memmove(in.data(), in.data() + used, end - used);
+      end -= used;
+      used = 0;
+      if (end == in.size()) in.resize(2 * in.size());  // a case larger than what is read at once
+      const ssize_t r = ::read(fd, in.data() + end, in.size() - end);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) return false;
+      end += static_cast<std::size_t>(r);
+    }
+  }
+
+  bool take(const Case*& c, std::uint64_t& position) {
+    const std::size_t have = end - used;
+    if (have < sizeof position) return false;
+    std::memcpy(&position, in.data() + used, sizeof position);
+    if (cases != nullptr) {
+      if (position >= cases->size()) return !(malformed = true);
+      c = (*cases)[position];
+      used += sizeof position;
+      return true;
+    }
+    std::uint32_t length = 0;
+    if (have < sizeof position + sizeof length) return false;
+    std::memcpy(&length, in.data() + used + sizeof position, sizeof length);
+    if (have < sizeof position + sizeof length + length) return false;
+    std::string error;
+    if (!decode_case(in.data() + used + sizeof position + sizeof length, length, decoded, error))
+      return !(malformed = true);
+    used += sizeof position + sizeof length + length;
+    c = &decoded;
+    return true;
+  }
+};
+
+/// The body of a worker process (cases == nullptr: they come in full with each request). Never returns.
+[[noreturn]] void worker_main(Executor& ex, const std::vector<const Case*>* cases, int request_fd, int result_fd,
                               int capture_fd, int device_index, std::size_t max_output, pid_t parent,
                               CaseClock* clock) {
   // Die with the parent, and leave Ctrl-C and a CI runner's SIGTERM (sent to the whole process group) to it: the
@@ -194,32 +244,36 @@ WorkerStart start_worker(Executor& ex, int device_index) {
 
   if (clock) ex.set_case_clock(clock);
 
-  std::uint64_t buf[256];
-  std::size_t have_bytes = 0;
+  RequestReader requests(cases);
   for (;;) {
-    ssize_t r = ::read(request_fd, reinterpret_cast<char*>(buf) + have_bytes, sizeof buf - have_bytes);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) ::_exit(0);  // the parent closed the pipe: no more work
-    have_bytes += static_cast<std::size_t>(r);
-    const std::size_t whole = have_bytes / sizeof(std::uint64_t);
-    for (std::size_t k = 0; k < whole; ++k) {
-      const std::uint64_t position = buf[k];
-      if (position >= cases.size()) ::_exit(2);
-      if (clock) {
-        clock->own_since_ns.store(0, std::memory_order_relaxed);
-        clock->own_ns.store(0, std::memory_order_relaxed);
-        clock->case_tag.store(position + 1, std::memory_order_release);
-      }
-      Result result = run_guarded(ex, *cases[position]);
-      result.captured_stderr += take_capture(capture_fd, max_output);
-      if (!send_frame(result_fd, out, FrameKind::Result, position,
-                      [&](std::vector<std::uint8_t>& b) { encode_result(result, b); }))
-        ::_exit(1);  // the parent is gone
+    const Case* c = nullptr;
+    std::uint64_t position = 0;
+    if (!requests.next(request_fd, c, position)) ::_exit(requests.malformed ? 2 : 0);  // closed pipe: no more work
+    if (clock) {
+      clock->own_since_ns.store(0, std::memory_order_relaxed);
+      clock->own_ns.store(0, std::memory_order_relaxed);
+      clock->case_tag.store(position + 1, std::memory_order_release);
     }
-    const std::size_t rest = have_bytes - whole * sizeof(std::uint64_t);
-    if (rest > 0) std::memmove(buf, reinterpret_cast<char*>(buf) + whole * sizeof(std::uint64_t), rest);
-    have_bytes = rest;
+    Result result = run_guarded(ex, *c);
+    result.captured_stderr += take_capture(capture_fd, max_output);
+    if (!send_frame(result_fd, out, FrameKind::Result, position,
+                    [&](std::vector<std::uint8_t>& b) { encode_result(result, b); }))
+      ::_exit(1);  // the parent is gone
   }
+}
+
+/// A worker from a Python device's start-up process (Executor::start_worker): it shares no memory with the pool,
+/// so cases come in full and its case clock is mapped from a descriptor.
+[[noreturn]] void startup_worker_main(Executor& ex, const WorkerChannels& ch) {
+  // Until the start-up process's middle process has ended, this one is not yet the pool's child.
+  for (int waited_ms = 0; ::getppid() != ch.parent && waited_ms < 5000; ++waited_ms) ::usleep(1000);
+  CaseClock* clock = nullptr;
+  if (ch.clock_fd >= 0) {
+    void* shared = ::mmap(nullptr, sizeof(CaseClock), PROT_READ | PROT_WRITE, MAP_SHARED, ch.clock_fd, 0);
+    if (shared != MAP_FAILED) clock = static_cast<CaseClock*>(shared);
+  }
+  worker_main(ex, nullptr, ch.request_fd, ch.result_fd, ch.capture_fd, ch.device_index,
+              static_cast<std::size_t>(ch.max_output), ch.parent, clock);
 }
 
 int thread_count() {
@@ -256,6 +310,7 @@ struct Worker {
   Clock::time_point spawned;
   bool ready = false;          // sent its Ready frame: prepare_worker is done and cases run
   CaseClock* clock = nullptr;  // shared with the worker process: its own (not the device's) time per case
+  int clock_fd = -1;           // the clock's memory, for workers from a start-up process (they map it themselves)
   std::vector<std::uint8_t> inbox;
   bool alive() const { return pid > 0; }
 };
@@ -298,8 +353,10 @@ class Pool {
   // Reached with live workers only when on_result threw: no worker may outlive the run.
   ~Pool() {
     for (auto& w : workers_) kill_worker(w);
-    for (auto& w : workers_)
+    for (auto& w : workers_) {
       if (w.clock) ::munmap(w.clock, sizeof(CaseClock));
+      close_fd(w.clock_fd);
+    }
   }
 
   PoolStats run() {
@@ -309,11 +366,10 @@ class Pool {
     n = std::max(n, n_devices);
     n = std::min(n, std::max<std::size_t>(1, cases_.size()));
     workers_.resize(n);
+    from_startup_ = ex_.starts_workers();
     for (std::size_t w = 0; w < n; ++w) {
       workers_[w].device_index = n_devices ? opts_.device_indices[w % n_devices] : -1;
-      // One clock per worker slot, shared with every process that fills the slot; without it all time is charged.
-      void* shared = ::mmap(nullptr, sizeof(CaseClock), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-      if (shared != MAP_FAILED) workers_[w].clock = new (shared) CaseClock();
+      make_clock(workers_[w]);
     }
     if (cases_.empty()) return stats_;
     stats_.parent_threads = thread_count();
@@ -324,6 +380,7 @@ class Pool {
                    "pool it inherited without its threads (it would end as TIMEOUT)\n",
                    stats_.parent_threads);
     for (auto& w : workers_) spawn(w);
+    if (!start_error_.empty()) fail_everything_left();  // no worker started: every case says why
 
     while (busy()) {
       if (!stopping_ && should_stop_ && should_stop_()) stopping_ = true;
@@ -392,6 +449,7 @@ class Pool {
       return spawn_failed(w, "pipe");
     }
     const int cap = make_capture_file();
+    if (from_startup_) return spawn_from_startup(w, req, res, cap);
     // Unflushed output of this process would otherwise be written again by the child.
     std::fflush(stdout);
     std::fflush(stderr);
@@ -411,8 +469,52 @@ class Pool {
       }
       ::close(req[1]);
       ::close(res[0]);
-      worker_main(ex_, cases_, req[0], res[1], cap, w.device_index, opts_.max_stderr_bytes, parent, w.clock);
+      worker_main(ex_, &cases_, req[0], res[1], cap, w.device_index, opts_.max_stderr_bytes, parent, w.clock);
     }
+    adopt(w, pid, req, res, cap);
+  }
+
+  /// One clock per worker slot, shared with every process that fills the slot; without it all time is charged. A
+  /// worker from a start-up process was not forked from here, so it maps the clock from a descriptor.
+  void make_clock(Worker& w) {
+    int fd = -1;
+    if (from_startup_) {
+      fd = ::memfd_create("opcheck-case-clock", MFD_CLOEXEC);
+      if (fd < 0 || ::ftruncate(fd, sizeof(CaseClock)) != 0) return close_fd(fd);
+    }
+    void* shared = ::mmap(nullptr, sizeof(CaseClock), PROT_READ | PROT_WRITE,
+                          fd >= 0 ? MAP_SHARED : MAP_SHARED | MAP_ANONYMOUS, fd, 0);
+    if (shared == MAP_FAILED) return close_fd(fd);
+    w.clock = new (shared) CaseClock();
+    w.clock_fd = fd;
+  }
+
+  /// Asks the start-up process (Executor::start_worker) for a worker, handing it its ends of the pipes.
+  void spawn_from_startup(Worker& w, int req[2], int res[2], int cap) {
+    // Cases travel in full on the request pipe: a larger pipe lets more of them wait for the worker (dispatch).
+    ::fcntl(req[1], F_SETPIPE_SZ, 1 << 20);
+    const int size = ::fcntl(req[1], F_GETPIPE_SZ);
+    request_pipe_bytes_ = size > 0 ? static_cast<std::size_t>(size) : 65536;
+    WorkerChannels ch;
+    ch.request_fd = req[0];
+    ch.result_fd = res[1];
+    ch.capture_fd = cap;
+    ch.clock_fd = w.clock_fd;
+    ch.device_index = w.device_index;
+    ch.max_output = opts_.max_stderr_bytes;
+    ch.parent = static_cast<int>(::getpid());
+    std::string error;
+    const int pid = ex_.start_worker(&startup_worker_main, ch, &error);
+    if (pid < 0) {
+      for (int fd : {req[0], req[1], res[0], res[1], cap}) ::close(fd);
+      start_error_ = "cannot start a worker from the device's start-up process: " + error;
+      return;
+    }
+    adopt(w, pid, req, res, cap);
+  }
+
+  /// The pool's side of a started worker.
+  void adopt(Worker& w, int pid, int req[2], int res[2], int cap) {
     ::close(req[0]);
     ::close(res[1]);
     ::fcntl(res[0], F_SETFL, ::fcntl(res[0], F_GETFL) | O_NONBLOCK);
@@ -435,17 +537,45 @@ class Pool {
     const std::size_t limit = depth();
     for (auto& w : workers_) {
       if (!w.alive() || pending_.empty() || w.outstanding.size() >= limit) continue;
-      std::vector<std::uint64_t> batch;
+      std::vector<std::uint8_t> batch;
       while (!pending_.empty() && w.outstanding.size() < limit) {
         const std::size_t p = pending_.front();
+        if (from_startup_ && !fits_request_pipe(w, p)) break;
         pending_.pop_front();
         if (w.outstanding.empty()) w.front_started = Clock::now();
         w.outstanding.push_back(p);
-        batch.push_back(p);
+        append_request(p, batch);
       }
       // A failed write means the worker is gone; poll reports its end and the cases are handed on then.
-      write_all(w.request_fd, batch.data(), batch.size() * sizeof(std::uint64_t));
+      write_all(w.request_fd, batch.data(), batch.size());
     }
+  }
+
+  /// A request: the case's position, and for a worker from a start-up process the case itself.
+  void append_request(std::size_t p, std::vector<std::uint8_t>& out) {
+    const auto position = static_cast<std::uint64_t>(p);
+    const auto* bytes = reinterpret_cast<const std::uint8_t*>(&position);
+    out.insert(out.end(), bytes, bytes + sizeof position);
+    if (!from_startup_) return;
+    const std::size_t at = out.size();
+    std::uint32_t length = 0;
+    out.resize(at + sizeof length);
+    encode_case(*cases_[p], out);
+    length = static_cast<std::uint32_t>(out.size() - at - sizeof length);
+    std::memcpy(out.data() + at, &length, sizeof length);
+    if (request_bytes_.size() < cases_.size()) request_bytes_.resize(cases_.size(), 0);
+    request_bytes_[p] = out.size() - at + sizeof position;
+  }
+
+  /// Whether case p's request may join the ones `w` has not run yet without filling its pipe: a write that blocks
+  /// while the worker waits to hand back a result would hang both. A worker with nothing queued reads at once.
+  bool fits_request_pipe(const Worker& w, std::size_t p) {
+    if (w.outstanding.empty()) return true;
+    std::size_t queued = 0;
+    for (std::size_t q : w.outstanding) queued += q < request_bytes_.size() ? request_bytes_[q] : 0;
+    std::vector<std::uint8_t> probe;
+    append_request(p, probe);
+    return queued + probe.size() <= request_pipe_bytes_ / 2;
   }
 
   void wait_and_collect() {
@@ -697,6 +827,9 @@ class Pool {
   std::vector<Worker> workers_;
   std::deque<std::size_t> pending_;
   bool stopping_ = false;
+  bool from_startup_ = false;                // workers come from the executor's start-up process (cases in full)
+  std::vector<std::size_t> request_bytes_;   // with from_startup_: each sent case's request size
+  std::size_t request_pipe_bytes_ = 65536;
   std::string start_error_;
   double mean_case_us_ = -1;
   PoolStats stats_;

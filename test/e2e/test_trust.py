@@ -149,7 +149,8 @@ def test_deadline_stop_exits_2_and_says_what_did_not_run(tmp_path):
 
 
 @pytest.mark.parametrize("flags", [["--timeout", "nan"], ["--timeout", "0"], ["--timeout", "-1"], ["--timeout", "inf"],
-                                   ["-j", "0"], ["-j", "-1"], ["--max-case-bytes", "-5"], ["--max-case-bytes", "0"]],
+                                   ["-j", "0"], ["-j", "-1"], ["--max-case-bytes", "-5"], ["--max-case-bytes", "0"],
+                                   ["--start-timeout", "0"], ["--start-timeout", "nan"]],
                          ids=lambda f: " ".join(f))
 def test_meaningless_flag_values_are_usage_errors(tmp_path, flags):
     write_manifest(tmp_path / "u.yaml", "u", GOOD)

@@ -216,7 +216,8 @@ def test_a_device_that_does_not_start_is_a_result_in_every_report(tmp_path, kind
 
 
 def test_a_slow_device_start_is_reported_and_not_charged_to_the_first_case(tmp_path, kinds):
-    # A device whose import takes 4 s, with cases allowed 2 s each: the start is the worker's, not the first case's.
+    # A device whose import takes 4 s, with cases allowed 2 s each: the start is the run's start-up process's, once,
+    # not the first case's, and not each worker's.
     mod = tmp_path / "mods"
     mod.mkdir()
     (mod / "slow_runtime.py").write_text("import time\ntime.sleep(4)\n")
@@ -226,7 +227,7 @@ def test_a_slow_device_start_is_reported_and_not_charged_to_the_first_case(tmp_p
     assert m["totals"]["passed"] == m["totals"]["total"] == 9, m["totals"]
     run = m["run"]
     assert run["workers_started"] == 2, run
-    assert 4.0 <= run["worker_start_mean_s"] <= run["worker_start_max_s"], run
+    assert run["worker_start_max_s"] < 4.0, run
     # The cases' own wall time starts when a worker is ready: the 4 s start is not in it.
     assert 0 < run["cases_wall_s"] <= run["duration_s"] - 4.0, run
 

@@ -219,6 +219,20 @@ TEST(RerunArguments, TheReferenceCacheIsRerunButIsNoPartOfTheIdentity) {
   EXPECT_EQ(error, "--reference-cache-size 'lots' is not a size\n  Fix: bytes, or with a binary unit: 512M, 4G");
 }
 
+// A rerun of a device that imports slowly needs the same start budget; the budget decides no case's verdict, so a
+// resumed run or a cached result under another budget is still this run's.
+TEST(RerunArguments, StartTimeoutIsRepeatedButIsNoPartOfTheIdentity) {
+  RunSettings s;
+  s.device = "cpu";
+  s.start_timeout_s = 20;
+  const RerunArguments r = rerun_arguments(s);
+  EXPECT_EQ(r.args, (std::vector<std::string>{"--device", "cpu", "--start-timeout", "20"}));
+  EXPECT_EQ(exec_options(s).start_timeout_s, 20);
+  RunSettings defaults;
+  defaults.device = "cpu";
+  EXPECT_EQ(settings_identity(s), settings_identity(defaults));
+}
+
 TEST(RerunArguments, AutoIsResolvedAsTheRunResolvesIt) {
   RunSettings s;  // auto, no library: the loopback stand-in
   EXPECT_EQ(rerun_arguments(s).args, (std::vector<std::string>{"--device", "loopback"}));
