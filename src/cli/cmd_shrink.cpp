@@ -45,13 +45,14 @@ void add_shrink_command(CLI::App& app, Commands& commands) {
       "shrink", "Find the smallest call that still fails the way a case fails (same failure signature): fewer and "
                 "smaller dims, contiguous layouts, simpler values, scalar arguments at their defaults");
   cmd->footer(
-      "Examples:\n"
-      "  OPCHECK_LOOPBACK_FAULTS='aten::mul.Tensor=bias:1e-1' \\\n"
-      "    opcheck shrink gpt-oss-20b::torch.mul.3 --manifests ../fixtures/torch-spyre --device loopback -o shrunk\n"
-      "  opcheck run --manifests shrunk/minimal.yaml --device loopback   # the minimal call, as run runs it\n"
-      "  python3 shrunk/repro.py                                         # the same call in plain PyTorch\n"
+      "Examples (the shipped manifests; add --manifests PATH for others):\n"
+      "  OPCHECK_LOOPBACK_FAULTS='aten::mul.Tensor=bias:1e-1' opcheck shrink gpt_oss::torch.mul.3 --device loopback -o shrunk\n"
+      "  OPCHECK_LOOPBACK_FAULTS='aten::mul.Tensor=bias:1e-1' opcheck run --manifests shrunk/minimal.yaml --device loopback\n"
+      "  python3 shrunk/repro.py   # plain PyTorch, the fault carried\n"
       "Each candidate call runs in a worker process as `run` runs a case: a crash or hang is that call's verdict.\n"
-      "Writes DIR/minimal.yaml (the minimal call as a manifest), DIR/repro.py and DIR/shrink.json.\n"
+      "A candidate is kept when it fails with the case's failure signature (stage, op, masked message).\n"
+      "Writes DIR/minimal.yaml (the minimal call as a manifest, case MODEL::CASE.min), DIR/repro.py (plain PyTorch,\n"
+      "python3 with torch) and DIR/shrink.json (both calls, signatures, the steps kept, what stopped it).\n"
       "Exit codes: 0 wrote a smaller failing call, or the call is already minimal; 1 the case does not fail;\n"
       "2 interrupted before the case ran; 3 a file could not be written; 4 usage error (unknown case, flags).");
   add_probe_flags(*cmd, r->probe, *no_isolation);

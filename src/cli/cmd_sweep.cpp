@@ -17,10 +17,9 @@ void add_sweep_command(CLI::App& app, Commands& commands) {
       "sweep", "Run one case's call across dtypes, layouts and nearby shapes and print a table of verdicts, one row "
                "per variant, to see where failing starts and stops");
   cmd->footer(
-      "Examples:\n"
-      "  OPCHECK_LOOPBACK_FAULTS='aten::mul.Tensor=bias:1e-1' \\\n"
-      "    opcheck sweep gpt-oss-20b::torch.mul.3 --manifests ../fixtures/torch-spyre --device loopback\n"
-      "  opcheck sweep gpt-oss-20b::torch.mul.3 --device loopback --junit-xml sweep.xml --metrics-json sweep.json\n"
+      "Examples (the shipped manifests; add --manifests PATH for others):\n"
+      "  OPCHECK_LOOPBACK_FAULTS='aten::mul.Tensor=bias:1e-1' opcheck sweep gpt_oss::torch.mul.3 --device loopback\n"
+      "  opcheck sweep gpt_oss::torch.mul.3 --device loopback --max-variants 10 --junit-xml sweep.xml --metrics-json sweep.json\n"
       "Variants: every dtype of fp32, fp16, bf16, int32, int64 with each layout (as written, contiguous, transposed,\n"
       "sliced with step 2, storage offset 3), then each dim position at 1, +-1 and the powers of two around it.\n"
       "Each variant is a case with the id MODEL::CASE[dtype,layout,shapes] in the reports.\n"

@@ -5,7 +5,11 @@ import json
 import re
 import xml.etree.ElementTree as ET
 
-from conftest import SPYRE, opcheck, write_manifest
+import os
+import subprocess
+import sys
+
+from conftest import BIN, SPYRE, opcheck, write_manifest
 
 MANIFEST = SPYRE / "gpt-oss-20b.yaml"
 CASE = "gpt-oss-20b::torch.mul.3"  # bf16[2880] * fp32[1,11,2880]
@@ -141,3 +145,38 @@ def test_sweep_runs_at_most_max_variants(tmp_path):
     assert r.rc == 1, r
     assert len(table_rows(r.out)) == 4, r
     assert re.search(r"\d+ more left out by --max-variants 4", r.err), r
+
+
+def help_examples(command):
+    """The example command lines of `opcheck COMMAND --help`, as a person would copy them."""
+    text = opcheck(command, "--help").out
+    lines = text[text.index("Examples"):].splitlines()[1:]
+    examples = []
+    for line in lines:
+        if not line.startswith("  "):
+            break
+        examples.append(line.split("   #")[0].strip())
+    return examples
+
+
+def test_help_examples_work_as_written(tmp_path):
+    """Every example of shrink's and sweep's --help, run by a shell in an empty folder with opcheck and a Python with
+    torch on PATH, does what it says: no error, the files it names written."""
+    env = {"PATH": f"{BIN.parent}:{os.path.dirname(sys.executable)}:{os.environ['PATH']}"}
+    examples = help_examples("shrink") + help_examples("sweep")
+    assert len(examples) == 5, examples
+    for line in examples:
+        r = opcheck_shell(line, tmp_path, env)
+        # shrink 0; a run, a repro script or a sweep of a failing call 1 (the fault); 0 without it.
+        assert r.returncode in (0, 1) and "error" not in r.stderr, (line, r.returncode, r.stdout[-2000:], r.stderr[-2000:])
+        if "python3" in line:
+            assert "DIFFERS" in r.stdout, (line, r.stdout)
+    for written in ("shrunk/minimal.yaml", "shrunk/repro.py", "shrunk/shrink.json", "sweep.xml", "sweep.json"):
+        assert (tmp_path / written).is_file(), written
+
+
+def opcheck_shell(line, cwd, env):
+    full_env = dict(os.environ)
+    full_env.pop("OPCHECK_MANIFESTS", None)
+    full_env.update(env)
+    return subprocess.run(["sh", "-c", line], cwd=cwd, env=full_env, capture_output=True, text=True, timeout=600)
