@@ -45,6 +45,8 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
   app.add_option("--durations", f.request.durations, "Show the N slowest cases before the summary (0: all)")
       ->type_name("N")
       ->check(CLI::NonNegativeNumber);
+  app.add_flag("!--no-groups", f.request.failure_groups,
+               "Leave the failure groups (root causes, largest first) out of the console: failures case by case only");
   app.add_option("--deadline", f.request.settings.deadline, "Stop starting new cases after this long, e.g. 90m, 2h")
       ->type_name("DURATION");
   app.add_option("--junit-xml", f.request.reports.junit_xml,

@@ -6,7 +6,9 @@
 #include <set>
 #include <vector>
 
+#include "common/text.h"
 #include "common/text_escape.h"
+#include "report/failure_groups.h"
 #include "report/figures.h"
 #include "report/stats.h"
 
@@ -276,6 +278,26 @@ std::string failure_details(const RunReport& report, const FailureReportOptions&
   if (!errors.empty()) out += rule_line("ERRORS", options.width) + "\n" + errors;
   if (!failures.empty()) out += rule_line("FAILURES", options.width) + "\n" + failures;
   return xml_visible(out);  // control characters in ids and messages are shown, never run by the terminal
+}
+
+std::string failure_groups_section(const RunReport& report, int width) {
+  const std::vector<FailureGroup> groups = group_failures(report);
+  if (groups.empty()) return {};
+  auto some = [](const std::vector<std::string>& v) {
+    constexpr std::size_t kShown = 6;
+    std::string s = join(std::vector<std::string>(v.begin(), v.begin() + std::min(v.size(), kShown)));
+    return v.size() > kShown ? s + " and " + std::to_string(v.size() - kShown) + " more" : s;
+  };
+  std::string out = rule_line(std::to_string(groups.size()) + " failure group" + (groups.size() == 1 ? "" : "s"), width) + "\n";
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    const FailureGroup& g = groups[i];
+    out += "#" + std::to_string(i + 1) + " " + std::to_string(g.count) + (g.count == 1 ? " occurrence" : " occurrences") +
+           " (" + std::to_string(g.unique) + " unique) " + stage_name(g.stage) + " in " + g.op + ": " +
+           first_line_cut(g.text) + "\n";
+    out += "   ops: " + some(g.ops) + "; models: " + some(g.models) + "; dtypes: " + some(g.dtypes) + "\n";
+    out += "   example: " + g.example + (g.minimal.empty() ? "" : "; minimal: " + g.minimal) + "\n";
+  }
+  return xml_visible(out);
 }
 
 std::string short_summary(const RunReport& report, const std::string& chars, int width) {

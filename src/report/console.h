@@ -77,6 +77,11 @@ struct FailureReportOptions {
 /// repeating it. Empty with TracebackStyle::No or when nothing failed.
 std::string failure_details(const RunReport& report, const FailureReportOptions& options);
 
+/// The run's failure groups (report/failure_groups.h), largest first, before the failures one by one: a rule line
+/// "N failure groups", then per group "#1 151 occurrences (140 unique) STAGE in OP: masked error", the ops, models
+/// and dtypes it spans and its example case. Empty when nothing failed.
+std::string failure_groups_section(const RunReport& report, int width = 80);
+
 /// pytest's "short test summary info": a rule line, then one line per occurrence whose outcome `chars` (from
 /// parse_report_chars) asks for, grouped by char in its order: "FAILED model::name [STAGE] - message",
 /// "ERROR ...", "SKIPPED ... - reason", "XFAIL ... - reason", "XPASS ...", "PASSED model::name". A strict XPASS

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <set>
 
 #include "common/text_escape.h"
 #include "report/report_error.h"
@@ -78,6 +79,23 @@ bool rate_changed(const PassRateDelta& d) {
   return d.old_rate && std::fabs(*d.old_rate - *d.new_rate) > 1e-12;
 }
 
+// Groups are matched by signature: a signature in one run only is a root cause that appeared or went away.
+void diff_groups(const std::vector<FailureGroup>& old_groups, const std::vector<FailureGroup>& new_groups,
+                 DiffResult& d) {
+  std::set<std::string> old_sigs, new_sigs;
+  for (const auto& g : old_groups) old_sigs.insert(g.signature);
+  for (const auto& g : new_groups) new_sigs.insert(g.signature);
+  for (const auto& g : new_groups)
+    if (!old_sigs.count(g.signature)) d.new_groups.push_back(g);
+  for (const auto& g : old_groups)
+    if (!new_sigs.count(g.signature)) d.gone_groups.push_back(g);
+}
+
+std::string group_line(const FailureGroup& g, const char* what) {
+  return "  group " + g.signature.substr(0, g.signature.find('\n')) + " " + what + " (" + std::to_string(g.count) +
+         (g.count == 1 ? " occurrence" : " occurrences") + ", example " + g.example + ")\n";
+}
+
 }  // namespace
 
 std::optional<double> PassRateDelta::delta() const {
@@ -135,6 +153,7 @@ DiffResult diff_reports(const RunReport& old_run, const RunReport& new_run) {
   d.overall.new_rate = ns.totals.pass_rate();
   d.per_model = rate_deltas(os.per_model, ns.per_model);
   d.per_op = rate_deltas(os.per_op, ns.per_op);
+  diff_groups(group_failures(old_run), group_failures(new_run), d);
   return d;
 }
 
@@ -157,6 +176,10 @@ std::string render_diff(const DiffResult& d) {
   section("Removed", d.removed);
   section("Other outcome changes", d.other);
 
+  if (!d.new_groups.empty()) out += "\nNew failure groups (" + std::to_string(d.new_groups.size()) + "):\n";
+  for (const auto& g : d.new_groups) out += group_line(g, "new");
+  if (!d.gone_groups.empty()) out += "\nFailure groups gone (" + std::to_string(d.gone_groups.size()) + "):\n";
+  for (const auto& g : d.gone_groups) out += group_line(g, "gone");
   out += "\nPass rate: " + rate_line(d.overall) + "\n";
   auto rates = [&](const char* title, const std::vector<PassRateDelta>& v) {
     std::string body;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "opcheck/report.h"
+#include "report/failure_groups.h"
 #include "report/stats.h"
 
 namespace opcheck {
@@ -35,6 +36,8 @@ struct DiffResult {
   std::vector<CaseChange> other;          // every other outcome change, e.g. passed -> skipped
   PassRateDelta overall;
   std::vector<PassRateDelta> per_model, per_op;  // sorted by name, every model/op of either run
+  std::vector<FailureGroup> new_groups;   // root causes in the newer run only (its groups, largest first)
+  std::vector<FailureGroup> gone_groups;  // root causes in the older run only (its groups, largest first)
   std::size_t old_cases = 0, new_cases = 0;
 
   bool has_regressions() const { return !regressions.empty() || !stage_changes.empty(); }

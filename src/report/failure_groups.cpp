@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -215,16 +219,145 @@ std::string wrong_result_op(const CaseRecord& rec) {
   return op;
 }
 
+/// A failing record's signature in its parts.
+struct SignatureParts {
+  Stage stage;
+  std::string op, text;
+};
+
+SignatureParts signature_parts(const CaseRecord& rec) {
+  const std::string head = message_head(rec);
+  const std::string op = wrong_result(rec.result.stage) ? wrong_result_op(rec) : raising_op(head, rec);
+  return {rec.result.stage, op, masked_error_text(head)};
+}
+
+std::string joined(const SignatureParts& p) { return std::string(stage_name(p.stage)) + " | " + p.op + " | " + p.text; }
+
+/// The ops a wrong result may be blamed on: those that computed on the device during the call; a composite only
+/// dispatches to its inner ops, so it is a suspect only when nothing else ran; with no device ops, the case's op.
+std::set<std::string> suspects(const CaseRecord& rec) {
+  std::set<std::string> computed, any;
+  for (const DeviceOp& d : rec.result.device_ops) {
+    if (!d.in_call) continue;
+    any.insert(d.op);
+    if (d.via != DeviceOpVia::Composite) computed.insert(d.op);
+  }
+  if (!computed.empty()) return computed;
+  if (!any.empty()) return any;
+  std::set<std::string> own;
+  for (const std::string& op : split_list(case_op(rec))) own.insert(op);
+  return own;
+}
+
+/// For each op, the unique wrong results whose suspects hold it and the unique passes whose calls ran it.
+struct OpTally {
+  std::map<std::string, std::int64_t> failed, passed;
+};
+
+OpTally tally_ops(const RunReport& report) {
+  OpTally t;
+  std::set<std::string> seen;
+  for (const CaseRecord& rec : report.cases) {
+    if (!rec.key.empty() && !seen.insert(rec.key).second) continue;  // a deduplicated call ran once
+    if (rec.result.stage == Stage::PASSED && rec.outcome == Outcome::Passed) {
+      for (const std::string& op : suspects(rec)) ++t.passed[op];
+    } else if (in_failure_groups(rec) && wrong_result(rec.result.stage)) {
+      for (const std::string& op : suspects(rec)) ++t.failed[op];
+    }
+  }
+  return t;
+}
+
+/// The suspect with the highest Ochiai score; ties go to the case's own op, then to the first by name.
+std::string blamed_op(const CaseRecord& rec, const OpTally& t) {
+  const std::vector<std::string> own = split_list(case_op(rec));
+  std::string best;
+  double best_score = -1;
+  for (const std::string& op : suspects(rec)) {
+    const auto f = t.failed.count(op) ? t.failed.at(op) : 0, p = t.passed.count(op) ? t.passed.at(op) : 0;
+    const double score = f + p > 0 ? static_cast<double>(f) / std::sqrt(static_cast<double>(f + p)) : 0.0;
+    const bool own_op = std::find(own.begin(), own.end(), op) != own.end();
+    if (score > best_score + 1e-12 || (std::fabs(score - best_score) <= 1e-12 && own_op)) {
+      best = op;
+      best_score = score;
+    }
+  }
+  return best;
+}
+
+/// Bytes of the tensors an input signature names ("op(bf16[4,8], fp32[], [i64[3]], 2)"): each DTYPE[DIMS].
+std::int64_t input_bytes(const std::string& signature) {
+  std::int64_t total = 0;
+  for (std::size_t i = 0; i < signature.size(); ++i) {
+    if (!ident_start(signature[i]) || (i > 0 && ident_char(signature[i - 1]))) continue;
+    std::size_t j = i;
+    while (j < signature.size() && ident_char(signature[j])) ++j;
+    const std::optional<DType> t = parse_dtype(std::string_view(signature).substr(i, j - i));
+    if (t && j < signature.size() && signature[j] == '[') {
+      std::int64_t elements = 1;
+      const std::size_t close = signature.find(']', j);
+      for (const std::string& dim : split_list(signature.substr(j + 1, close - j - 1)))
+        elements *= std::max<std::int64_t>(0, std::atoll(dim.c_str()));
+      total += elements * dtype_size(*t);
+    }
+    i = j;
+  }
+  return total;
+}
+
+void add_sorted(std::vector<std::string>& v, const std::string& s) {
+  const auto at = std::lower_bound(v.begin(), v.end(), s);
+  if (s.empty() || (at != v.end() && *at == s)) return;
+  v.insert(at, s);
+}
+
 }  // namespace
 
 std::string masked_error_text(std::string_view text) { return mask_shapes(mask_values(mask_paths(text))); }
 
+bool in_failure_groups(const CaseRecord& rec) {
+  return rec.outcome == Outcome::Failed || rec.outcome == Outcome::Error || rec.outcome == Outcome::NotSupported;
+}
+
 std::string failure_signature(const CaseRecord& rec) {
-  if (rec.outcome != Outcome::Failed && rec.outcome != Outcome::Error && rec.outcome != Outcome::NotSupported)
-    return {};
-  const std::string head = message_head(rec);
-  const std::string op = wrong_result(rec.result.stage) ? wrong_result_op(rec) : raising_op(head, rec);
-  return std::string(stage_name(rec.result.stage)) + " | " + op + " | " + masked_error_text(head);
+  if (!in_failure_groups(rec)) return {};
+  return joined(signature_parts(rec));
+}
+
+std::vector<FailureGroup> group_failures(const RunReport& report) {
+  const OpTally tally = tally_ops(report);
+  std::map<std::string, FailureGroup> by_signature;
+  std::map<std::string, std::set<std::string>> keys;  // per signature, the dedupe keys seen
+  std::map<std::string, std::int64_t> example_bytes;
+  for (const CaseRecord& rec : report.cases) {
+    if (!in_failure_groups(rec)) continue;
+    SignatureParts parts = signature_parts(rec);
+    if (wrong_result(parts.stage)) parts.op = blamed_op(rec, tally);
+    const std::string sig = joined(parts);
+    FailureGroup& g = by_signature[sig];
+    if (g.count == 0) {
+      g.signature = sig;
+      g.stage = parts.stage;
+      g.op = parts.op;
+      g.text = parts.text;
+    }
+    ++g.count;
+    if (rec.key.empty() || keys[sig].insert(rec.key).second) ++g.unique;
+    g.cases.push_back(rec.id);
+    add_sorted(g.ops, rec.op);
+    add_sorted(g.models, rec.model);
+    add_sorted(g.dtypes, rec.dtype);
+    const std::int64_t bytes = input_bytes(rec.signature.empty() ? rec.call : rec.signature);
+    if (g.example.empty() || bytes < example_bytes[sig]) {
+      g.example = rec.id;
+      example_bytes[sig] = bytes;
+    }
+  }
+  std::vector<FailureGroup> groups;
+  for (auto& [sig, g] : by_signature) groups.push_back(std::move(g));
+  std::stable_sort(groups.begin(), groups.end(),
+                   [](const FailureGroup& a, const FailureGroup& b) { return a.count > b.count; });
+  return groups;
 }
 
 }  // namespace opcheck

@@ -2,8 +2,10 @@
 // masked, and the op it happened in) are one group, so a run over thousands of cases says "7 root causes".
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "opcheck/report.h"
 
@@ -21,5 +23,31 @@ std::string masked_error_text(std::string_view text);
 /// run: no case id, path, address, timing or value is in it. "" for a record that is not failed, error or
 /// not_supported.
 std::string failure_signature(const CaseRecord& rec);
+
+/// The failing occurrences of one root cause.
+struct FailureGroup {
+  std::string signature;  // "STAGE | OP | TEXT": as failure_signature, a wrong result's OP being the op blamed
+  Stage stage = Stage::PASSED;
+  std::string op;                   // the op the group blames (a raised error's op; a wrong result's suspect)
+  std::string text;                 // the masked error text
+  std::int64_t count = 0;           // occurrences
+  std::int64_t unique = 0;          // unique cases among them (by dedupe key)
+  std::vector<std::string> cases;   // the occurrences' ids, in run order
+  std::vector<std::string> ops, models, dtypes;  // the cases' ops (as the manifests name them), models, dtypes; sorted
+  std::string example;              // the id of the occurrence with the fewest input bytes (ties: the first)
+  std::string minimal;              // the shrunk call (`run --shrink`); "" until shrunk
+};
+
+/// The run's failing occurrences (failed, error, not_supported) grouped by root cause, largest group first (ties by
+/// signature). A wrong result is blamed on one op of its call: of the ops that computed on the device during it
+/// (a decomposition's inner ops, not the composite around them), the one most suspect over the whole run, as
+/// fault localisation ranks statements: failed(op) / sqrt(failed(op) + passed(op)), over the unique cases whose
+/// calls ran the op (Ochiai). A biased aten::mul fails every case that runs it and few that pass run it, so a
+/// layer_norm or linear whose decomposition runs mul groups with the mul cases, not with add or copy_ that
+/// thousands of passing cases also ran.
+std::vector<FailureGroup> group_failures(const RunReport& report);
+
+/// Whether a record fails in a way groups count: failed, error or not_supported.
+bool in_failure_groups(const CaseRecord& rec);
 
 }  // namespace opcheck

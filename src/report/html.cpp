@@ -10,10 +10,12 @@
 
 #include "common/base64.h"
 #include "common/sha256.h"
+#include "common/text.h"
 #include "common/text_escape.h"
 #include "report/atomic_file.h"
 #include "report/console.h"
 #include "report/diff.h"
+#include "report/failure_groups.h"
 #include "report/figures.h"
 #include "report/html_assets.h"
 #include "report/junit.h"
@@ -307,7 +309,7 @@ void header(std::string& out, const RunReport& run) {
 
 void nav(std::string& out, bool with_trend) {
   out += "<nav><a href=\"#overview\">Overview</a><a href=\"#models\">Models</a><a href=\"#ops\">Ops</a>"
-         "<a href=\"#failures\">Failures</a><a href=\"#coverage\">Coverage</a><a href=\"#dedupe\">Dedupe</a>"
+         "<a href=\"#groups\">Groups</a><a href=\"#failures\">Failures</a><a href=\"#coverage\">Coverage</a><a href=\"#dedupe\">Dedupe</a>"
          "<a href=\"#slowest\">Slowest</a>";
   if (with_trend) out += "<a href=\"#trend\">Trend</a>";
   out += "</nav>\n";
@@ -531,6 +533,36 @@ void failures_section(std::string& out, const RunReport& run, const RunStats& st
     }
     if (!more.empty()) out += "<details class=\"more\"><summary>details</summary>" + more + "</details>";
     out += "</td></tr>\n";
+  }
+  out += "</tbody></table></div></section>\n";
+}
+
+// Root causes before the cases: a nightly with thousands of failures says "7 groups" first.
+void groups_section(std::string& out, const RunReport& run) {
+  const std::vector<FailureGroup> groups = group_failures(run);
+  out += "<section id=\"groups\"><h2>Failure groups <span class=\"count\">" + std::to_string(groups.size()) +
+         "</span></h2>\n";
+  if (groups.empty()) {
+    out += "<p class=\"note\">No failed, errored or not-supported cases.</p></section>\n";
+    return;
+  }
+  out += "<p class=\"note\">Failures sharing a stage, an op and an error text (numbers, shapes and dtypes masked): "
+         "one row per root cause, largest first.</p>";
+  out += "<div class=\"scroll\"><table class=\"sortable\" id=\"group-table\"><thead><tr>" + th("#", true) +
+         th("Occurrences", true) + th("Unique", true) + th("Stage") + th("Op") + th("Error") + th("Spans") +
+         th("Example") + "</tr></thead><tbody>\n";
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    const FailureGroup& g = groups[i];
+    out += "<tr data-signature=\"" + esc(g.signature) + "\" data-stage=\"" + stage_name(g.stage) + "\">";
+    out += td_num("rank", static_cast<std::int64_t>(i + 1)) + td_num("count", g.count) + td_num("unique", g.unique);
+    out += std::string("<td data-col=\"stage\" class=\"mono\">") + stage_name(g.stage) + "</td>";
+    out += "<td data-col=\"op\" class=\"mono\">" + esc(g.op) + "</td>";
+    out += "<td data-col=\"error\" class=\"msg\"><pre>" + esc(g.text) + "</pre></td>";
+    out += "<td data-col=\"spans\"><div class=\"sub mono\">" + esc(join(g.ops)) + "</div><div class=\"sub\">" +
+           esc(join(g.models)) + "</div><div class=\"sub mono\">" + esc(join(g.dtypes)) + "</div></td>";
+    out += "<td data-col=\"example\" class=\"mono\">" + esc(g.example) +
+           (g.minimal.empty() ? "" : "<div class=\"sub mono\" data-col=\"minimal\">" + esc(g.minimal) + "</div>") +
+           "</td></tr>\n";
   }
   out += "</tbody></table></div></section>\n";
 }
@@ -826,6 +858,7 @@ std::string html_report(const RunReport& run, const std::vector<RunReport>& hist
   out += "<main>\n";
   overview(out, run, st, trend);
   models_section(out, st);
+  groups_section(out, run);
   failures_section(out, run, st);
   ops_section(out, st);
   out += "<div class=\"cols\">";

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/atomic_file.h"
+#include "report/failure_groups.h"
 #include "report/record_json.h"
 #include "report/report_error.h"
 #include "report/stats.h"
@@ -43,6 +44,24 @@ void write_timing(JsonWriter& w, const CaseRecord& rec) {
   w.field("reference_ms", r.reference_ms).field("device_ms", r.device_ms).field("compare_ms", r.compare_ms);
   w.field("compile_ms", r.compile_ms);
   w.end_object();
+}
+
+void write_failure_groups(JsonWriter& w, const std::vector<FailureGroup>& groups) {
+  w.key("failure_groups").begin_array();
+  for (const FailureGroup& g : groups) {
+    w.begin_object();
+    w.field("signature", g.signature).field("stage", stage_name(g.stage)).field("op", g.op);
+    w.field("count", g.count).field("unique", g.unique);
+    w.key("cases").strings(g.cases, /*compact=*/true);
+    w.key("ops").strings(g.ops, /*compact=*/true);
+    w.key("models").strings(g.models, /*compact=*/true);
+    w.key("dtypes").strings(g.dtypes, /*compact=*/true);
+    w.field("example", g.example);
+    if (g.minimal.empty()) w.key("minimal").null();
+    else w.field("minimal", g.minimal);
+    w.end_object();
+  }
+  w.end_array();
 }
 
 }  // namespace
@@ -116,6 +135,8 @@ void write_metrics(const RunReport& report, TextOut& out) {
   w.field("speedup_geomean", t.speedup_geomean).field("cases", t.speedup_cases);
   w.end_object();
   w.end_object();
+
+  write_failure_groups(w, group_failures(report));
 
   // A record per line, written out as they come: the cases are most of a nightly run's file.
   w.key("cases").begin_array();

@@ -296,6 +296,7 @@ int report_run(const RunRequest& r, const Prepared& p, RunReport& report, RunHos
       }))
     host.err << "opcheck: failure bundles in " << absolute_path(bundles)
              << " (README.md in each says how to rerun the case; `opcheck repro --bundle DIR` prints it)\n";
+  if (r.failure_groups) host.out << failure_groups_section(report, r.failures.width);
   host.out << failure_details(report, r.failures);
   if (report.info.interrupted)
     host.out << "stopped early: " << report.info.stop_reason << "; " << report.info.not_run << " not run\n";

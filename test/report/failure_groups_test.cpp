@@ -1,0 +1,255 @@
+// Root-cause groups (issue 23): the signature masks what changes from case to case and run to run (numbers, shapes,
+// dtypes, addresses, paths, the case's own id) and keeps what tells bugs apart (the stage, op names); groups blame a
+// wrong result on the device op its failures share.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "report/console.h"
+#include "report/diff.h"
+#include "report/failure_groups.h"
+#include "report/html.h"
+#include "sample_report.h"
+
+namespace opcheck {
+namespace {
+
+CaseRecord failing(const std::string& id, Stage stage, const std::string& message) {
+  CaseRecord r;
+  r.id = id;
+  r.model = id.substr(0, id.find("::"));
+  r.name = id.substr(id.find("::") + 2);
+  r.op = "torch.mul";
+  r.dtype = "bf16";
+  r.file = "/tmp/" + r.model + ".yaml";
+  r.line = 7;
+  r.key = "k-" + id;
+  r.signature = "aten::mul.Tensor(bf16[4,8], bf16[4,8])";
+  r.outcome = stage_outcome(stage);
+  r.result.case_id = id;
+  r.result.stage = stage;
+  r.result.outcome = r.outcome;
+  r.result.message = message;
+  return r;
+}
+
+DeviceOp in_call(const std::string& op, DeviceOpVia via = DeviceOpVia::Fallback) { return {op, via, 1, true}; }
+
+TEST(FailureSignature, MasksNumbersShapesDtypesAddressesAndPaths) {
+  EXPECT_EQ(masked_error_text("expected size [2, 3] but got torch.Size([4, 5, 6]) for bf16[4,8] at index (0, 2)"),
+            "expected size [*] but got torch.Size([*]) for DTYPE[*] at index (*)");
+  EXPECT_EQ(masked_error_text("Mismatched elements: 32 / 64 (50.0%), difference 1.5e-05 (up to -0.016 allowed)"),
+            "Mismatched elements: N / N (N%), difference N (up to N allowed)");
+  EXPECT_EQ(masked_error_text("\"addmm\" not implemented for 'Half', dtype=torch.float32, Float and int64"),
+            "\"addmm\" not implemented for 'DTYPE', dtype=DTYPE, DTYPE and DTYPE");
+  EXPECT_EQ(masked_error_text("bad pointer 0x7ffd3a2b10c0 in /home/ci/torch/csrc/alloc.cpp:123: freed"),
+            "bad pointer ADDR in PATH freed");
+}
+
+TEST(FailureSignature, KeepsOpAndIdentifierNames) {
+  EXPECT_EQ(masked_error_text("Could not run 'aten::_foo2.out' with arguments from the 'PrivateUse1' backend"),
+            "Could not run 'aten::_foo2.out' with arguments from the 'PrivateUse1' backend");
+  EXPECT_EQ(masked_error_text("as_strided: conv2d and aten::mul.Tensor with storage offset 12"),
+            "as_strided: conv2d and aten::mul.Tensor with storage offset N");
+}
+
+TEST(FailureSignature, SameBugInAnotherCaseAndRunGivesTheSameSignature) {
+  // Tonight's and tomorrow's occurrence of one bug: another case, file, shape, offset, timing, figures and key.
+  CaseRecord a = failing("llama::view_3", Stage::FAILED_RUNTIME,
+                         "the device raised RuntimeError: as_strided: storage offset 12 is not supported for size "
+                         "[2, 3] at 0x55d0c0ffee00 (llama::view_3)\non the device: aten::as_strided (kernel)");
+  CaseRecord b = failing("granite::t_9", Stage::FAILED_RUNTIME,
+                         "the device raised RuntimeError: as_strided: storage offset 4096 is not supported for size "
+                         "[8, 128, 64] at 0x7f00deadbeef (granite::t_9)");
+  a.result.device_ops = {in_call("aten::transpose.int", DeviceOpVia::Composite), in_call("aten::as_strided", DeviceOpVia::Kernel)};
+  b.result.device_ops = {in_call("aten::expand", DeviceOpVia::Composite), in_call("aten::as_strided", DeviceOpVia::Kernel)};
+  b.result.device_ms = 912.5;
+  b.result.figures.max_abs_diff = 3.0;
+  const std::string sig = failure_signature(a);
+  EXPECT_EQ(sig, failure_signature(b));
+  EXPECT_EQ(sig, "FAILED_RUNTIME | aten::as_strided | the device raised RuntimeError: as_strided: storage offset N "
+                 "is not supported for size [*] at ADDR (CASE)");
+  for (const char* absent : {"llama", "granite", "/tmp", "12", "0x"}) EXPECT_EQ(sig.find(absent), std::string::npos) << absent;
+}
+
+TEST(FailureSignature, TwoMissingKernelsAreTwoSignatures) {
+  const CaseRecord cos = failing("m::cos", Stage::NOT_SUPPORTED,
+                                 "aten::cos.out has no kernel for PrivateUse1 (loopback): Could not run 'aten::cos.out' "
+                                 "with arguments from the 'loopback' backend.\n\nthe device raised ...");
+  const CaseRecord sin = failing("m::sin", Stage::NOT_SUPPORTED,
+                                 "aten::sin.out has no kernel for PrivateUse1 (loopback): Could not run 'aten::sin.out' "
+                                 "with arguments from the 'loopback' backend.\n\nthe device raised ...");
+  EXPECT_EQ(failure_signature(cos).rfind("NOT_SUPPORTED | aten::cos.out | aten::cos.out has no kernel", 0), 0u)
+      << failure_signature(cos);
+  EXPECT_NE(failure_signature(cos), failure_signature(sin));
+}
+
+TEST(FailureSignature, ARaisedErrorIsSignedByTheOpThatRaised) {
+  // rms_norm decomposes into rsqrt on the device; rsqrt raising there is the same bug as rsqrt raising alone.
+  CaseRecord norm = failing("m::norm", Stage::FAILED_RUNTIME,
+                            "the device raised RuntimeError: loopback: injected device failure in aten::rsqrt");
+  norm.result.resolved_op = "aten::rms_norm";
+  norm.result.device_ops = {in_call("aten::rms_norm", DeviceOpVia::Composite), in_call("aten::pow.Tensor_Scalar"),
+                            in_call("aten::rsqrt")};
+  CaseRecord alone = failing("m::rsqrt", Stage::FAILED_RUNTIME,
+                             "the device raised RuntimeError: loopback: injected device failure in aten::rsqrt");
+  alone.result.resolved_op = "aten::rsqrt";
+  EXPECT_EQ(failure_signature(norm), failure_signature(alone));
+  EXPECT_EQ(failure_signature(norm).rfind("FAILED_RUNTIME | aten::rsqrt | ", 0), 0u) << failure_signature(norm);
+}
+
+TEST(FailureSignature, AWrongResultNamesItsOpAndTheDeviceOpsOfItsCall) {
+  CaseRecord r = failing("m::ln", Stage::INCORRECT_RESULT,
+                         "output: Tensor-likes are not close!\n\nMismatched elements: 3 / 64 (4.7%)\non the device: x");
+  r.result.resolved_op = "aten::layer_norm";
+  r.result.device_ops = {in_call("aten::mul.Tensor"), {"aten::copy_", DeviceOpVia::Kernel, 4, false},
+                         in_call("aten::add.Tensor")};
+  EXPECT_EQ(failure_signature(r),
+            "INCORRECT_RESULT | aten::layer_norm on aten::add.Tensor, aten::mul.Tensor | output: Tensor-likes are not "
+            "close!");
+}
+
+TEST(FailureSignature, OnlyFailuresErrorsAndNotSupportedHaveOne) {
+  CaseRecord r = failing("m::a", Stage::INCORRECT_RESULT, "output: Tensor-likes are not close!");
+  EXPECT_FALSE(failure_signature(r).empty());
+  r.outcome = Outcome::XFailed;
+  EXPECT_EQ(failure_signature(r), "");
+  r.outcome = Outcome::Passed;
+  r.result.stage = Stage::PASSED;
+  EXPECT_EQ(failure_signature(r), "");
+  r.outcome = Outcome::Skipped;
+  EXPECT_EQ(failure_signature(r), "");
+  r.outcome = Outcome::Error;
+  r.result.stage = Stage::FAILED_INPUT;
+  EXPECT_FALSE(failure_signature(r).empty());
+}
+
+/// A biased mul: two mul cases, a layer_norm whose decomposition runs mul (and add, which passing cases also run),
+/// passing add cases; and a throwing rsqrt.
+RunReport biased_mul_run() {
+  RunReport run;
+  const std::string close = "output: Tensor-likes are not close!\n\nMismatched elements: 5 / 32 (15.6%)";
+  CaseRecord mul1 = failing("llama::mul_big", Stage::INCORRECT_RESULT, close);
+  mul1.signature = "aten::mul.Tensor(fp32[64,64], fp32[64,64])";
+  mul1.dtype = "fp32";
+  CaseRecord mul2 = failing("granite::mul_small", Stage::INCORRECT_RESULT, close);
+  mul2.signature = "aten::mul.Tensor(bf16[2,3], bf16[2,3])";
+  CaseRecord mul3 = mul2;  // the same call in another model, served by dedupe
+  mul3.id = "llama::mul_small";
+  mul3.model = "llama";
+  mul3.deduplicated_from = mul2.id;
+  for (CaseRecord* m : {&mul1, &mul2, &mul3}) {
+    m->result.resolved_op = "aten::mul.Tensor";
+    m->result.device_ops = {in_call("aten::mul.Tensor")};
+  }
+  CaseRecord ln = failing("llama::ln", Stage::INCORRECT_RESULT, close);
+  ln.op = "torch.nn.functional.layer_norm";
+  ln.signature = "aten::layer_norm(fp32[4,32], [32])";
+  ln.dtype = "fp32";
+  ln.result.resolved_op = "aten::layer_norm";
+  ln.result.device_ops = {in_call("aten::layer_norm", DeviceOpVia::Composite), in_call("aten::add.Tensor"),
+                          in_call("aten::mul.Tensor")};
+  CaseRecord rsqrt = failing("llama::rsqrt", Stage::FAILED_RUNTIME,
+                             "the device raised RuntimeError: loopback: injected device failure in aten::rsqrt");
+  rsqrt.op = "torch.rsqrt";
+  rsqrt.result.resolved_op = "aten::rsqrt";
+  run.cases = {mul1, mul2, mul3, ln, rsqrt};
+  for (int i = 0; i < 3; ++i) {
+    CaseRecord add = failing("llama::add_" + std::to_string(i), Stage::PASSED, "");
+    add.op = "torch.add";
+    add.result.resolved_op = "aten::add.Tensor";
+    add.result.device_ops = {in_call("aten::add.Tensor")};
+    run.cases.push_back(add);
+  }
+  return run;
+}
+
+TEST(FailureGroups, AWrongResultGroupsWithTheDeviceOpItsFailuresShare) {
+  const std::vector<FailureGroup> groups = group_failures(biased_mul_run());
+  ASSERT_EQ(groups.size(), 2u);
+  const FailureGroup& g = groups[0];
+  EXPECT_EQ(g.signature, "INCORRECT_RESULT | aten::mul.Tensor | output: Tensor-likes are not close!");
+  EXPECT_EQ(g.op, "aten::mul.Tensor");
+  EXPECT_EQ(g.count, 4);
+  EXPECT_EQ(g.unique, 3);  // llama::mul_small is granite::mul_small's call
+  EXPECT_EQ(g.cases, (std::vector<std::string>{"llama::mul_big", "granite::mul_small", "llama::mul_small", "llama::ln"}));
+  EXPECT_EQ(g.ops, (std::vector<std::string>{"torch.mul", "torch.nn.functional.layer_norm"}));
+  EXPECT_EQ(g.models, (std::vector<std::string>{"granite", "llama"}));
+  EXPECT_EQ(g.dtypes, (std::vector<std::string>{"bf16", "fp32"}));
+  EXPECT_EQ(g.example, "granite::mul_small");  // 2 x 6 bf16 elements: the fewest input bytes
+  EXPECT_EQ(groups[1].signature,
+            "FAILED_RUNTIME | aten::rsqrt | the device raised RuntimeError: loopback: injected device failure in aten::rsqrt");
+  EXPECT_EQ(groups[1].count, 1);
+}
+
+TEST(FailureGroups, LargestFirstAndTiesBySignature) {
+  RunReport run;
+  for (const char* op : {"zeta", "alpha", "alpha", "mid"}) {
+    CaseRecord r = failing(std::string("m::") + op + std::to_string(run.cases.size()), Stage::FAILED_RUNTIME,
+                           std::string("the device raised RuntimeError: aten::") + op + " failed");
+    run.cases.push_back(r);
+  }
+  const std::vector<FailureGroup> groups = group_failures(run);
+  ASSERT_EQ(groups.size(), 3u);
+  EXPECT_EQ(groups[0].op, "aten::alpha");
+  EXPECT_EQ(groups[0].count, 2);
+  EXPECT_EQ(groups[1].op, "aten::mid");
+  EXPECT_EQ(groups[2].op, "aten::zeta");
+}
+
+TEST(FailureGroups, ConsoleListsThemLargestFirst) {
+  const std::string text = failure_groups_section(biased_mul_run());
+  EXPECT_NE(text.find(" 2 failure groups "), std::string::npos) << text;
+  const auto first = text.find("#1 4 occurrences (3 unique) INCORRECT_RESULT in aten::mul.Tensor: output: Tensor-likes are not close!");
+  const auto second = text.find("#2 1 occurrence (1 unique) FAILED_RUNTIME in aten::rsqrt: the device raised");
+  EXPECT_NE(first, std::string::npos) << text;
+  EXPECT_NE(second, std::string::npos) << text;
+  EXPECT_LT(first, second);
+  EXPECT_NE(text.find("example: granite::mul_small"), std::string::npos) << text;
+  EXPECT_EQ(failure_groups_section(RunReport{}), "");
+}
+
+TEST(FailureGroups, MetricsCarryThem) {
+  const nlohmann::json j = nlohmann::json::parse(testing::written_metrics_json(biased_mul_run()));
+  ASSERT_TRUE(j.contains("failure_groups"));
+  const auto& g = j["failure_groups"];
+  ASSERT_EQ(g.size(), 2u);
+  EXPECT_EQ(g[0]["signature"], "INCORRECT_RESULT | aten::mul.Tensor | output: Tensor-likes are not close!");
+  EXPECT_EQ(g[0]["stage"], "INCORRECT_RESULT");
+  EXPECT_EQ(g[0]["count"], 4);
+  EXPECT_EQ(g[0]["unique"], 3);
+  EXPECT_EQ(g[0]["cases"].size(), 4u);
+  EXPECT_EQ(g[0]["example"], "granite::mul_small");
+  EXPECT_TRUE(g[0]["minimal"].is_null());
+  EXPECT_EQ(g[1]["op"], "aten::rsqrt");
+}
+
+TEST(FailureGroups, DiffSaysWhichGroupIsNewAndWhichIsGone) {
+  const RunReport both = biased_mul_run();
+  RunReport mul_only = both;
+  mul_only.cases.erase(mul_only.cases.begin() + 4);  // the rsqrt failure fixed
+  const std::string gone = render_diff(diff_reports(both, mul_only));
+  EXPECT_NE(gone.find("Failure groups gone (1):\n  group FAILED_RUNTIME | aten::rsqrt | the device raised "
+                      "RuntimeError: loopback: injected device failure in aten::rsqrt gone (1 occurrence, example "
+                      "llama::rsqrt)"),
+            std::string::npos)
+      << gone;
+  EXPECT_EQ(gone.find("New failure groups"), std::string::npos) << gone;
+  const std::string appeared = render_diff(diff_reports(mul_only, both));
+  EXPECT_NE(appeared.find("New failure groups (1):\n  group FAILED_RUNTIME | aten::rsqrt | "), std::string::npos)
+      << appeared;
+  EXPECT_EQ(appeared.find("gone"), std::string::npos) << appeared;
+}
+
+TEST(FailureGroups, HtmlHasAGroupsSection) {
+  const std::string html = html_report(biased_mul_run(), {});
+  const auto section = html.find("<section id=\"groups\"><h2>Failure groups <span class=\"count\">2</span>");
+  ASSERT_NE(section, std::string::npos);
+  EXPECT_NE(html.find("data-signature=\"INCORRECT_RESULT | aten::mul.Tensor | output: Tensor-likes are not close!\"",
+                      section),
+            std::string::npos);
+  EXPECT_LT(section, html.find("<section id=\"failures\">"));
+}
+
+}  // namespace
+}  // namespace opcheck
