@@ -51,6 +51,7 @@ struct RunInfo {
   double worker_start_max_s = 0;
   double cases_wall_s = 0;                  // wall time from the first worker ready to the last result, summed over
                                             // the run's batches: the cases' own, without start-up and reports
+  std::map<std::string, std::string> shrunk;  // run --shrink: a failure group's example id -> its minimal call
 };
 
 /// Adds the start times of a batch of workers to info's workers_started / worker_start_{mean,max}_s.

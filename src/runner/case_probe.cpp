@@ -54,24 +54,25 @@ int CaseProbe::start(ProbeRequest& r, RunHost& host) {
   return -1;
 }
 
-std::vector<CaseRecord> CaseProbe::run(const std::vector<Case>& calls, RunInfo& info, double deadline_s) {
+std::vector<CaseRecord> run_calls(Executor& executor, const RunSettings& settings, const std::vector<Case>& calls,
+                                  RunInfo& info, double deadline_s) {
   std::vector<const Case*> selected;
   for (const Case& c : calls) selected.push_back(&c);
   const Plan plan = make_plan(selected, /*dedupe=*/false);
   PlanExecutionOptions execution;
-  execution.device_name = executor_->info().device_name;
+  execution.device_name = executor.info().device_name;
   execution.interrupted = StopSignals::flag();
   execution.deadline_s = deadline_s;
   PoolOptions pool;
-  pool.workers = settings_.jobs;
-  pool.device_indices = settings_.devices;
-  pool.default_timeout_s = settings_.timeout_s;
-  pool.isolation = settings_.isolation;
+  pool.workers = settings.jobs;
+  pool.device_indices = settings.devices;
+  pool.default_timeout_s = settings.timeout_s;
+  pool.isolation = settings.isolation;
   RunReport report;
   const BatchRunner runner = [&](const std::vector<const Case*>& batch,
                                  const std::function<void(std::size_t, Result)>& done,
                                  const std::function<bool()>& stop) {
-    const PoolStats stats = run_cases(*executor_, batch, pool, done, stop);
+    const PoolStats stats = run_cases(executor, batch, pool, done, stop);
     note_worker_starts(info, stats.worker_start_s);
     info.cases_wall_s += stats.cases_wall_s;
   };

@@ -27,6 +27,13 @@ struct ProbeRequest {
   std::string binary;             // opcheck's path, for the commands printed
 };
 
+/// Runs `calls` on `executor` as `opcheck run` runs unique cases (the pool `settings` ask for: workers, device indices,
+/// timeout, isolation; skip_if/xfail_if as `device_name` sees them): one record per call that got a verdict, its
+/// `index` the call's position in `calls`. No call starts after `deadline_s` seconds (0: none) or a Ctrl-C; those get
+/// no record. The batch's facts (workers, a stop) go to `info`.
+std::vector<CaseRecord> run_calls(Executor& executor, const RunSettings& settings, const std::vector<Case>& calls,
+                                  RunInfo& info, double deadline_s = 0);
+
 /// The case and the started device; runs calls against it.
 class CaseProbe {
  public:
@@ -41,10 +48,10 @@ class CaseProbe {
   /// The manifest file the case came from.
   const std::string& manifest_path() const { return manifest_path_; }
 
-  /// Runs `calls` as `opcheck run` runs unique cases (workers, timeouts, skip_if/xfail_if): one record per call that
-  /// got a verdict, its `index` the call's position in `calls`. No call starts after `deadline_s` seconds (0: none)
-  /// or a Ctrl-C; those get no record. The batch's facts (workers, a stop) go to `info`.
-  std::vector<CaseRecord> run(const std::vector<Case>& calls, RunInfo& info, double deadline_s = 0);
+  /// run_calls on the started device.
+  std::vector<CaseRecord> run(const std::vector<Case>& calls, RunInfo& info, double deadline_s = 0) {
+    return run_calls(*executor_, settings_, calls, info, deadline_s);
+  }
 
   /// The run's account of itself as `opcheck run` writes it (the reports' header).
   RunInfo describe(const ProbeRequest& request) const;

@@ -26,22 +26,6 @@ constexpr const char* kMinimalManifest = "minimal.yaml";
 constexpr const char* kReproScript = "repro.py";
 constexpr const char* kShrinkJson = "shrink.json";
 
-/// One simplification kept: the edit and the call's size after it.
-struct Step {
-  std::string edit;
-  std::int64_t elements = 0;
-};
-
-/// Where the search stands.
-struct Search {
-  Case best;
-  CaseRecord best_record;
-  std::string signature;  // the original's failure signature, which every kept candidate has
-  std::vector<Step> kept;
-  int tried = 0;
-  std::string stopped_by;  // "" (nothing smaller fails the same way), "steps", "time" or "signal"
-};
-
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 bool smaller(const Case& a, const Case& b) {
@@ -50,14 +34,14 @@ bool smaller(const Case& a, const Case& b) {
 
 // One pass over the current call's one-step simplifications, smallest first, in batches: the smallest candidate
 // of the first batch that holds one failing the same way is kept. False when none does (or the budget ran out).
-bool shrink_pass(CaseProbe& probe, const ShrinkRequest& r, Search& s, RunInfo& info, Clock::time_point t0) {
-  std::vector<CallVariant> steps = shrink_steps(s.best);
+bool shrink_pass(const CallRunner& run, int budget_steps, double budget_s, std::size_t batch_size, ShrinkOutcome& s,
+                 Clock::time_point t0) {
+  std::vector<CallVariant> steps = shrink_steps(s.minimal);
   std::stable_sort(steps.begin(), steps.end(),
                    [](const CallVariant& a, const CallVariant& b) { return smaller(a.call, b.call); });
-  const std::size_t batch_size = std::max<std::size_t>(4, 2 * static_cast<std::size_t>(probe.settings().jobs));
   for (std::size_t from = 0; from < steps.size(); from += batch_size) {
-    const int left = r.budget_steps - s.tried;
-    const double time_left = r.budget_s - seconds_since(t0);
+    const int left = budget_steps - s.tried;
+    const double time_left = budget_s - seconds_since(t0);
     if (left <= 0 || time_left <= 0) {
       s.stopped_by = left <= 0 ? "steps" : "time";
       return false;
@@ -68,37 +52,51 @@ bool shrink_pass(CaseProbe& probe, const ShrinkRequest& r, Search& s, RunInfo& i
       batch.push_back(steps[i].call);
       edits.push_back(steps[i].edit);
     }
-    std::vector<CaseRecord> records = probe.run(batch, info, time_left);
+    const std::vector<CaseRecord> records = run(batch, time_left);
     s.tried += static_cast<int>(records.size());
     const CaseRecord* found = nullptr;
     for (const CaseRecord& rec : records)
       if (failure_signature(rec) == s.signature && (!found || rec.index < found->index)) found = &rec;
     if (found) {
-      s.best = batch[static_cast<std::size_t>(found->index)];
-      s.best_record = *found;
-      s.kept.push_back({edits[static_cast<std::size_t>(found->index)], input_elements(s.best)});
+      s.minimal = batch[static_cast<std::size_t>(found->index)];
+      s.record = *found;
+      s.kept.push_back({edits[static_cast<std::size_t>(found->index)], input_elements(s.minimal)});
       return true;
     }
-    if (info.interrupted) {
-      s.stopped_by = info.stopped_by == "deadline" ? "time" : info.stopped_by;
+    if (records.size() < batch.size()) {
+      s.stopped_by = StopSignals::received() ? "signal" : "time";
       return false;
     }
   }
   return false;
 }
 
+}  // namespace
+
+ShrinkOutcome shrink_call(const Case& failing, const CaseRecord& record, const CallRunner& run, int steps,
+                          double seconds, std::size_t batch) {
+  const auto t0 = Clock::now();
+  ShrinkOutcome s{failing, record, failure_signature(record), {}, 0, ""};
+  if (s.signature.empty()) return s;
+  while (shrink_pass(run, steps, seconds, std::max<std::size_t>(batch, 1), s, t0)) {
+  }
+  return s;
+}
+
+namespace {
+
 std::string column(const std::string& text, std::size_t width) {
   return text.size() >= width ? text + "  " : text + std::string(width + 2 - text.size(), ' ');
 }
 
 // The original and the minimal call side by side, then the steps kept.
-std::string side_by_side(const Case& original, const CaseRecord& original_record, const Search& s, double took,
+std::string side_by_side(const Case& original, const CaseRecord& original_record, const ShrinkOutcome& s, double took,
                          const ShrinkRequest& r) {
   const std::vector<std::pair<std::string, std::pair<std::string, std::string>>> rows = {
-      {"call", {call_signature(original), call_signature(s.best)}},
-      {"elements", {std::to_string(input_elements(original)), std::to_string(input_elements(s.best))}},
-      {"verdict", {std::string(stage_name(original_record.result.stage)), stage_name(s.best_record.result.stage)}},
-      {"signature", {failure_signature(original_record), failure_signature(s.best_record)}}};
+      {"call", {call_signature(original), call_signature(s.minimal)}},
+      {"elements", {std::to_string(input_elements(original)), std::to_string(input_elements(s.minimal))}},
+      {"verdict", {std::string(stage_name(original_record.result.stage)), stage_name(s.record.result.stage)}},
+      {"signature", {failure_signature(original_record), failure_signature(s.record)}}};
   std::size_t width = std::string("original").size();
   for (const auto& row : rows) width = std::max(width, row.second.first.size());
   width = std::min<std::size_t>(width, 72);
@@ -121,23 +119,23 @@ std::string side_by_side(const Case& original, const CaseRecord& original_record
   return out.str();
 }
 
-std::string shrink_json(const Case& original, const CaseRecord& original_record, const Search& s, double took,
+std::string shrink_json(const Case& original, const CaseRecord& original_record, const ShrinkOutcome& s, double took,
                         const ShrinkRequest& r) {
   std::string out;
   JsonWriter w(out, 2);
   w.begin_object();
   w.field("case", original.id);
-  w.field("minimal_case", s.best.id);
+  w.field("minimal_case", s.minimal.id);
   w.key("original").begin_object();
   w.field("call", call_signature(original)).field("input_elements", input_elements(original));
   w.field("stage", stage_name(original_record.result.stage)).field("signature", failure_signature(original_record));
   w.end_object();
   w.key("minimal").begin_object();
-  w.field("call", call_signature(s.best)).field("input_elements", input_elements(s.best));
-  w.field("stage", stage_name(s.best_record.result.stage)).field("signature", failure_signature(s.best_record));
+  w.field("call", call_signature(s.minimal)).field("input_elements", input_elements(s.minimal));
+  w.field("stage", stage_name(s.record.result.stage)).field("signature", failure_signature(s.record));
   w.end_object();
   w.key("steps").begin_array();
-  for (const Step& k : s.kept) w.begin_object(true).field("edit", k.edit).field("input_elements", k.elements).end_object();
+  for (const ShrinkStep& k : s.kept) w.begin_object(true).field("edit", k.edit).field("input_elements", k.elements).end_object();
   w.end_array();
   w.field("calls_tried", s.tried).field("seconds", took);
   w.field("budget_steps", r.budget_steps).field("budget_s", r.budget_s);
@@ -147,10 +145,10 @@ std::string shrink_json(const Case& original, const CaseRecord& original_record,
 }
 
 // The minimal call as a manifest, the repro script of it, and shrink.json. False after saying why.
-bool write_outputs(const CaseProbe& probe, const ShrinkRequest& r, const CaseRecord& original_record, const Search& s,
+bool write_outputs(const CaseProbe& probe, const ShrinkRequest& r, const CaseRecord& original_record, const ShrinkOutcome& s,
                    double took, std::ostream& err) {
   std::vector<std::vector<manifest_text::TensorSource>> sources;
-  for (const auto& in : s.best.inputs) {
+  for (const auto& in : s.minimal.inputs) {
     std::vector<manifest_text::TensorSource> one;
     if (in.kind == Input::Kind::Tensor) one.push_back({in.tensor.file, false});
     for (const auto& t : in.list) one.push_back({t.file, false});
@@ -159,13 +157,13 @@ bool write_outputs(const CaseProbe& probe, const ShrinkRequest& r, const CaseRec
   const std::string header = "The smallest call found by `opcheck shrink " + probe.original().id + "` (" +
                              probe.original().loc.file + ":" + std::to_string(probe.original().loc.line) +
                              ")\noriginal: " + call_signature(probe.original()) + "\nminimal:  " +
-                             call_signature(s.best) + "\nfails as: " + s.signature;
+                             call_signature(s.minimal) + "\nfails as: " + s.signature;
   const fs::path dir(r.out_dir);
   std::string step = "create the folder";
   try {
     fs::create_directories(dir);
     step = "write " + (dir / kMinimalManifest).string();
-    write_file_atomically((dir / kMinimalManifest).string(), manifest_text::case_manifest(s.best, sources, header));
+    write_file_atomically((dir / kMinimalManifest).string(), manifest_text::case_manifest(s.minimal, sources, header));
     step = "write " + (dir / kShrinkJson).string();
     write_file_atomically((dir / kShrinkJson).string(), shrink_json(probe.original(), original_record, s, took, r));
   } catch (const std::exception& e) {
@@ -181,7 +179,7 @@ bool write_outputs(const CaseProbe& probe, const ShrinkRequest& r, const CaseRec
   }
   repro::carry_environment(probe.settings().device_environment, device);
   try {
-    write_file_atomically((dir / kReproScript).string(), repro::python_repro_script(s.best, device, {}));
+    write_file_atomically((dir / kReproScript).string(), repro::python_repro_script(s.minimal, device, {}));
   } catch (const std::exception& e) {
     err << "opcheck: error: cannot write " << (dir / kReproScript).string() << ": " << e.what() << "\n";
     return false;
@@ -211,20 +209,21 @@ int shrink_request(ShrinkRequest r, RunHost& host) {
     host.err << "opcheck: shrink stopped before " << original.id << " ran: " << info.stop_reason << "\n";
     return kInterrupted;
   }
-  Search s{original, first[0], failure_signature(first[0]), {}, 0, ""};
-  if (s.signature.empty()) {
+  if (failure_signature(first[0]).empty()) {
     host.out << original.id << " does not fail on " << probe.executor().info().device_name << " ("
              << outcome_name(first[0].outcome) << ", " << stage_name(first[0].result.stage)
              << "): there is no failure to shrink\n";
     return kTestsFailed;
   }
-  host.err << "opcheck: shrinking " << original.id << " (" << input_elements(original) << " input elements), which fails as: "
-           << s.signature << "\n";
-  while (shrink_pass(probe, r, s, info, t0)) {
-  }
-  if (s.stopped_by.empty() && StopSignals::received()) s.stopped_by = "signal";
-  s.best.name = original.name + ".min";
-  s.best.id = s.best.model + "::" + s.best.name;
+  host.err << "opcheck: shrinking " << original.id << " (" << input_elements(original)
+           << " input elements), which fails as: " << failure_signature(first[0]) << "\n";
+  const CallRunner run = [&](const std::vector<Case>& calls, double deadline_s) {
+    return probe.run(calls, info, deadline_s);
+  };
+  const std::size_t batch = std::max<std::size_t>(4, 2 * static_cast<std::size_t>(probe.settings().jobs));
+  ShrinkOutcome s = shrink_call(original, first[0], run, r.budget_steps, r.budget_s - seconds_since(t0), batch);
+  s.minimal.name = original.name + ".min";
+  s.minimal.id = s.minimal.model + "::" + s.minimal.name;
   const double took = seconds_since(t0);
   host.out << side_by_side(original, first[0], s, took, r);
   if (!write_outputs(probe, r, first[0], s, took, host.err)) return kInternalError;

@@ -3,6 +3,7 @@
 // case, within a budget of steps and seconds. Writes the minimal call as a manifest and a PyTorch repro script.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,36 @@ namespace opcheck {
 /// Budgets that bound a shrink (README, "Shrinking a failure").
 inline constexpr int kDefaultShrinkSteps = 200;
 inline constexpr double kDefaultShrinkSeconds = 300;
+
+/// Budgets of `run --shrink`, per failure group.
+inline constexpr int kRunShrinkSteps = 100;
+inline constexpr double kRunShrinkSeconds = 60;
+
+/// Runs calls as `run` runs cases (run_calls): one record per call that got a verdict, `index` its position; none
+/// starts after `deadline_s` seconds.
+using CallRunner = std::function<std::vector<CaseRecord>(const std::vector<Case>& calls, double deadline_s)>;
+
+/// One simplification kept: the edit and the call's input elements after it.
+struct ShrinkStep {
+  std::string edit;
+  std::int64_t elements = 0;
+};
+
+/// What a search found.
+struct ShrinkOutcome {
+  Case minimal;               // the original when nothing smaller fails the same way
+  CaseRecord record;          // the minimal call's verdict
+  std::string signature;      // the failure signature every kept call has
+  std::vector<ShrinkStep> kept;
+  int tried = 0;              // candidate calls run
+  std::string stopped_by;     // "" (nothing smaller fails the same way), "steps", "time" or "signal"
+};
+
+/// Greedy passes of shrink_steps (runner/call_variants.h) from `failing`, whose record is `record` (its signature not
+/// empty): each pass runs candidates smallest first in batches of `batch` and keeps the smallest of the first batch
+/// that fails with the same failure_signature, until a pass keeps none or `steps` calls ran or `seconds` passed.
+ShrinkOutcome shrink_call(const Case& failing, const CaseRecord& record, const CallRunner& run, int steps,
+                          double seconds, std::size_t batch);
 
 struct ShrinkRequest {
   ProbeRequest probe;

@@ -180,3 +180,23 @@ def opcheck_shell(line, cwd, env):
     full_env.pop("OPCHECK_MANIFESTS", None)
     full_env.update(env)
     return subprocess.run(["sh", "-c", line], cwd=cwd, env=full_env, capture_output=True, text=True, timeout=600)
+
+
+def test_run_shrink_puts_each_groups_minimal_call_into_the_metrics(tmp_path):
+    """`run --shrink`: every failure group's example is shrunk as `opcheck shrink` shrinks it, and the metrics'
+    failure_groups[].minimal hold that call; without --shrink it stays null."""
+    cases = ["gpt-oss-20b::torch.mul.2", CASE, "gpt-oss-20b::torch.sin.1"]
+    metrics = tmp_path / "m.json"
+    r = opcheck("run", *cases, "--manifests", MANIFEST, "--device", "loopback", "-j", "2", "--shrink",
+                "--metrics-json", metrics, "--artifact-dir", tmp_path / "art", env=FAULT)
+    assert r.rc == 1, r
+    groups = json.loads(metrics.read_text())["failure_groups"]
+    assert len(groups) == 1 and groups[0]["count"] == 2, groups
+    example = groups[0]["example"]
+    alone, out = shrink(tmp_path, case=example)
+    assert alone.rc == 0, alone
+    assert groups[0]["minimal"] == json.loads((out / "shrink.json").read_text())["minimal"]["call"], groups
+    plain = opcheck("run", *cases, "--manifests", MANIFEST, "--device", "loopback", "-j", "2", "--metrics-json",
+                    tmp_path / "plain.json", "--artifact-dir", tmp_path / "art2", env=FAULT)
+    assert plain.rc == 1, plain
+    assert json.loads((tmp_path / "plain.json").read_text())["failure_groups"][0]["minimal"] is None
