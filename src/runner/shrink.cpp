@@ -191,6 +191,9 @@ bool write_outputs(const CaseProbe& probe, const ShrinkRequest& r, const CaseRec
 
 int shrink_request(ShrinkRequest r, RunHost& host) {
   const auto t0 = Clock::now();
+  CaseProbe probe;
+  if (int rc = probe.start(r.probe, host); rc >= 0) return rc;
+  // The folder is made once the case is known and before anything runs: a search is not lost to a bad -o.
   std::error_code ec;
   fs::create_directories(r.out_dir, ec);
   if (ec || !fs::is_directory(r.out_dir, ec)) {
@@ -198,8 +201,6 @@ int shrink_request(ShrinkRequest r, RunHost& host) {
              << (ec ? ec.message() : std::string("not a folder")) << "\n  Fix: pass -o a writable folder\n";
     return kUsageError;
   }
-  CaseProbe probe;
-  if (int rc = probe.start(r.probe, host); rc >= 0) return rc;
   // The device's own verdict is what shrinks: an expected failure (xfail_if) is still the failure being shrunk.
   Case original = probe.original();
   original.xfail_if.clear();

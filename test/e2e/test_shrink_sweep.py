@@ -200,3 +200,13 @@ def test_run_shrink_puts_each_groups_minimal_call_into_the_metrics(tmp_path):
                     tmp_path / "plain.json", "--artifact-dir", tmp_path / "art2", env=FAULT)
     assert plain.rc == 1, plain
     assert json.loads((tmp_path / "plain.json").read_text())["failure_groups"][0]["minimal"] is None
+
+
+def test_shrink_of_an_unknown_case_or_to_an_unwritable_folder_is_a_usage_error(tmp_path):
+    r, out = shrink(tmp_path, case="gpt-oss-20b::torch.nope.1")
+    assert r.rc == 4 and "torch.nope.1" in r.err and "Fix:" in r.err, r
+    assert not out.exists(), "the -o folder is made only for a case that exists"
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    r = opcheck("shrink", CASE, "--manifests", MANIFEST, "--device", "loopback", "-o", blocker / "sub", env=FAULT)
+    assert r.rc == 4 and "cannot create the -o folder" in r.err and "Fix:" in r.err, r
