@@ -181,8 +181,33 @@ std::string op_namespace(const std::string& op) {
   return at == std::string::npos ? std::string() : op.substr(0, at);
 }
 
+/// "as_strided" of "aten::as_strided", "fill_" of "aten::fill_.Scalar".
+std::string base_name(const std::string& op) {
+  const auto ns = op.find("::");
+  const std::string name = ns == std::string::npos ? op : op.substr(ns + 2);
+  return name.substr(0, name.find('.'));
+}
+
+/// The device op a kernel's own words name without its namespace ("as_strided: storage offset ...", "index_select():
+/// ..."): an identifier right before ':' or '(', or one with an underscore, that is the base name of an op that
+/// reached the device. A word of prose ("cannot add") is neither.
+std::string device_op_named_in(const std::string& text, const CaseRecord& rec) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (!ident_start(text[i]) || (i > 0 && ident_char(text[i - 1]))) continue;
+    const std::size_t n = identifier_length(text, i);
+    const std::string word = text.substr(i, n);
+    const char next = i + n < text.size() ? text[i + n] : '\0';
+    i += n ? n - 1 : 0;
+    if (next != ':' && next != '(' && word.find('_') == std::string::npos) continue;
+    for (const DeviceOp& d : rec.result.device_ops)
+      if (base_name(d.op) == word) return d.op;
+  }
+  return {};
+}
+
 /// The first op the text names ("aten::rsqrt", "'aten::cos.out'"), in a namespace ops live in: aten, prims, or one of
-/// the record's own ops (a backend's custom ops); C++ names such as c10::Error are not ops.
+/// the record's own ops (a backend's custom ops); C++ names such as c10::Error are not ops. Else a device op the text
+/// names without its namespace.
 std::string op_named_in(const std::string& text, const CaseRecord& rec) {
   std::set<std::string> namespaces = {"aten", "prims"};
   for (const std::string& op : split_list(rec.result.resolved_op)) namespaces.insert(op_namespace(op));
@@ -195,7 +220,7 @@ std::string op_named_in(const std::string& text, const CaseRecord& rec) {
     if (namespaces.count(op_namespace(word)) && word.find("::") + 2 < word.size()) return word;
     i += n ? n - 1 : 0;
   }
-  return {};
+  return device_op_named_in(text, rec);
 }
 
 std::string case_op(const CaseRecord& rec) { return rec.result.resolved_op.empty() ? rec.op : rec.result.resolved_op; }
@@ -358,8 +383,9 @@ std::vector<FailureGroup> group_failures(const RunReport& report) {
     if (auto shrunk = report.info.shrunk.find(g.example); shrunk != report.info.shrunk.end()) g.minimal = shrunk->second;
     groups.push_back(std::move(g));
   }
-  std::stable_sort(groups.begin(), groups.end(),
-                   [](const FailureGroup& a, const FailureGroup& b) { return a.count > b.count; });
+  std::sort(groups.begin(), groups.end(), [](const FailureGroup& a, const FailureGroup& b) {
+    return a.count != b.count ? a.count > b.count : a.signature < b.signature;
+  });
   return groups;
 }
 

@@ -18,7 +18,8 @@ std::string masked_error_text(std::string_view text);
 
 /// What identifies the root cause of one failing record: "STAGE | OP | TEXT". TEXT is the masked first paragraph of
 /// the message (without the device-ops note); OP is, for a raised error, the op that raised where the text names it
-/// (else the last op that reached the device, else the case's resolved op), and for a wrong result the case's
+/// ("aten::rsqrt", or a device op by its bare name: "as_strided: ...") (else the last op that reached the device,
+/// else the case's resolved op), and for a wrong result the case's
 /// resolved op with the ops that ran on the device during its call. The same bug gives the same signature in every
 /// run: no case id, path, address, timing or value is in it. "" for a record that is not failed, error or
 /// not_supported.

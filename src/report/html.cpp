@@ -557,7 +557,7 @@ void groups_section(std::string& out, const RunReport& run) {
     out += td_num("rank", static_cast<std::int64_t>(i + 1)) + td_num("count", g.count) + td_num("unique", g.unique);
     out += std::string("<td data-col=\"stage\" class=\"mono\">") + stage_name(g.stage) + "</td>";
     out += "<td data-col=\"op\" class=\"mono\">" + esc(g.op) + "</td>";
-    out += "<td data-col=\"error\" class=\"msg\"><pre>" + esc(g.text) + "</pre></td>";
+    out += "<td data-col=\"error\" class=\"msg mono\">" + esc(g.text) + "</td>";
     out += "<td data-col=\"spans\"><div class=\"sub mono\">" + esc(join(g.ops)) + "</div><div class=\"sub\">" +
            esc(join(g.models)) + "</div><div class=\"sub mono\">" + esc(join(g.dtypes)) + "</div></td>";
     out += "<td data-col=\"example\" class=\"mono\">" + esc(g.example) +

@@ -377,3 +377,38 @@ test('a real v2 config whose non-strict xfails all pass headlines its pass rate 
   assert.notEqual(tile.color, 'rgb(198, 40, 40)', 'the headline is not red');
   await context.close();
 });
+
+// Root causes (issue 23): the torch-spyre fixture on the loopback with a biased mul and a throwing rsqrt has two
+// failure groups; the page lists exactly the metrics' groups, in order, with their counts, ops and examples.
+test('failure groups: the two faults of a real run are two rows, as the metrics file has them', async () => {
+  const fixtures = process.env.OPCHECK_FIXTURES ?? join(import.meta.dirname, '..', '..', '..', 'shared', 'fixtures');
+  const tmp = mkdtempSync(join(tmpdir(), 'opcheck-groups-'));
+  const r = spawnSync(opcheck, ['run', '--manifests', join(fixtures, 'torch-spyre'), '--device', 'loopback', '-k',
+    'torch.mul or torch.rsqrt', '-q', '--tb', 'no', '--html', `${tmp}/g.html`, '--metrics-json', `${tmp}/g.json`,
+    '--artifact-dir', `${tmp}/art`],
+  { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1', OPCHECK_LOOPBACK_FAULTS: 'aten::mul.Tensor=bias:1e-1;aten::rsqrt=throw' }, timeout: 900000 });
+  assert.equal(r.status, 1, r.stdout + r.stderr);
+  const m = readJson(`${tmp}/g.json`);
+  assert.deepEqual(m.failure_groups.map((g) => [g.op, g.count]), [['aten::mul.Tensor', 40], ['aten::rsqrt', 4]]);
+  const context = await browser.newContext({ viewport: { width: 1360, height: 900 } });
+  const page = await context.newPage();
+  await page.goto(`file://${tmp}/g.html`);
+  assert.equal(await page.$eval('#groups h2 .count', (el) => el.textContent), '2');
+  const groups = await rows(page, '#group-table');
+  assert.deepEqual(groups.map((g) => g.attrs.signature), m.failure_groups.map((g) => g.signature));
+  groups.forEach((g, i) => {
+    const want = m.failure_groups[i];
+    assert.equal(g.text.rank, String(i + 1));
+    assert.equal(g.text.count, String(want.count));
+    assert.equal(g.text.unique, String(want.unique));
+    assert.equal(g.text.stage, want.stage);
+    assert.equal(g.text.op, want.op);
+    assert.equal(g.text.example, want.example);
+    assert.ok(g.text.spans.includes(want.ops.join(', ')), g.text.spans);
+  });
+  assert.ok(await page.isVisible('#group-table'));
+  // The groups come before the failures, case by case.
+  assert.ok(await page.$eval('#groups', (el) => !!(el.compareDocumentPosition(document.querySelector('#failures')) & Node.DOCUMENT_POSITION_FOLLOWING)));
+  await page.locator('#groups').screenshot({ path: join(artifacts, 'html-failure-groups.png') });
+  await context.close();
+});

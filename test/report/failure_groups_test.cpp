@@ -98,6 +98,21 @@ TEST(FailureSignature, ARaisedErrorIsSignedByTheOpThatRaised) {
   EXPECT_EQ(failure_signature(norm).rfind("FAILED_RUNTIME | aten::rsqrt | ", 0), 0u) << failure_signature(norm);
 }
 
+TEST(FailureSignature, ADeviceOpTheErrorNamesWithoutItsNamespaceIsTheOpThatRaised) {
+  // linear reaches as_strided through t(); mm ran last, but the kernel's message names as_strided ("add" is prose).
+  CaseRecord linear = failing("m::linear", Stage::FAILED_RUNTIME,
+                              "the device raised RuntimeError: cannot add a view; as_strided: storage offset 64 is not supported");
+  linear.result.resolved_op = "aten::linear";
+  linear.result.device_ops = {in_call("aten::linear", DeviceOpVia::Composite), in_call("aten::add.Tensor"),
+                              in_call("aten::as_strided", DeviceOpVia::Kernel), in_call("aten::mm")};
+  CaseRecord expand = failing("m::expand", Stage::FAILED_RUNTIME,
+                              "the device raised RuntimeError: cannot add a view; as_strided: storage offset 8 is not supported");
+  expand.result.resolved_op = "aten::expand";
+  expand.result.device_ops = {in_call("aten::expand", DeviceOpVia::Composite), in_call("aten::as_strided", DeviceOpVia::Kernel)};
+  EXPECT_EQ(failure_signature(linear).rfind("FAILED_RUNTIME | aten::as_strided | ", 0), 0u) << failure_signature(linear);
+  EXPECT_EQ(failure_signature(linear), failure_signature(expand));
+}
+
 TEST(FailureSignature, AWrongResultNamesItsOpAndTheDeviceOpsOfItsCall) {
   CaseRecord r = failing("m::ln", Stage::INCORRECT_RESULT,
                          "output: Tensor-likes are not close!\n\nMismatched elements: 3 / 64 (4.7%)\non the device: x");
@@ -184,17 +199,17 @@ TEST(FailureGroups, AWrongResultGroupsWithTheDeviceOpItsFailuresShare) {
 
 TEST(FailureGroups, LargestFirstAndTiesBySignature) {
   RunReport run;
-  for (const char* op : {"zeta", "alpha", "alpha", "mid"}) {
+  for (const char* op : {"mid", "zeta", "alpha", "zeta"}) {
     CaseRecord r = failing(std::string("m::") + op + std::to_string(run.cases.size()), Stage::FAILED_RUNTIME,
                            std::string("the device raised RuntimeError: aten::") + op + " failed");
     run.cases.push_back(r);
   }
   const std::vector<FailureGroup> groups = group_failures(run);
   ASSERT_EQ(groups.size(), 3u);
-  EXPECT_EQ(groups[0].op, "aten::alpha");
+  EXPECT_EQ(groups[0].op, "aten::zeta");
   EXPECT_EQ(groups[0].count, 2);
-  EXPECT_EQ(groups[1].op, "aten::mid");
-  EXPECT_EQ(groups[2].op, "aten::zeta");
+  EXPECT_EQ(groups[1].op, "aten::alpha");  // one each: by signature
+  EXPECT_EQ(groups[2].op, "aten::mid");
 }
 
 TEST(FailureGroups, ConsoleListsThemLargestFirst) {
