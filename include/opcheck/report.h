@@ -52,6 +52,11 @@ struct RunInfo {
   double cases_wall_s = 0;                  // wall time from the first worker ready to the last result, summed over
                                             // the run's batches: the cases' own, without start-up and reports
   std::map<std::string, std::string> shrunk;  // run --shrink: a failure group's example id -> its minimal call
+  std::string durations_from;               // --durations-from: the earlier run's file the split was timed by
+  std::string durations_sha256;             // its digest ("" = the split was by size)
+  std::int64_t durations_recorded = 0;      // unique cases (of the whole split) with a recorded time
+  std::int64_t durations_estimated = 0;     // unique cases estimated from their size
+  std::vector<double> expected_shard_s;     // each shard's expected wall time at this run's -j; empty = unknown
 };
 
 /// Adds the start times of a batch of workers to info's workers_started / worker_start_{mean,max}_s.

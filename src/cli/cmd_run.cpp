@@ -40,6 +40,11 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
                  "Run shard I of N of the unique cases (0-based), e.g. 1/3; also OPCHECK_SHARD_INDEX/"
                  "OPCHECK_TOTAL_SHARDS or JOB_COMPLETION_INDEX")
       ->type_name("I/N");
+  app.add_option("--durations-from", f.request.settings.durations_from,
+                 "Split the shards by the case times an earlier run recorded (its --metrics-json file, merged or not, "
+                 "or its journal.jsonl) instead of by size; cases it does not know are estimated from their size. "
+                 "Give every shard the same file")
+      ->type_name("FILE");
   app.add_option("--maxfail", f.request.maxfail, "Stop after N failures or errors")->type_name("N");
   app.add_flag("-x,--exitfirst", f.exitfirst, "Stop after the first failure or error (--maxfail 1)");
   app.add_option("--durations", f.request.durations, "Show the N slowest cases before the summary (0: all)")

@@ -141,23 +141,58 @@ double estimated_cost(const Case& c) {
 
 Plan shard_plan(const Plan& plan, int index, int total) {
   if (total <= 1) return plan;
+  std::vector<double> cost(plan.unique.size());
+  for (std::size_t u = 0; u < plan.unique.size(); ++u) cost[u] = estimated_cost(*plan.unique[u]);
+  return shard_plan(plan, index, total, cost);
+}
+
+ExpectedTimes expected_times(const Plan& plan, const std::unordered_map<std::string, double>& recorded_s) {
+  ExpectedTimes t;
+  t.seconds.assign(plan.unique.size(), -1.0);
+  double timed_s = 0, timed_cost = 0;
+  for (std::size_t u = 0; u < plan.unique.size(); ++u) {
+    const auto it = recorded_s.find(plan.keys[plan.unique_first[u]]);
+    if (it == recorded_s.end()) continue;
+    t.seconds[u] = it->second;
+    timed_s += it->second;
+    timed_cost += estimated_cost(*plan.unique[u]);
+    ++t.recorded;
+  }
+  t.in_seconds = t.recorded > 0;
+  // The recorded cases say what a unit of estimated cost takes on this device; without any, the estimates stand.
+  const double per_cost = t.in_seconds ? timed_s / timed_cost : 1.0;
+  for (std::size_t u = 0; u < plan.unique.size(); ++u) {
+    if (t.seconds[u] >= 0) continue;
+    t.seconds[u] = estimated_cost(*plan.unique[u]) * per_cost;
+    ++t.estimated;
+  }
+  return t;
+}
+
+Plan shard_plan(const Plan& plan, int index, int total, const std::vector<double>& cost, std::vector<double>* loads) {
   // Longest-processing-time-first: heaviest unique case to the lightest shard; ties by key so every shard
   // computes the same assignment without talking to the others.
   std::vector<std::size_t> order(plan.unique.size());
   std::iota(order.begin(), order.end(), 0);
-  std::vector<double> cost(plan.unique.size());
-  for (std::size_t u = 0; u < plan.unique.size(); ++u) cost[u] = estimated_cost(*plan.unique[u]);
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     if (cost[a] != cost[b]) return cost[a] > cost[b];
     return plan.keys[plan.unique_first[a]] < plan.keys[plan.unique_first[b]];
   });
+  total = std::max(total, 1);
   std::vector<double> load(static_cast<std::size_t>(total), 0.0);
+  std::vector<std::size_t> count(load.size(), 0);
   std::vector<int> shard_of(plan.unique.size());
   for (std::size_t u : order) {
-    auto lightest = static_cast<std::size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    // Fewest cases among equally loaded shards, so that cases recorded as taking no time still spread out.
+    std::size_t lightest = 0;
+    for (std::size_t s = 1; s < load.size(); ++s)
+      if (load[s] < load[lightest] || (load[s] == load[lightest] && count[s] < count[lightest])) lightest = s;
     shard_of[u] = static_cast<int>(lightest);
     load[lightest] += cost[u];
+    ++count[lightest];
   }
+  if (loads) *loads = load;
+  if (total == 1) return plan;
   Plan out;
   std::vector<std::size_t> remap(plan.unique.size(), SIZE_MAX);
   for (std::size_t u = 0; u < plan.unique.size(); ++u) {

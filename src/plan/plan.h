@@ -50,6 +50,24 @@ double estimated_cost(const Case& c);
 /// deterministic for the same selection; occurrences of dropped unique cases are dropped too.
 Plan shard_plan(const Plan& plan, int index, int total);
 
+/// What each unique case of a plan is expected to take, in seconds, from the times an earlier run recorded by dedupe
+/// key (--durations-from). A case they do not know is estimated from its size: estimated_cost scaled by the seconds
+/// per cost unit of the plan's recorded cases, so that both kinds weigh alike.
+struct ExpectedTimes {
+  std::vector<double> seconds;  // per unique case
+  std::size_t recorded = 0;     // unique cases with a recorded time
+  std::size_t estimated = 0;    // unique cases estimated from their size
+  /// False when no unique case has a recorded time: `seconds` are then the size estimates, not seconds.
+  bool in_seconds = true;
+};
+ExpectedTimes expected_times(const Plan& plan, const std::unordered_map<std::string, double>& recorded_s);
+
+/// shard_plan balanced by `cost` (one per unique case) instead of the size estimate: the costliest case first, onto
+/// the least loaded shard (fewest cases on a tie), ties between cases by key. `loads`, when given, receives the
+/// summed cost of every shard.
+Plan shard_plan(const Plan& plan, int index, int total, const std::vector<double>& cost,
+                std::vector<double>* loads = nullptr);
+
 /// The plan as a user reviews it (--collect-only): each unique case with its key and the occurrences it serves, then
 /// the counts.
 std::string describe_plan(const Plan& plan);

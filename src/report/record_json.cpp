@@ -337,6 +337,13 @@ void write_run_info(JsonWriter& w, const RunInfo& info) {
     w.field("worker_start_max_s", info.worker_start_max_s);
     w.field("cases_wall_s", info.cases_wall_s);
   }
+  if (!info.durations_sha256.empty()) {
+    w.field("durations_from", info.durations_from).field("durations_sha256", info.durations_sha256);
+    w.field("durations_recorded", info.durations_recorded).field("durations_estimated", info.durations_estimated);
+    w.key("expected_shard_s").begin_array();
+    for (double v : info.expected_shard_s) w.value(v);
+    w.end_array();
+  }
   w.end_object();
 }
 
@@ -397,6 +404,19 @@ RunInfo run_info_from_json(const json& j, const JsonWhere& w) {
     info.worker_start_mean_s = get_number(j, w, "worker_start_mean_s");
     info.worker_start_max_s = get_number(j, w, "worker_start_max_s");
     if (j.contains("cases_wall_s")) info.cases_wall_s = get_number(j, w, "cases_wall_s");
+  }
+  if (j.contains("durations_sha256")) {
+    info.durations_from = get_string(j, w, "durations_from");
+    info.durations_sha256 = get_string(j, w, "durations_sha256");
+    info.durations_recorded = get_int(j, w, "durations_recorded");
+    info.durations_estimated = get_int(j, w, "durations_estimated");
+    const json& e = member(j, w, "expected_shard_s");
+    if (!e.is_array()) throw_json_error(w.at("expected_shard_s"), "expected an array of seconds, one per shard");
+    for (std::size_t i = 0; i < e.size(); ++i) {
+      const auto v = number_from(e[i], w.at("expected_shard_s").at(i));
+      if (!v) throw_json_error(w.at("expected_shard_s").at(i), "expected a number, found null");
+      info.expected_shard_s.push_back(*v);
+    }
   }
   return info;
 }

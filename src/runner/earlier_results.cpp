@@ -50,7 +50,8 @@ void EarlierResults::adopt_cache(const std::string& cache_path, const RunInfo& n
   Journal j = read_journal(cache_path);
   if (j.records.empty()) return;
   const std::string differs =
-      j.info ? describe_changes(identity_changes(*j.info, now)) : "  the cache has no header saying what wrote it\n";
+      j.info ? describe_changes(verdict_changes(identity_changes(*j.info, now)))
+             : "  the cache has no header saying what wrote it\n";
   if (!differs.empty()) {
     note = cache_path + " holds results of a different run; they are not reused and the cache is rewritten. What "
            "differs (then -> now):\n" + differs;

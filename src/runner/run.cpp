@@ -73,6 +73,8 @@ struct Prepared {
   TriagedSelection triaged;
   Plan plan;
   std::size_t all_unique = 0;
+  ExpectedTimes expected;            // with --durations-from: every unique case's expected seconds
+  std::vector<double> expected_shard_s;  // each shard's expected wall time at this run's -j
 };
 
 // load -> select, then the cases the session runs (--last-failed). nullopt-like: returns an exit code >= 0 to stop.
@@ -147,6 +149,19 @@ int report_device_not_started(const RunRequest& r, const Prepared& p, const std:
   return setup_failed ? kUsageError : kInternalError;
 }
 
+// --durations-from: the split by recorded times, each shard's expected wall time, and the line that says both.
+void shard_by_recorded_times(const RunRequest& r, Prepared& p, RunHost& host) {
+  const RunSettings& s = r.settings;
+  p.expected = expected_times(p.plan, s.durations.seconds);
+  std::vector<double> loads;
+  p.plan = shard_plan(p.plan, s.shard_index, s.shard_total, p.expected.seconds, &loads);
+  if (p.expected.in_seconds)
+    for (double load : loads) p.expected_shard_s.push_back(load / std::max(1, s.jobs));
+  if (!r.quiet)
+    host.err << describe_expected_shards(s.durations, p.expected.recorded, p.expected.estimated, p.expected.in_seconds,
+                                         p.expected_shard_s, s.shard_index, s.jobs);
+}
+
 // The device under test, then triage -> plan -> shard. An exit code >= 0 stops the run.
 int plan_run(RunRequest& r, Prepared& p, RunHost& host) {
   if (!make_failures_folder(r, host.err)) return kUsageError;
@@ -185,7 +200,8 @@ int plan_run(RunRequest& r, Prepared& p, RunHost& host) {
   p.plan = make_plan(p.triaged.cases, !r.no_dedupe, &p.known_keys);
   p.all_unique = p.plan.unique.size();
   // Sharding follows dedupe: shards split unique calls, so no call runs on two machines.
-  if (r.settings.shard_total > 1) p.plan = shard_plan(p.plan, r.settings.shard_index, r.settings.shard_total);
+  if (!r.settings.durations_from.empty()) shard_by_recorded_times(r, p, host);
+  else if (r.settings.shard_total > 1) p.plan = shard_plan(p.plan, r.settings.shard_index, r.settings.shard_total);
   if (r.collect_only) {
     host.out << describe_plan(p.plan);
     return p.invalid_input ? kInterrupted : kOk;
@@ -203,6 +219,11 @@ RunInfo describe(const RunRequest& r, const Prepared& p) {
   info.deselected = static_cast<std::int64_t>(p.loaded.selected.deselected + p.triaged.excluded);
   if (r.settings.shard_total > 1)
     info.shard = std::to_string(r.settings.shard_index) + "/" + std::to_string(r.settings.shard_total);
+  info.durations_from = r.settings.durations_from;
+  info.durations_sha256 = r.settings.durations.sha256;
+  info.durations_recorded = static_cast<std::int64_t>(p.expected.recorded);
+  info.durations_estimated = static_cast<std::int64_t>(p.expected.estimated);
+  info.expected_shard_s = p.expected_shard_s;
   return info;
 }
 

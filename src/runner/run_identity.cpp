@@ -52,6 +52,15 @@ std::vector<IdentityChange> identity_changes(const RunInfo& then, const RunInfo&
   return out;
 }
 
+std::vector<IdentityChange> verdict_changes(std::vector<IdentityChange> changes, const std::vector<SettingField>& fields) {
+  const auto split_only = [&](const IdentityChange& c) {
+    return std::any_of(fields.begin(), fields.end(),
+                       [&](const SettingField& f) { return f.split_only && f.identity != nullptr && c.what == f.identity; });
+  };
+  changes.erase(std::remove_if(changes.begin(), changes.end(), split_only), changes.end());
+  return changes;
+}
+
 std::string describe_changes(const std::vector<IdentityChange>& changes) {
   std::string out;
   for (const auto& c : changes) out += "  " + c.what + ": " + shown(c.then) + " -> " + shown(c.now) + "\n";

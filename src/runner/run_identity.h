@@ -29,6 +29,11 @@ struct IdentityChange {
 /// `then` has. A `then` that records no identity (written by an older opcheck) differs in every part.
 std::vector<IdentityChange> identity_changes(const RunInfo& then, const RunInfo& now);
 
+/// The changes that could change a verdict: `changes` less the parts of fields marked split_only (a cache of results
+/// by dedupe key serves them whatever the split).
+std::vector<IdentityChange> verdict_changes(std::vector<IdentityChange> changes,
+                                            const std::vector<SettingField>& fields = setting_fields());
+
 /// One line per change, "  device: 'privateuseone:0' -> 'cpu'", each ending in a newline.
 std::string describe_changes(const std::vector<IdentityChange>& changes);
 

@@ -192,6 +192,10 @@ bool resolve_run_settings(RunSettings& s, const EnvLookup& env, const std::strin
   if (!resolve_installed_backends(s, env, error)) return false;
   s.device_environment = device_environment_of(env);
   if (!resolve_shard(s.shard, env, s.shard_index, s.shard_total, error)) return false;
+  // A file that cannot split the run is found before any case runs, not by the shards' merge.
+  s.durations = {};
+  if (!s.durations_from.empty() && !read_recorded_durations(s.durations_from, s.timeout_s, s.durations, error))
+    return false;
   s.deadline_s = 0;
   if (!s.deadline.empty() && !parse_duration(s.deadline, s.deadline_s)) {
     error = "invalid --deadline '" + s.deadline + "'\n  Fix: use seconds or a unit, e.g. 90s, 45m, 2h";
@@ -257,6 +261,9 @@ const std::vector<SettingField>& setting_fields() {
        [](const RunSettings& s) { return one_if(s.timeout_s != RunSettings{}.timeout_s, number_word(s.timeout_s)); }},
       {"max case bytes", "--max-case-bytes", false,
        [](const RunSettings& s) { return one_if(s.max_case_bytes > 0, std::to_string(s.max_case_bytes)); }},
+      // Not a rerun argument: a rerun runs one case, unsharded, and its verdict does not depend on the split.
+      {"durations file digest", nullptr, false,
+       [](const RunSettings& s) { return one_if(!s.durations.sha256.empty(), s.durations.sha256); }, true},
       {"fault settings", nullptr, true,
        [](const RunSettings& s) {
          std::vector<std::string> out;

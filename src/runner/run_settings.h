@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "opcheck/exec_api.h"
+#include "runner/recorded_durations.h"
 
 namespace opcheck {
 
@@ -73,6 +74,10 @@ struct RunSettings {
   std::string shard;     // --shard as given, else from the sharding variables
   int shard_index = 0;   // resolved
   int shard_total = 1;
+  /// --durations-from as given: the shards split the unique cases by these recorded times. Every shard of a split
+  /// must be given the same file, so its digest is a part of the identity (merge refuses shards that differ in it).
+  std::string durations_from;
+  RecordedDurations durations;  // resolved: the file read, its digest
   std::string deadline;  // --deadline as given
   double deadline_s = 0;  // resolved; 0 = none
   int jobs = 0;               // -j; 0 = one per core
@@ -104,6 +109,9 @@ struct SettingField {
   const char* flag = nullptr;      // e.g. "--reference-dtype"
   bool environment = false;
   std::function<std::vector<std::string>(const RunSettings&)> values;  // empty = the default
+  /// A part that decides which cases a shard runs, not what a case computes: merge and --resume hold to it, the
+  /// results cache (by dedupe key) serves across it.
+  bool split_only = false;
 };
 
 /// The settings a rerun must repeat and the identity must hold, in the order the rerun command gives them.

@@ -55,6 +55,7 @@ TEST(RunIdentity, EverySettingThatDecidesAVerdictIsAPartNamedForIt) {
       {"timeout", [](RunSettings& s) { s.timeout_s = 30; }},
       {"max case bytes", [](RunSettings& s) { s.max_case_bytes = 4096; }},
       {"fault settings", [](RunSettings& s) { s.device_environment.clear(); }},
+      {"durations file digest", [](RunSettings& s) { s.durations.sha256 = "5e1f"; }},
   };
   std::size_t checked = 0;
   for (const auto& field : setting_fields()) {
