@@ -38,6 +38,7 @@ int CaseProbe::start(ProbeRequest& r, RunHost& host) {
       r.config, manifest_paths(r.selection, r.shipped_manifests), config, config_problems);
   host.err << diagnostics_text(config_problems, /*errors_only=*/config_ok);
   if (!config_ok) return kUsageError;
+  if (!config.path.empty()) config_sha256_ = sha256_file(config.path);
   repro::BundleFacts facts;
   repro::as_the_run_would(config, settings_, repro::device_args(true, settings_, facts), original_, facts);
   const WorkerLayout workers = layout_workers(settings_.jobs, settings_.intra_op_threads, settings_.devices.size(),
@@ -89,6 +90,7 @@ RunInfo CaseProbe::describe(const ProbeRequest& r) const {
   RunInfo info = describe_run(r.argv, RunPolicy{}, loaded_.set);
   describe_executor(executor_->info(), info);
   for (const auto& [name, value] : settings_.device_environment) info.device_environment.push_back(name + "=" + value);
+  info.status_config_sha256 = config_sha256_;
   info.identity = run_identity(settings_, executor_->info(), info.status_config_sha256);
   return info;
 }

@@ -61,6 +61,7 @@ class CaseProbe {
   Case original_;
   std::string manifest_path_;
   RunSettings settings_;
+  std::string config_sha256_;  // the status config's digest ("" = none), part of the reports' identity
   std::unique_ptr<Executor> executor_;
 };
 

@@ -210,3 +210,17 @@ def test_shrink_of_an_unknown_case_or_to_an_unwritable_folder_is_a_usage_error(t
     blocker.write_text("")
     r = opcheck("shrink", CASE, "--manifests", MANIFEST, "--device", "loopback", "-o", blocker / "sub", env=FAULT)
     assert r.rc == 4 and "cannot create the -o folder" in r.err and "Fix:" in r.err, r
+
+
+def test_shrink_and_sweep_judge_with_the_status_configs_tolerances(tmp_path):
+    """A status config that loosens the case's tolerances past the fault's bias makes it pass, for shrink and sweep as
+    for run: shrink has nothing to shrink (exit 1), every variant of the sweep passes."""
+    config = tmp_path / "opcheck.yaml"
+    config.write_text('rules:\n  - id: "gpt-oss-20b::torch.mul.3"\n    rtol: 1.0\n    atol: 1.0\n'
+                      '    reason: the bias stays within these\n')
+    r, out = shrink(tmp_path, "--config", config)
+    assert r.rc == 1 and "does not fail" in r.out, r
+    r = opcheck("sweep", CASE, "--manifests", MANIFEST, "--device", "loopback", "-j", "2", "--max-variants", "4",
+                "--config", config, env=FAULT)
+    assert r.rc == 0, r
+    assert [row[3] for row in table_rows(r.out)] == ["PASSED"] * 4, r
