@@ -51,7 +51,7 @@ void add_import_command(CLI::App& app, Commands& commands) {
   cmd->footer(
       "Each 'cnt:' line becomes one case of model <file stem>, written to DIR/<file stem>.yaml; a line that cannot "
       "become a runnable case is reported with its file:line and the reason. Exit 0 when every line was converted "
-      "or reported, 2 when an input cannot be read.\n"
+      "or reported, 2 when an input cannot be read or a line names an op opcheck refuses (README: Reliability).\n"
       "Example: opcheck import-traces operator_inp_logs/hf_train -o manifests/traces");
   cmd->add_option("paths", f.paths, "Trace files, or folders searched for *.txt traces")->required();
   cmd->add_option("-o,--output", f.out_dir, "Folder to write the manifests to")->required()->type_name("DIR");
@@ -76,7 +76,9 @@ int cmd_import_traces(const ImportFlags& f) {
       return kInternalError;
     }
   }
-  return errors.has_errors() ? kInterrupted : kOk;
+  bool refused = false;
+  for (const auto& t : imported.traces) refused = refused || t.reported.has_errors();
+  return errors.has_errors() || refused ? kInterrupted : kOk;
 }
 
 void add_run_traces_flag(CLI::App& run, std::vector<std::string>& traces) {
@@ -91,10 +93,15 @@ int prepare_trace_run(const std::vector<std::string>& traces, RunRequest& f) {
   DiagnosticList errors = imported.errors;
   const std::string dir = (fs::path(f.session.artifact_dir) / "traces").string();
   const auto written = traces::write_trace_manifests(imported, dir, errors);
-  print_reported(imported, f.quiet);
-  print_diagnostics(errors);
+  print_diagnostics(errors);  // the lines not converted are the run's load errors: it prints and reports them
   if (!f.quiet) print_summary(imported, written, std::cerr);
   if (errors.has_errors()) return kInterrupted;
+  // A trace line that did not become a case is a case missing from the run: an error of its input in the reports.
+  for (const auto& t : imported.traces)
+    for (Diagnostic d : t.reported.items) {
+      d.severity = Diagnostic::Severity::Error;
+      f.selection.input_problems.items.push_back(std::move(d));
+    }
   f.selection.manifests.insert(f.selection.manifests.end(), written.begin(), written.end());
   if (f.selection.manifests.empty()) {
     std::cerr << "opcheck: the traces gave no manifest to run\n";

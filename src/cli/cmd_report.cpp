@@ -29,9 +29,9 @@ struct MergeFlags {
 int cmd_merge(const MergeFlags& f) {
   std::vector<RunReport> shards;
   try {
-    for (const auto& p : f.inputs) shards.push_back(read_metrics(p));
+    for (const auto& p : f.inputs) shards.push_back(read_whole_metrics(p));
     std::string partial;
-    RunReport merged = merge_reports(shards, f.allow_partial, &partial);
+    RunReport merged = merge_reports(shards, f.allow_partial, &partial, f.inputs);
     if (!partial.empty()) std::cerr << "opcheck merge: warning: " << partial << "\n";
     if (!f.junit_xml.empty()) write_junit_xml(merged, f.junit_xml);
     if (!f.metrics_json.empty()) write_metrics_json(merged, f.metrics_json);

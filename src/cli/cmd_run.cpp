@@ -53,7 +53,7 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
   app.add_flag("--shrink", f.request.shrink,
                "Shrink each failure group's example to the smallest call that fails the same way (as opcheck shrink, "
                "at most 100 calls and 60 s per group); metrics carry it as failure_groups[].minimal");
-  app.add_flag("!--no-groups", f.request.failure_groups,
+  app.add_flag("--no-groups", f.no_groups,
                "Leave the failure groups (root causes, largest first) out of the console: failures case by case only");
   app.add_option("--deadline", f.request.settings.deadline, "Stop starting new cases after this long, e.g. 90m, 2h")
       ->type_name("DURATION");
@@ -133,6 +133,7 @@ int cmd_run(RunFlags& f, const std::vector<std::string>& argv) {
   if (!f.traces.empty())
     if (int rc = prepare_trace_run(f.traces, r); rc >= 0) return rc;
   if (f.exitfirst) r.maxfail = 1;
+  r.failure_groups = !f.no_groups;
   r.settings.isolation = !f.no_isolation;
   r.shipped_manifests = shipped_manifest_dir();
   r.binary = opcheck_binary();

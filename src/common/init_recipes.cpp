@@ -8,13 +8,13 @@ namespace opcheck {
 const std::vector<InitRecipe>& init_recipes() {
   // kind, name, init_args, seeded, full_shape. `path` is the loader's: it becomes the spec's file.
   static const std::vector<InitRecipe> rows{
-      {InitKind::Rand, "rand", {"low", "high"}, true, false},
+      {InitKind::Rand, "rand", {"low", "high", "max_true"}, true, false},
       {InitKind::Randn, "randn", {"mean", "std"}, true, false},
       {InitKind::Zeros, "zeros", {}, false, false},
       {InitKind::Ones, "ones", {}, false, false},
       {InitKind::Arange, "arange", {}, false, false},
       {InitKind::Randint, "randint", {"low", "high"}, true, false},
-      {InitKind::Uniform, "uniform", {"low", "high"}, true, false},
+      {InitKind::Uniform, "uniform", {"low", "high", "max_true"}, true, false},
       {InitKind::Data, "data", {}, false, true},
       {InitKind::Xavier, "xavier", {"gain"}, true, false},
       {InitKind::File, "file", {"path", "key"}, false, true},

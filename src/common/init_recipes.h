@@ -130,6 +130,7 @@ std::pair<std::int64_t, std::int64_t> int_bounds(const TensorSpec& t, Builder& b
 ///   rand(shape, dtype)                      torch.rand(shape, dtype=dtype)
 ///   randint(low, high, shape, dtype)        torch.randint(low, high, shape, dtype=dtype)
 ///   randint_cast(low, high, shape, dtype)   torch.randint(low, high, shape).to(dtype)  (dtypes randint refuses)
+///   at_most_true(m, n)                      m & (m.reshape(-1).cumsum(0) <= n).reshape(m.shape)  (the first n trues)
 ///   scaled(r, low, high)                    high * r + low * (1 - r)
 ///   complex(re, im)                         torch.complex(re, im)
 ///   randn(shape, dtype)                     torch.randn(shape, dtype=dtype)
@@ -153,10 +154,16 @@ typename Builder::Values init_values(const TensorSpec& t, const std::vector<std:
   switch (t.init) {
     case InitKind::Rand:
     case InitKind::Uniform: {
+      const auto max_true = int_arg(t, "max_true", b);
       if (dtype == DType::Bool) {
-        if (!t.init_args.empty()) b.fail("a bool tensor takes no low/high (it is 50 % true).", "remove init_args.");
-        return b.randint(0, 2, shape, DType::Bool);
+        if (t.init_args.size() > (max_true ? 1u : 0u))
+          b.fail("a bool tensor takes no low/high (it is 50 % true).", "remove low and high.");
+        if (max_true && *max_true < 0) b.fail("init_args.max_true must not be negative.", "");
+        auto mask = b.randint(0, 2, shape, DType::Bool);
+        if (!max_true) return mask;
+        return b.at_most_true(std::move(mask), *max_true);
       }
+      if (max_true) b.fail("init_args.max_true is for bool tensors (a mask's true values).", "remove max_true.");
       if (!floating && !complex) {
         const auto [lo, hi] = int_bounds(t, b);
         return b.randint(lo, hi, shape, dtype);

@@ -521,7 +521,7 @@ class CaseRun {
     const std::optional<OpError>& error = ref_.outcome.error;
     if (!c_.expects_error) {
       if (!error) return std::nullopt;
-      return Verdict{Stage::FAILED_REFERENCE, "the CPU reference raised " + error->text()};
+      return Verdict{Stage::FAILED_REFERENCE, "the CPU reference raised " + error->text() + bounds_broken()};
     }
     const std::string expected = "expected " + describe_expected(*c_.expects_error);
     if (!error)
@@ -531,6 +531,26 @@ class CaseRun {
     if (!error_matches(*error, *c_.expects_error, why))
       return Verdict{Stage::FAILED_REFERENCE, expected + ", but the CPU reference " + why};
     return std::nullopt;
+  }
+
+  // The inputs that break what the op accepts of them (pinned values: random ones were narrowed at load), so a
+  // reference that raised on them says which argument and which bound.
+  std::string bounds_broken() const {
+    std::string out;
+    for (const InputBound& b : input_bounds(c_)) {
+      const TensorSpec* spec = &b.spec(c_);
+      for (std::size_t s = 0; s < slots().size(); ++s) {
+        if (slots()[s].spec != spec || s >= host_.size()) continue;
+        try {
+          if (std::string p = bound_problem(b, host_[s]); !p.empty()) out += "; " + p;
+        } catch (const std::exception&) {
+          // The explanation is a courtesy: the reference's own error stands without it.
+        }
+      }
+    }
+    if (out.empty()) return out;
+    return out + ". Fix: give " + (out.find(" true values") != std::string::npos ? "values" : "indices") +
+           " within the bound, or draw them at random (init: randint or rand) to have them narrowed to it";
   }
 
   // Compiled runs: the first compiles, the second reuses the compiled code; their difference is the compile time.

@@ -202,6 +202,9 @@ struct AtenValues {
   at::Tensor randint_cast(std::int64_t lo, std::int64_t hi, const Shape& shape, DType d) {
     return at::randint(lo, hi, shape, gen, at::TensorOptions().dtype(at::kLong)).to(to_scalar_type(d));
   }
+  at::Tensor at_most_true(at::Tensor m, std::int64_t n) {
+    return m.logical_and(m.reshape(-1).cumsum(0).le(n).reshape(m.sizes()));
+  }
   at::Tensor scaled(at::Tensor r, const PyValue& lo, const PyValue& hi) {
     return scale_unit(std::move(r), scalar(lo), scalar(hi));
   }
@@ -418,6 +421,24 @@ at::Tensor build_tensor(const TensorSpec& spec, std::int64_t seed) {
   storage.as_strided(value_shape, stride, spec.storage_offset).copy_(values);
   values.reset();
   return storage.as_strided(spec.shape, stride, spec.storage_offset);
+}
+
+std::string bound_problem(const InputBound& b, const at::Tensor& t) {
+  if (t.numel() == 0) return {};
+  const std::string range = "[" + std::to_string(b.low) + ", " + std::to_string(b.high) + ")";
+  if (b.kind == InputBound::Kind::TrueCount) {
+    if (t.scalar_type() != at::kBool) return {};
+    // Counted as the op sees them: every true value of the mask's view once per repeat of the broadcast.
+    const std::int64_t trues = t.sum().item<std::int64_t>() * b.spread;
+    if (trues <= b.limit) return {};
+    return b.arg + " holds " + std::to_string(trues) + " true values" + (b.spread > 1 ? " as broadcast" : "") +
+           ", more than " + std::to_string(b.limit) + " (" + b.what + ")";
+  }
+  if (!at::isIntegralType(t.scalar_type(), /*includeBool=*/false)) return {};
+  const std::int64_t lo = t.min().item<std::int64_t>(), hi = t.max().item<std::int64_t>();
+  if (lo < b.low) return b.arg + " holds " + std::to_string(lo) + ", outside " + range + ", " + b.what;
+  if (hi >= b.high) return b.arg + " holds " + std::to_string(hi) + ", outside " + range + ", " + b.what;
+  return {};
 }
 
 std::string tensor_digest(const at::Tensor& t) {

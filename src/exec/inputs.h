@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/input_bounds.h"
 #include "opcheck/case.h"
 #include "exec/pch.h"
 
@@ -28,6 +29,10 @@ inline std::int64_t input_seed(std::int64_t case_seed, std::size_t input_index, 
 /// sha256 of the tensor's logical bytes (contiguous copy, native dtype, little-endian); for a view that repeats its
 /// storage (stride-0 dims), of its layout and the storage span it reaches, so the work is bounded by the bytes behind it.
 std::string tensor_digest(const at::Tensor& t);
+
+/// What built input `t` holds that its op does not accept (common/input_bounds.h): "index holds 15, outside [0, 11),
+/// the size of dim 0 of self"; empty when it keeps to the bound.
+std::string bound_problem(const InputBound& b, const at::Tensor& t);
 
 /// Maps opcheck's DType to libtorch's.
 at::ScalarType to_scalar_type(DType t);

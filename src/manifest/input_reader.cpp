@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "common/refused_ops.h"
 #include "common/spelling.h"
 #include "common/text.h"
 #include "manifest/py_literal.h"
@@ -28,6 +29,14 @@ bool is_python_identifier(std::string_view s) {
     bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
     if (!(alpha || (i > 0 && c >= '0' && c <= '9'))) return false;
   }
+  return true;
+}
+
+bool refuse_machine_op(TypedYaml& r, yaml::NodeRef n, const std::string& op) {
+  const auto why = refused_op_reason(op);
+  if (!why) return false;
+  r.error(n, "op '" + op + "' is refused: it " + *why,
+          "opcheck runs only ops that compute on their arguments; remove this case (README: Reliability)");
   return true;
 }
 

@@ -19,6 +19,9 @@ bool is_python_identifier(std::string_view s);
 /// Letters, digits, '_', '.' and ':': how an op may be spelled (torch.add, aten::add.Tensor).
 bool is_op_spelling(std::string_view s);
 
+/// True after reporting, at `n`, that `op` is an op opcheck refuses to run (common/refused_ops.h) and why.
+bool refuse_machine_op(TypedYaml& r, yaml::NodeRef n, const std::string& op);
+
 /// Reads the arguments of one call; every problem is located and names the case being read (set_case_id).
 class InputReader : public TypedYaml {
  public:

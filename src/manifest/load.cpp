@@ -8,6 +8,7 @@
 
 #include "common/sha256.h"
 #include "common/regular_file.h"
+#include "manifest/narrow_inputs.h"
 #include "manifest/normalize.h"
 #include "manifest/v2_config.h"
 #include "common/yaml_tree.h"
@@ -134,13 +135,14 @@ std::vector<std::string> manifest_files(const std::vector<std::string>& paths, D
       if (fs::is_regular_file(target)) {
         found.push_back(it->path().string());
       } else if (!fs::is_directory(target)) {
-        // Named like a manifest but not one: say so rather than skip it silently.
+        // Named like a manifest but not one: its cases are missing from the run, which is an error of the input
+        // (the run fails and its reports say which file), never a console warning only.
         const bool dangling = it->is_symlink(ec2) && !fs::exists(target);
-        diags.warning(SourceLoc{it->path().string(), 0, 0},
-                      dangling ? "skipped: a symbolic link to " + fs::read_symlink(it->path(), ec2).string() +
-                                     ", which does not exist"
-                               : "skipped: a " + special_kind(target) + ", not a regular file",
-                      {}, dangling ? "fix or remove the link" : "replace it with a regular file or remove it");
+        diags.error(SourceLoc{it->path().string(), 0, 0},
+                    dangling ? "cannot load: a symbolic link to " + fs::read_symlink(it->path(), ec2).string() +
+                                   ", which does not exist"
+                             : "cannot load: a " + special_kind(target) + ", not a regular file",
+                    {}, dangling ? "fix or remove the link" : "replace it with a regular file or remove it");
       }
     }
     if (ec) diags.error(SourceLoc{p, 0, 0}, "cannot list the folder: " + ec.message());
@@ -246,6 +248,7 @@ ManifestSet load_manifests(const std::vector<std::string>& paths) {
     load_text(file, text, tree, set);
   }
   qualify_colliding_ids(set);
+  narrow_random_inputs(set);
   return set;
 }
 
@@ -253,6 +256,7 @@ ManifestSet load_manifest_text(const std::string& path, const std::string& text)
   ManifestSet set;
   yaml::Tree tree;
   load_text(path, text, tree, set);
+  narrow_random_inputs(set);
   return set;
 }
 

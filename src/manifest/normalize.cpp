@@ -232,7 +232,7 @@ bool Normalizer::read_case(NodeRef c, const Settings& defaults, const std::vecto
   NodeRef op = c.find("op");
   if (!op)
     r_.error(c, "case has no 'op'", "add op: torch.<name>, e.g. op: torch.add");
-  else if (r_.read_string(op, "op", out.op) && !is_op_spelling(out.op))
+  else if (r_.read_string(op, "op", out.op) && !refuse_machine_op(r_, op, out.op) && !is_op_spelling(out.op))
     r_.error(op, "op " + in_quotes(out.op) + " is not an op name",
              "e.g. torch.add, torch.Tensor.view, aten::add.Tensor");
 

@@ -6,6 +6,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "common/edit_distance.h"
 #include "common/spelling.h"
 #include "common/text.h"
 #include "manifest/input_reader.h"
@@ -207,22 +208,37 @@ void V2Reader::read_global(NodeRef g) {
   }
 }
 
-bool V2Reader::read_test_names(NodeRef t, std::vector<std::string>& names) {
+bool V2Reader::read_test_names(NodeRef t, std::vector<std::string>& names, std::string& not_run) {
   NodeRef names_node = t.find("names");
-  if (!names_node)
+  if (!names_node) {
     r_.error(t, "test has no 'names'", std::string("add names: [") + kV2ModelOpsTest + "]");
-  else
+  } else if (names_node.is_scalar() && names_node.describe() != "a string") {
+    // A single name stands for a list of one; a number or a boolean is no name (the entries would vanish).
+    r_.error(names_node, "'names' must be a list of test names, got " + names_node.describe(),
+             std::string("names: [") + kV2ModelOpsTest + "]");
+    return false;
+  } else {
     read_strings(names_node, "names", names);
+  }
   bool runs = false;
   for (std::size_t i = 0; i < names.size(); ++i) {
     if (names[i] == kV2ModelOpsTest) {
       runs = true;
       continue;
     }
-    r_.warning(names_node.is_sequence() ? names_node.item(i) : names_node,
-               "test " + in_quotes(names[i]) + " is not " + kV2ModelOpsTest + "; opcheck runs nothing under it",
+    NodeRef at = names_node.is_sequence() ? names_node.item(i) : names_node;
+    // A near miss of the one test opcheck runs is a typo: its entries would silently not run.
+    if (edit_distance(names[i], kV2ModelOpsTest) <= 3) {
+      r_.error(at, "test " + in_quotes(names[i]) + " is not " + kV2ModelOpsTest + " (did you mean '" +
+                       kV2ModelOpsTest + "'?)",
+               std::string("write ") + kV2ModelOpsTest + ", the test whose edits.ops entries opcheck runs");
+      continue;
+    }
+    r_.warning(at, "test " + in_quotes(names[i]) + " is not " + kV2ModelOpsTest + "; opcheck runs nothing under it",
                std::string("opcheck runs the edits.ops entries of ") + kV2ModelOpsTest);
+    if (not_run.empty()) not_run = "not run: test " + in_quotes(names[i]) + " is not " + kV2ModelOpsTest;
   }
+  if (runs) not_run.clear();
   return runs;
 }
 
@@ -297,9 +313,9 @@ void V2Reader::read_entries(NodeRef include, TestScope& test, bool spyre) {
   for (std::size_t i = 0; i < include.size(); ++i) {
     Case c;
     if (!read_entry(include.item(i), test, c)) continue;
-    auto [first, inserted] = listed_.emplace(c.id, Listed{test.mode, c.loc.line, 1});
+    auto [first, inserted] = listed_.emplace(c.id, Listed{test.mode, c.loc.line, 1, test.not_run.empty()});
     if (!inserted) {
-      if (first->second.mode != test.mode) {
+      if (first->second.mode != test.mode && first->second.runs && test.not_run.empty()) {
         r_.error(include.item(i),
                  "entry " + in_quotes(c.name) + " is listed twice with different modes (" +
                      std::string(kModes[int(test.mode)]) + " here, " + std::string(kModes[int(first->second.mode)]) +
@@ -326,17 +342,21 @@ void V2Reader::read_test(NodeRef t) {
   if (!r_.want_mapping(t, "tests")) return;
   r_.check_keys(t, kTestKeys, "in a test of test_suite_config.files");
   std::vector<std::string> names;
-  const bool runs = read_test_names(t, names);
   TestScope test;
+  const bool runs = read_test_names(t, names, test.not_run);
   if (NodeRef m = t.find("mode")) read_mode(m, test.mode);
   bool spyre = false;
   if (!read_test_model(t, test, spyre)) return;
   NodeRef include = read_edits(t, test);
+  if (include && include.size() > 0 && !runs && !test.not_run.empty()) {
+    // Listed under another test: reported, each entry skipped with the reason, never silently dropped.
+    r_.warning(include, std::to_string(include.size()) + " op entries of this test are not run",
+               std::string("list them under a test named ") + kV2ModelOpsTest);
+    read_entries(include, test, spyre);
+    return;
+  }
   if (!include || !runs) {
-    if (include && include.size() > 0 && !names.empty())
-      r_.warning(include, std::to_string(include.size()) + " op entries of this test are not run",
-                 std::string("list them under a test named ") + kV2ModelOpsTest);
-    else if (runs)
+    if (runs)
       r_.warning(t, "test has no edits.ops.include entries", "add the op calls under edits: {ops: {include: [...]}}");
     // Entries still count for upstream's test indices.
     if (include) entry_index_ += include.size();

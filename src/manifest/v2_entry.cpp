@@ -74,7 +74,7 @@ bool V2Reader::read_op(NodeRef e, Case& out) {
     r_.error(e, "op entry has no 'name'", "add name: torch.<op>, e.g. name: torch.add");
     return false;
   }
-  if (!r_.read_string(name, "name", out.op)) return false;
+  if (!r_.read_string(name, "name", out.op) || refuse_machine_op(r_, name, out.op)) return false;
   if (!is_op_spelling(out.op)) {
     r_.error(name, "op " + in_quotes(out.op) + " is not an op name",
              "e.g. torch.add, torch.Tensor.view, torch.nn.functional.silu");
@@ -155,7 +155,9 @@ void V2Reader::add_conditions(NodeRef e, const TestScope& test, Case& out) {
     return std::find(dtypes.begin(), dtypes.end(), t) != dtypes.end();
   };
   const std::string dt = torch_dtype_name(out.dtype);
-  if (test.mode == Mode::Skip)
+  if (!test.not_run.empty())
+    out.skip_if.push_back(always(test.not_run + " (" + where + ")", e, true));
+  else if (test.mode == Mode::Skip)
     out.skip_if.push_back(always("mode: skip (" + where + ")", e, true));
   else if (std::find(test.excluded_ops.begin(), test.excluded_ops.end(), out.op) != test.excluded_ops.end())
     out.skip_if.push_back(always("op " + out.op + " is in edits.ops.exclude (" + where + ")", e, true));

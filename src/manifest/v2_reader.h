@@ -41,6 +41,7 @@ struct TestScope {
   std::vector<std::string> marks;         // the test's tags that are marker names
   std::vector<std::string> excluded_ops;  // edits.ops.exclude
   std::vector<DType> dtype_include, dtype_exclude;
+  std::string not_run;  // the test is not test_model_ops_db: its entries are reported skipped, with this reason
 };
 
 class V2Reader {
@@ -60,7 +61,8 @@ class V2Reader {
   void read_file(NodeRef f);
   void read_test(NodeRef t);
   // One test of a file, in steps.
-  bool read_test_names(NodeRef t, std::vector<std::string>& names);  // true when the test is test_model_ops_db
+  /// True when the test is test_model_ops_db; `not_run` says why its entries do not run when another test is named.
+  bool read_test_names(NodeRef t, std::vector<std::string>& names, std::string& not_run);
   bool read_test_model(NodeRef t, TestScope& test, bool& spyre);
   NodeRef read_edits(NodeRef t, TestScope& test);  // the edits.ops.include list, or null
   void read_entries(NodeRef include, TestScope& test, bool spyre);
@@ -86,6 +88,7 @@ class V2Reader {
     Mode mode;
     int line;
     int listings;
+    bool runs = true;  // listed under test_model_ops_db (else reported skipped: its mode says nothing)
   };
   std::unordered_map<std::string, Listed> listed_;  // case id -> first listing
   std::unordered_map<std::string, int> op_counts_;  // op -> entries without a v1 name so far

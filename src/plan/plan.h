@@ -12,7 +12,7 @@ namespace opcheck {
 
 /// Version of the dedupe key format. Bump it whenever canonical_case_text changes what it covers or how it
 /// spells it, so results cached under an older format are never mistaken for the new one.
-inline constexpr const char* kDedupeKeyVersion = "k3";
+inline constexpr const char* kDedupeKeyVersion = "k4";
 
 /// Everything that decides what a case computes and how it is judged, in one canonical text (see README
 /// "Dedupe key"): key version, canonical op, seed, every input (kind, shape, stride, storage offset,
@@ -20,7 +20,7 @@ inline constexpr const char* kDedupeKeyVersion = "k3";
 /// equal_nan, pcc_min, expects_error, nondeterministic. Not the model, case name, description or marks.
 std::string canonical_case_text(const Case& c);
 
-/// sha256 of canonical_case_text, hex, first 32 digits, prefixed with the key version: "k3:3fa2...".
+/// sha256 of canonical_case_text, hex, first 32 digits, prefixed with the key version: "k4:3fa2...".
 std::string dedupe_key(const Case& c);
 
 /// A short signature of the call for coverage: `op(fp16[4,128], fp16[128], 1.0)`.

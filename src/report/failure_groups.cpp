@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 #include <vector>
 
 #include "common/text.h"
@@ -150,11 +151,13 @@ void replace_all(std::string& s, const std::string& what, const std::string& wit
 }
 
 /// The message's first paragraph without the device-ops note (the ops are part of the signature on their own), its
-/// own case id masked (crash messages name the case they ran), at most a few lines.
+/// own case id and manifest masked (crash messages name the case they ran, rejected cases their file), at most a
+/// few lines.
 std::string message_head(const CaseRecord& rec) {
   std::string msg = rec.result.message;
   replace_all(msg, rec.id, "CASE");
   if (!rec.deduplicated_from.empty()) replace_all(msg, rec.deduplicated_from, "CASE");
+  replace_all(msg, rec.file, "PATH");  // a manifest named without a folder ("m.yaml:3: ...") has no '/' to find
   constexpr std::size_t kMaxLines = 8, kMaxChars = 400;
   std::string head;
   std::size_t lines = 0, from = 0;
@@ -170,7 +173,11 @@ std::string message_head(const CaseRecord& rec) {
     if (line.rfind("on the device: ", 0) == 0) continue;
     head += (lines++ ? "\n" : "") + std::string(line);
   }
-  if (head.size() > kMaxChars) head.resize(kMaxChars);
+  if (head.size() > kMaxChars) {
+    std::size_t cut = kMaxChars;  // at a character's first byte: the signature stays valid UTF-8 in every report
+    while (cut > 0 && (static_cast<unsigned char>(head[cut]) & 0xC0) == 0x80) --cut;
+    head.resize(cut);
+  }
   return head;
 }
 
@@ -274,9 +281,11 @@ std::set<std::string> suspects(const CaseRecord& rec) {
   return own;
 }
 
-/// For each op, the unique wrong results whose suspects hold it and the unique passes whose calls ran it.
+/// For each op, the unique wrong results whose suspects hold it and the unique passes whose calls ran it; and the ops
+/// that failed as a case's own op, computed on the device (not a composite around others).
 struct OpTally {
   std::map<std::string, std::int64_t> failed, passed;
+  std::set<std::string> failed_alone;
 };
 
 OpTally tally_ops(const RunReport& report) {
@@ -284,27 +293,34 @@ OpTally tally_ops(const RunReport& report) {
   std::set<std::string> seen;
   for (const CaseRecord& rec : report.cases) {
     if (!rec.key.empty() && !seen.insert(rec.key).second) continue;  // a deduplicated call ran once
+    const std::set<std::string> ran = suspects(rec);
     if (rec.result.stage == Stage::PASSED && rec.outcome == Outcome::Passed) {
-      for (const std::string& op : suspects(rec)) ++t.passed[op];
+      for (const std::string& op : ran) ++t.passed[op];
     } else if (in_failure_groups(rec) && wrong_result(rec.result.stage)) {
-      for (const std::string& op : suspects(rec)) ++t.failed[op];
+      for (const std::string& op : ran) ++t.failed[op];
+      for (const std::string& op : split_list(case_op(rec)))
+        if (ran.count(op)) t.failed_alone.insert(op);
     }
   }
   return t;
 }
 
-/// The suspect with the highest Ochiai score; ties go to the case's own op, then to the first by name.
+/// The op a wrong result is blamed on, among its suspects: an op that failed as a case's own op outranks the others
+/// (the copies and allocations around every call tie with it on the score in a small run); then the highest Ochiai
+/// score; then the case's own op; then the first by name.
 std::string blamed_op(const CaseRecord& rec, const OpTally& t) {
   const std::vector<std::string> own = split_list(case_op(rec));
   std::string best;
-  double best_score = -1;
+  std::tuple<bool, double, bool> best_rank{false, -1.0, false};
   for (const std::string& op : suspects(rec)) {
     const auto f = t.failed.count(op) ? t.failed.at(op) : 0, p = t.passed.count(op) ? t.passed.at(op) : 0;
-    const double score = f + p > 0 ? static_cast<double>(f) / std::sqrt(static_cast<double>(f + p)) : 0.0;
-    const bool own_op = std::find(own.begin(), own.end(), op) != own.end();
-    if (score > best_score + 1e-12 || (std::fabs(score - best_score) <= 1e-12 && own_op)) {
+    // Rounded, so two equal scores computed apart compare equal.
+    const double score = f + p > 0 ? std::round(1e9 * static_cast<double>(f) / std::sqrt(static_cast<double>(f + p))) : 0.0;
+    const std::tuple<bool, double, bool> rank{t.failed_alone.count(op) > 0, score,
+                                              std::find(own.begin(), own.end(), op) != own.end()};
+    if (best.empty() || rank > best_rank) {
       best = op;
-      best_score = score;
+      best_rank = rank;
     }
   }
   return best;

@@ -40,12 +40,12 @@ struct FailureGroup {
 };
 
 /// The run's failing occurrences (failed, error, not_supported) grouped by root cause, largest group first (ties by
-/// signature). A wrong result is blamed on one op of its call: of the ops that computed on the device during it
-/// (a decomposition's inner ops, not the composite around them), the one most suspect over the whole run, as
-/// fault localisation ranks statements: failed(op) / sqrt(failed(op) + passed(op)), over the unique cases whose
-/// calls ran the op (Ochiai). A biased aten::mul fails every case that runs it and few that pass run it, so a
-/// layer_norm or linear whose decomposition runs mul groups with the mul cases, not with add or copy_ that
-/// thousands of passing cases also ran.
+/// signature). A wrong result is blamed on one op of its call, of the ops that computed on the device during it (a
+/// decomposition's inner ops, not the composite around them): one that also failed as a case's own op if there is
+/// one (a biased aten::mul fails the mul cases, so an rms_norm whose decomposition runs mul groups with them), then
+/// the one most suspect over the whole run, as fault localisation ranks statements: failed(op) / sqrt(failed(op) +
+/// passed(op)) over the unique cases whose calls ran the op (Ochiai): add or copy_, which passing cases also ran,
+/// rank below the op that fails wherever it runs.
 std::vector<FailureGroup> group_failures(const RunReport& report);
 
 /// Whether a record fails in a way groups count: failed, error or not_supported.

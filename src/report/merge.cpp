@@ -27,19 +27,29 @@ std::optional<double> parse_utc(const std::string& s) {
   return static_cast<double>(timegm(&tm)) + sec;
 }
 
-void require_same(const std::vector<RunReport>& shards, const char* what, std::string RunInfo::*field) {
+// "\n  shard 2: nightly/s1.json" for each shard an error names, when the files are known.
+std::string shard_files(const std::vector<std::string>& files, std::initializer_list<std::size_t> shards) {
+  std::string out;
+  for (std::size_t i : shards)
+    if (i < files.size()) out += "\n  shard " + std::to_string(i + 1) + ": " + files[i];
+  return out;
+}
+
+void require_same(const std::vector<RunReport>& shards, const char* what, std::string RunInfo::*field,
+                  const std::vector<std::string>& files) {
   for (std::size_t i = 1; i < shards.size(); ++i) {
     const auto& a = shards[0].info.*field;
     const auto& b = shards[i].info.*field;
     if (a != b)
       throw ReportError("opcheck merge: error: shard " + std::to_string(i + 1) + " ran with " + what + " \"" + b +
-                        "\" but shard 1 with \"" + a + "\"\n  Fix: merge only the shards of one run");
+                        "\" but shard 1 with \"" + a + "\"" + shard_files(files, {i, 0}) +
+                        "\n  Fix: merge only the shards of one run");
   }
 }
 
 // Every part of the identity (RunInfo::identity: the settings and facts that decide verdicts) is the same in every
 // shard; a part one shard lacks counts as "".
-void require_same_identity(const std::vector<RunReport>& shards) {
+void require_same_identity(const std::vector<RunReport>& shards, const std::vector<std::string>& files) {
   auto value = [](const RunInfo& info, const std::string& what) {
     for (const auto& [name, v] : info.identity)
       if (name == what) return v;
@@ -51,7 +61,8 @@ void require_same_identity(const std::vector<RunReport>& shards) {
         const std::string a = value(shards[0].info, part.first), b = value(shards[i].info, part.first);
         if (a != b)
           throw ReportError("opcheck merge: error: shard " + std::to_string(i + 1) + " ran with " + part.first +
-                            " \"" + b + "\" but shard 1 with \"" + a + "\"\n  Fix: merge only the shards of one run");
+                            " \"" + b + "\" but shard 1 with \"" + a + "\"" + shard_files(files, {i, 0}) +
+                            "\n  Fix: merge only the shards of one run");
       }
   }
 }
@@ -68,14 +79,15 @@ bool parse_shard(const std::string& s, int& i, int& n) {
 
 }  // namespace
 
-RunReport merge_reports(const std::vector<RunReport>& shards, bool allow_partial, std::string* partial) {
+RunReport merge_reports(const std::vector<RunReport>& shards, bool allow_partial, std::string* partial,
+                        const std::vector<std::string>& files) {
   RunReport out;
   if (shards.empty()) return out;
-  require_same(shards, "opcheck", &RunInfo::opcheck_version);
-  require_same(shards, "libtorch", &RunInfo::torch_version);
-  require_same(shards, "device", &RunInfo::device_name);
-  require_same(shards, "device library digest", &RunInfo::device_lib_sha256);
-  require_same_identity(shards);
+  require_same(shards, "opcheck", &RunInfo::opcheck_version, files);
+  require_same(shards, "libtorch", &RunInfo::torch_version, files);
+  require_same(shards, "device", &RunInfo::device_name, files);
+  require_same(shards, "device library digest", &RunInfo::device_lib_sha256, files);
+  require_same_identity(shards, files);
 
   RunInfo& info = out.info;
   info = shards[0].info;
@@ -125,9 +137,13 @@ RunReport merge_reports(const std::vector<RunReport>& shards, bool allow_partial
       // Every shard loads every manifest, so each reports the same load errors (unplaced, INVALID_CASE): once.
       const bool load_error = rec.index < 0 && rec.result.stage == Stage::INVALID_CASE;
       if (!inserted && load_error) continue;
+      if (!inserted && it->second == s + 1)
+        throw ReportError("opcheck merge: error: case " + rec.id + " appears twice in shard " + std::to_string(s + 1) +
+                          shard_files(files, {s}) +
+                          "\n  Fix: the file was edited or two runs were joined; merge the files `opcheck run` wrote");
       if (!inserted)
         throw ReportError("opcheck merge: error: case " + rec.id + " is in shard " + std::to_string(it->second) +
-                          " and in shard " + std::to_string(s + 1) +
+                          " and in shard " + std::to_string(s + 1) + shard_files(files, {it->second - 1, s}) +
                           "\n  Fix: pass each shard's metrics file once, and only shards of one --shard I/N split");
       out.cases.push_back(rec);
     }

@@ -17,6 +17,8 @@ namespace opcheck {
 /// hold a shard twice; and when a shard of the split is missing, unless `allow_partial` (then `*partial`, when
 /// given, says which shards were merged and which are missing).
 /// The merged run records the longest shard's wall time and the sum over the shards beside the span.
-RunReport merge_reports(const std::vector<RunReport>& shards, bool allow_partial = false, std::string* partial = nullptr);
+/// `files` (optional) names each shard's file in the errors.
+RunReport merge_reports(const std::vector<RunReport>& shards, bool allow_partial = false, std::string* partial = nullptr,
+                        const std::vector<std::string>& files = {});
 
 }  // namespace opcheck

@@ -153,7 +153,30 @@ void write_metrics_json(const RunReport& report, const std::string& path) {
   write_file_atomically(path, [&](TextOut& out) { write_metrics(report, out); });
 }
 
-RunReport parse_metrics(const std::string& text, const std::string& path) {
+namespace {
+
+// A file whose totals contradict its case list (a truncated or edited file) would merge or compare into a report
+// greener than the run: every count must be what the cases say.
+void check_totals(const json& totals, const RunReport& report, const JsonWhere& where) {
+  OutcomeCounts c;
+  for (const auto& rec : report.cases) c.add(rec.outcome, rec.xfail_strictness);
+  const std::pair<const char*, std::int64_t> counts[] = {
+      {"total", c.total()},     {"passed", c.passed},   {"failed", c.failed},
+      {"errors", c.errors},     {"skipped", c.skipped}, {"xfailed", c.xfailed},
+      {"xpassed", c.xpassed},   {"not_supported", c.not_supported}};
+  for (const auto& [name, n] : counts) {
+    if (!totals.is_object() || !totals.contains(name)) continue;
+    const json& v = totals[name];
+    if (!v.is_number_integer() || v.get<std::int64_t>() != n)
+      throw_json_error(where.at(name),
+                       "the totals say " + v.dump() + " " + name + " but the case list holds " + std::to_string(n),
+                       "the file was truncated or edited: use the metrics file `opcheck run` or `opcheck merge` wrote");
+  }
+}
+
+}  // namespace
+
+RunReport parse_metrics(const std::string& text, const std::string& path, bool check_totals_against_cases) {
   json j;
   try {
     j = json::parse(text);
@@ -179,9 +202,12 @@ RunReport parse_metrics(const std::string& text, const std::string& path) {
   const json& cases = j["cases"];
   report.cases.reserve(cases.size());
   for (std::size_t i = 0; i < cases.size(); ++i) report.cases.push_back(case_record_from_json(cases[i], root.at("cases").at(i)));
+  if (check_totals_against_cases && j.contains("totals")) check_totals(j["totals"], report, root.at("totals"));
   return report;
 }
 
 RunReport read_metrics(const std::string& path) { return parse_metrics(read_file_bytes(path), path); }
+
+RunReport read_whole_metrics(const std::string& path) { return parse_metrics(read_file_bytes(path), path, true); }
 
 }  // namespace opcheck

@@ -23,7 +23,10 @@ void write_metrics_json(const RunReport& report, const std::string& path);
 /// recomputed, not read). Throws ReportError with `path: error: /json/pointer: what` on bad input.
 RunReport read_metrics(const std::string& path);
 
+/// read_metrics for a file that must be whole (merge's shards): also refuses totals that contradict the case list.
+RunReport read_whole_metrics(const std::string& path);
+
 /// read_metrics on text already in memory; `path` is used in messages.
-RunReport parse_metrics(const std::string& text, const std::string& path);
+RunReport parse_metrics(const std::string& text, const std::string& path, bool check_totals_against_cases = false);
 
 }  // namespace opcheck

@@ -88,6 +88,9 @@ struct PythonValues {
     return "torch.randint(" + std::to_string(lo) + ", " + std::to_string(hi) + ", " + py_shape(shape) + ").to(" +
            py_dtype(d) + ")";
   }
+  std::string at_most_true(std::string m, std::int64_t n) {
+    return "(lambda m: m & (m.reshape(-1).cumsum(0) <= " + std::to_string(n) + ").reshape(m.shape))(" + m + ")";
+  }
   std::string scaled(std::string r, const PyValue& lo, const PyValue& hi) {
     uses_scaled = true;
     return "scaled(" + r + ", " + lit(lo) + ", " + lit(hi) + ")";

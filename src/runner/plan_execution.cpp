@@ -206,16 +206,34 @@ class PlanExecution {
     return true;
   }
 
-  // The report keeps selection order; an occurrence without a record did not run.
+  // The report keeps selection order; an occurrence without a record did not run. It is still a case of the
+  // reports, skipped with the reason, so that every report counts the whole selection.
   void collect_records() {
     report_.info.interrupted = !report_.info.stop_reason.empty();
     report_.cases.clear();
     report_.cases.reserve(n_);
     report_.info.not_run = 0;
     for (std::size_t i = 0; i < n_; ++i) {
-      if (records_[i]) report_.cases.push_back(std::move(*records_[i]));
-      else ++report_.info.not_run;
+      if (records_[i]) {
+        report_.cases.push_back(std::move(*records_[i]));
+        continue;
+      }
+      ++report_.info.not_run;
+      report_.cases.push_back(not_run_record(i));
     }
+  }
+
+  CaseRecord not_run_record(std::size_t i) const {
+    CaseRecord rec = record_for(*plan_.occurrences[i], plan_.keys[i], std::string());
+    rec.index = static_cast<int>(plan_.selection_index[i]);
+    rec.status = triage_status_name(triage_[i].status);  // no status reason: the reports' reason is why it did not run
+    rec.outcome = Outcome::Skipped;
+    rec.result.case_id = rec.id;
+    rec.result.stage = Stage::SKIPPED;
+    rec.result.outcome = Outcome::Skipped;
+    const std::string& why = report_.info.stop_reason;
+    rec.result.message = "not run: the run stopped (" + (why.empty() ? std::string("stopped early") : why) + ")";
+    return rec;
   }
 
   const Plan& plan_;

@@ -29,6 +29,7 @@ Loaded load_and_select(const SelectionRequest& r, const std::string& shipped) {
   Loaded out;
   const auto paths = manifest_paths(r, shipped);
   out.set = load_manifests(paths);
+  out.diagnostics.append(r.input_problems);
   out.diagnostics.append(out.set.diagnostics);
 
   // The registry: the shipped one, plus a markers.yaml at the top of any folder given.

@@ -21,6 +21,7 @@ struct SelectionRequest {
   bool strict_markers = false;         // --strict-markers
   std::vector<std::string> ids;        // positional case ids (MODEL::CASE, globs allowed)
   std::vector<std::string> deselect;   // --deselect (repeatable)
+  DiagnosticList input_problems;       // found before loading (trace lines not converted): the run reports them
 };
 
 /// --manifests if given, else `shipped` (the installation's manifests) plus OPCHECK_MANIFESTS (':'-separated).

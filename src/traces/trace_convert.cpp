@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 
+#include "common/refused_ops.h"
 #include "manifest/manifest_writer.h"
 #include "manifest/string_values.h"
 #include "opcheck/value.h"
@@ -657,6 +658,11 @@ ConvertedTrace convert_trace(const TraceFile& file, const std::string& model) {
     const std::string op = schema_op_name(e.op);
     if (op.empty()) {
       out.reported.warning({file.path, e.line, 0}, "operator '" + e.op + "' has no namespace (expected aten.<name>)");
+      continue;
+    }
+    if (const auto why = refused_op_reason(op)) {
+      out.reported.error({file.path, e.line, 0}, e.op + " is refused: it " + *why, {},
+                         "opcheck runs only ops that compute on their arguments (README: Reliability)");
       continue;
     }
     const std::string name = e.op + "." + std::to_string(per_op[e.op] + 1);

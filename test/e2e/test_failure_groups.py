@@ -96,3 +96,46 @@ def test_diff_against_one_fault_says_the_rsqrt_group_is_gone(both, tmp_path):
     back = opcheck("diff", tmp_path / "one.json", tmp / "both.json")
     assert "New failure groups (1):\n  group " + RSQRT_SIGNATURE + " new (4 occurrences" in back.out, back
     assert "gone" not in back.out, back
+
+
+DECOMPOSED = """\
+model: dec
+defaults: {dtype: fp32}
+cases:
+  - name: rms_norm
+    op: torch.nn.functional.rms_norm
+    inputs:
+      - tensor: {shape: [4, 64], init: randn}
+      - value: [64]
+  - name: mul
+    op: torch.mul
+    inputs: [{tensor: {shape: [4, 8]}}, {tensor: {shape: [4, 8]}}]
+  - name: mul_big
+    op: torch.mul
+    inputs: [{tensor: {shape: [16, 64]}}, {tensor: {shape: [16, 64]}}]
+  - name: add
+    op: torch.add
+    inputs: [{tensor: {shape: [4, 8]}}, {tensor: {shape: [4, 8]}}]
+  - name: mean
+    op: torch.mean
+    inputs: [{tensor: {shape: [4, 8]}}]
+"""
+
+
+def test_a_decomposition_that_runs_the_faulty_op_groups_with_it(tmp_path):
+    """rms_norm decomposes on the loopback into pow, mean, add, rsqrt and the biased mul (and copies its output back,
+    as the mul cases do): it is blamed on mul and joins the mul cases' group, not a group of its own."""
+    manifest = tmp_path / "dec.yaml"
+    manifest.write_text(DECOMPOSED)
+    r = opcheck("run", "--manifests", manifest, "--device", "loopback", "--tb", "no", "-r", "N", "--metrics-json",
+                tmp_path / "m.json", "--artifact-dir", tmp_path / "a", env=MUL_ONLY)
+    assert r.rc == 1, r
+    m = json.loads((tmp_path / "m.json").read_text())
+    norm = next(c for c in m["cases"] if c["id"] == "dec::rms_norm")
+    assert norm["stage"] == "INCORRECT_RESULT", norm
+    assert {"aten::mul.Tensor": "kernel", "aten::rms_norm": "composite"}.items() <= {
+        d["op"]: d["via"] for d in norm["device_ops"] if d["in_call"]}.items(), norm["device_ops"]
+    assert [(g["signature"], g["cases"]) for g in m["failure_groups"]] == [
+        (MUL_SIGNATURE, ["dec::rms_norm", "dec::mul", "dec::mul_big"])], m["failure_groups"]
+    assert re.findall(r"^#\d+ .*$", r.out, re.M) == [
+        "#1 3 occurrences (3 unique) INCORRECT_RESULT in aten::mul.Tensor: output: Tensor-likes are not close!"], r

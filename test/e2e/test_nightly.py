@@ -134,7 +134,8 @@ def test_deadline_stops_cleanly_with_valid_reports(manifests, tmp_path):
     not_run = not_run_of(r.last_line, "deadline")
     assert not_run and not_run > 0, r
     assert m["run"]["not_run"] == not_run and m["run"]["stopped_by"] == "deadline"
-    assert len(by_id) + not_run == 120, r
+    assert len(by_id) == 120, r  # every selected case is reported, those not run as skipped
+    assert sum(c["message"] == "not run: the run stopped (deadline reached)" for c in m["cases"]) == not_run
 
 
 def test_maxfail_stops_after_n_failures_and_exits_1(manifests, tmp_path):
@@ -154,7 +155,8 @@ def test_maxfail_stops_after_n_failures_and_exits_1(manifests, tmp_path):
     not_run = not_run_of(r.last_line, "maxfail")
     assert not_run and not_run > 0, r
     assert m["run"]["not_run"] == not_run and m["run"]["stopped_by"] == "maxfail"
-    assert len(by_id) + not_run == 120, r
+    assert len(by_id) == 120, r  # every selected case is reported, those not run as skipped
+    assert sum(c["message"] == "not run: the run stopped (maxfail reached (2))" for c in m["cases"]) == not_run
     assert f"{len(failed)} failed" in r.last_line, r
 
 
@@ -217,9 +219,12 @@ def test_interrupted_run_writes_partial_valid_reports_and_exits_2(tmp_path, sig)
     assert proc.returncode == 2, (out, err)
     assert "stopped early: interrupted" in out
     by_id, m = outcomes(tmp_path / "m.json")
-    assert 0 < len(by_id) < 200
+    # Every selected case is reported: what ran as it was, the rest skipped as not run.
+    assert len(by_id) == 200 and 0 < m["run"]["not_run"] < 200, m["run"]
     assert m["run"]["interrupted"] is True
+    not_run = {c["id"] for c in m["cases"] if c["message"] == "not run: the run stopped (interrupted)"}
+    assert len(not_run) == m["run"]["not_run"]
     # What ran is reported as it was: an interrupted worker is not a crash of the device.
-    assert all(o == ("passed", "PASSED") for o in by_id.values()), by_id
+    assert all(o == ("passed", "PASSED") for i, o in by_id.items() if i not in not_run), by_id
     root = ET.parse(tmp_path / "j.xml").getroot()
     assert sum(int(s.get("tests")) for s in root.findall("testsuite")) == len(by_id)

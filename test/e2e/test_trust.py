@@ -122,11 +122,18 @@ def test_maxfail_stops_with_exit_1_and_says_what_did_not_run(tmp_path):
     assert r.rc == 1, r
     m = metrics(tmp_path / "r.json")
     assert m["totals"]["failed"] >= 2 and m["run"]["not_run"] > 0, m["run"]
-    assert m["totals"]["total"] + m["run"]["not_run"] == 12
+    # Every selected case is in the reports: those not run as skipped, saying why.
+    assert m["totals"]["total"] == 12, m["totals"]
+    not_run = [c for c in m["cases"] if c["message"] == "not run: the run stopped (maxfail reached (2))"]
+    assert len(not_run) == m["run"]["not_run"] and all(c["outcome"] == "skipped" for c in not_run), m["cases"]
     assert m["run"]["stopped_by"] == "maxfail"
     assert re.search(rf"{m['run']['not_run']} not run \(maxfail\) in ", r.last_line), r
+    assert "skipped" not in r.last_line, r  # the cases not run are counted once, as not run
     suite = ET.parse(tmp_path / "r.xml").getroot().find("testsuite")
     assert props(suite)["not_run"] == f"{m['run']['not_run']} (maxfail)"
+    assert suite.get("tests") == "12" and suite.get("skipped") == str(len(not_run)), suite.attrib
+    skipped = [tc.find("skipped").get("message") for tc in suite.iter("testcase") if tc.find("skipped") is not None]
+    assert skipped == ["not run: the run stopped (maxfail reached (2))"] * len(not_run), skipped
 
 
 def test_deadline_stop_exits_2_and_says_what_did_not_run(tmp_path):
@@ -136,7 +143,8 @@ def test_deadline_stop_exits_2_and_says_what_did_not_run(tmp_path):
     assert r.rc == 2, r
     m = metrics(tmp_path / "r.json")
     assert m["run"]["stopped_by"] == "deadline" and m["run"]["not_run"] > 0, m["run"]
-    assert m["totals"]["total"] + m["run"]["not_run"] == 40
+    assert m["totals"]["total"] == 40 and m["totals"]["skipped"] == m["run"]["not_run"], m["totals"]
+    assert sum(c["message"] == "not run: the run stopped (deadline reached)" for c in m["cases"]) == m["run"]["not_run"]
     assert re.search(rf"{m['run']['not_run']} not run \(deadline\) in ", r.last_line), r
 
 
@@ -284,7 +292,10 @@ def test_signals_end_a_hung_case_promptly_with_partial_reports(tmp_path, signals
     assert took < (12 if signals == 1 else 4), (took, err)
     assert ("grace period over" if signals == 1 else "second signal") in err, err
     m = metrics(tmp_path / "r.json")
-    assert m["run"]["stopped_by"] == "signal" and m["run"]["not_run"] == 6 - m["totals"]["total"], m["run"]
+    assert m["run"]["stopped_by"] == "signal" and m["totals"]["total"] == 6, m
+    assert sum(c["message"] == "not run: the run stopped (interrupted)" for c in m["cases"]) == m["run"]["not_run"] > 0
+    suite = ET.parse(tmp_path / "r.xml").getroot().find("testsuite")
+    assert suite.get("tests") == "6" and int(suite.get("skipped")) == m["run"]["not_run"], suite.attrib
     assert all(c["stage"] != "TIMEOUT" and c["stage"] != "CRASHED" for c in m["cases"]), m["cases"]
     assert re.search(r"\d+ not run \(signal\) in ", out.splitlines()[-1]), out
     assert ET.parse(tmp_path / "r.xml").getroot().find("testsuite") is not None
@@ -451,15 +462,18 @@ def test_special_files_are_never_opened_and_never_skipped_silently(tmp_path):
         r = opcheck(*cmd, timeout=60)
         assert r.rc in (2, 4, 5) and r.rc != 0, (cmd, r)
         assert f"{d / 'pipe.yaml'}: error: is a FIFO (named pipe), not a manifest file" in r.err, (cmd, r)
-    # Found in a folder, each is named in a warning; the good manifest still loads.
+    # Found in a folder, each is an error naming it (its cases are missing from the run); the good manifest still
+    # loads and runs, and the reports hold one error per file that could not be loaded.
     v = opcheck("validate", d, timeout=60)
-    assert f"{d / 'pipe.yaml'}: warning: skipped: a FIFO (named pipe), not a regular file" in v.err, v
-    assert f"{d / 'dangling.yaml'}: warning: skipped: a symbolic link to {tmp_path / 'nowhere.yaml'}, which does not exist" in v.err, v
-    assert v.rc == 0, v
+    assert f"{d / 'pipe.yaml'}: error: cannot load: a FIFO (named pipe), not a regular file" in v.err, v
+    assert f"{d / 'dangling.yaml'}: error: cannot load: a symbolic link to {tmp_path / 'nowhere.yaml'}, which does not exist" in v.err, v
+    assert v.rc == 2, v
     r = opcheck("run", "--manifests", d, "--device", "cpu", "--metrics-json", tmp_path / "r.json",
-                "--artifact-dir", tmp_path / "b", timeout=60)
-    assert r.rc == 0 and r.last_line.startswith("3 passed"), r
-    assert len(metrics(tmp_path / "r.json")["run"]["warnings"]) == 2
+                "--junit-xml", tmp_path / "r.xml", "--artifact-dir", tmp_path / "b", timeout=60)
+    assert r.rc == 2 and r.last_line.startswith("3 passed, 2 errors"), r
+    errors = {c["file"]: c for c in metrics(tmp_path / "r.json")["cases"] if c["outcome"] == "error"}
+    assert set(errors) == {str(d / "pipe.yaml"), str(d / "dangling.yaml")}, errors
+    assert ET.parse(tmp_path / "r.xml").getroot().find("testsuite").get("errors") == "2"
     # A status config that is a FIFO is refused the same way.
     os.mkfifo(tmp_path / "cfg.yaml")
     c = opcheck("run", "--manifests", d / "good.yaml", "--device", "cpu", "--config", tmp_path / "cfg.yaml",

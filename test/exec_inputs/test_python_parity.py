@@ -43,7 +43,10 @@ def values(shape, dtype, init, args, data=None, file=None):
     """The logical values of one tensor spec over `shape` (torch.manual_seed already called)."""
     if init in ("rand", "uniform"):
         if dtype is torch.bool:
-            return torch.randint(0, 2, shape, dtype=torch.bool)
+            m = torch.randint(0, 2, shape, dtype=torch.bool)
+            if "max_true" in args:  # the first max_true true values kept (a masked_scatter mask within its source)
+                m = m & (m.reshape(-1).cumsum(0) <= args["max_true"]).reshape(m.shape)
+            return m
         if dtype in INTEGRAL:
             ii = torch.iinfo(dtype)
             low = min(max(args.get("low", 0), ii.min), ii.max)
@@ -162,6 +165,8 @@ PARITY_SPECS = [
     {"shape": [1, 64], "dtype": "int32", "init": "rand", "init_args": {"low": -5, "high": 5}, "seed": 16},
     {"shape": [8, 8], "dtype": "uint8", "init": "rand", "init_args": {"low": 0, "high": 255.5}, "seed": 17},
     {"shape": [11, 6], "dtype": "bool", "init": "rand", "seed": 18},
+    {"shape": [11, 6], "dtype": "bool", "init": "rand", "init_args": {"max_true": 7}, "seed": 36},
+    {"shape": [4, 6], "stride": [0, 1], "dtype": "bool", "init": "uniform", "init_args": {"max_true": 2}, "seed": 37},
     {"shape": [2, 4, 8], "dtype": "fp16", "init": "arange", "seed": 19},
     {"shape": [3, 4], "dtype": "bool", "init": "arange", "seed": 19},
     {"shape": [64, 48], "dtype": "bf16", "init": "xavier", "seed": 20},

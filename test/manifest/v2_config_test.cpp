@@ -264,14 +264,28 @@ TEST(V2Config, AnEntryListedTwiceWithDifferentModesIsAnError) {
   EXPECT_EQ(s.manifests[0].cases.size(), 1u);
 }
 
-TEST(V2Config, OtherTestNamesWarnAndRunNothing) {
+TEST(V2Config, OtherTestNamesWarnAndTheirEntriesAreSkippedWithTheReason) {
   std::string text = config(kAdd);
   text.replace(text.find("TestSpyreModelOps::test_model_ops_db"), 36, "TestSpyreOps::test_ops");
   ManifestSet s = load_manifest_text("t.yaml", text);
   EXPECT_FALSE(s.diagnostics.has_errors()) << all_diags(s);
   EXPECT_TRUE(has_diag(s, Diagnostic::Severity::Warning, 13, "test 'TestSpyreOps::test_ops' is not", "")) << all_diags(s);
   EXPECT_TRUE(has_diag(s, Diagnostic::Severity::Warning, 19, "1 op entries of this test are not run", "")) << all_diags(s);
-  for (const auto& m : s.manifests) EXPECT_TRUE(m.cases.empty());
+  // Not dropped: each entry is a case the reports show skipped, saying why.
+  ASSERT_EQ(s.manifests.size(), 1u);
+  ASSERT_EQ(s.manifests[0].cases.size(), 1u);
+  const Case& c = s.manifests[0].cases[0];
+  ASSERT_EQ(c.skip_if.size(), 1u);
+  EXPECT_EQ(c.skip_if[0].reason.rfind("not run: test 'TestSpyreOps::test_ops' is not TestSpyreModelOps::test_model_ops_db (t.yaml:", 0), 0u)
+      << c.skip_if[0].reason;
+}
+
+TEST(V2Config, ANearMissOfTheModelOpsTestIsAnErrorWithDidYouMean) {
+  std::string text = config(kAdd);
+  text.replace(text.find("TestSpyreModelOps::test_model_ops_db"), 36, "TestSpyreModelOps::test_model_ops_dbb");
+  ManifestSet s = load_manifest_text("t.yaml", text);
+  EXPECT_TRUE(has_diag(s, Diagnostic::Severity::Error, 13, "(did you mean 'TestSpyreModelOps::test_model_ops_db'?)", ""))
+      << all_diags(s);
 }
 
 TEST(V2Config, UpstreamTestNamesCountEntriesThroughTheFile) {

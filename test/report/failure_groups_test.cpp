@@ -124,6 +124,23 @@ TEST(FailureSignature, AWrongResultNamesItsOpAndTheDeviceOpsOfItsCall) {
             "close!");
 }
 
+TEST(FailureSignature, ARejectedCaseIsSignedWithoutItsManifest) {
+  CaseRecord a = failing("a::x", Stage::INVALID_CASE, "a.yaml:3: unknown op 'torch.foo' (did you mean torch.floor?)");
+  CaseRecord b = failing("b::y", Stage::INVALID_CASE, "b.yaml:9: unknown op 'torch.foo' (did you mean torch.floor?)");
+  a.file = "a.yaml";
+  b.file = "b.yaml";
+  EXPECT_EQ(failure_signature(a), failure_signature(b));
+  EXPECT_EQ(failure_signature(a), "INVALID_CASE | torch.mul | PATH:N: unknown op 'torch.foo' (did you mean torch.floor?)");
+}
+
+TEST(FailureSignature, ALongMessageIsCutWholeCharactersOnly) {
+  // 399 ASCII bytes, then a two-byte character across the cut.
+  const CaseRecord r = failing("m::a", Stage::FAILED_RUNTIME, "aten::x " + std::string(391, 'x') + "\xC3\xA9tail");
+  const std::string sig = failure_signature(r);
+  const std::string text = sig.substr(sig.rfind(" | ") + 3);
+  EXPECT_EQ(text, "aten::x " + std::string(391, 'x'));
+}
+
 TEST(FailureSignature, OnlyFailuresErrorsAndNotSupportedHaveOne) {
   CaseRecord r = failing("m::a", Stage::INCORRECT_RESULT, "output: Tensor-likes are not close!");
   EXPECT_FALSE(failure_signature(r).empty());
@@ -139,8 +156,8 @@ TEST(FailureSignature, OnlyFailuresErrorsAndNotSupportedHaveOne) {
   EXPECT_FALSE(failure_signature(r).empty());
 }
 
-/// A biased mul: two mul cases, a layer_norm whose decomposition runs mul (and add, which passing cases also run),
-/// passing add cases; and a throwing rsqrt.
+/// A biased mul: two mul cases, a layer_norm whose decomposition runs mul (and add, which passing cases also run, and
+/// the copy every failing call runs), passing add cases; and a throwing rsqrt.
 RunReport biased_mul_run() {
   RunReport run;
   const std::string close = "output: Tensor-likes are not close!\n\nMismatched elements: 5 / 32 (15.6%)";
@@ -155,15 +172,16 @@ RunReport biased_mul_run() {
   mul3.deduplicated_from = mul2.id;
   for (CaseRecord* m : {&mul1, &mul2, &mul3}) {
     m->result.resolved_op = "aten::mul.Tensor";
-    m->result.device_ops = {in_call("aten::mul.Tensor")};
+    m->result.device_ops = {in_call("aten::_copy_from", DeviceOpVia::Kernel), in_call("aten::mul.Tensor")};
   }
   CaseRecord ln = failing("llama::ln", Stage::INCORRECT_RESULT, close);
   ln.op = "torch.nn.functional.layer_norm";
   ln.signature = "aten::layer_norm(fp32[4,32], [32])";
   ln.dtype = "fp32";
   ln.result.resolved_op = "aten::layer_norm";
+  // The output's copy back runs in every failing call (the loopback's do): it ties with mul on the score.
   ln.result.device_ops = {in_call("aten::layer_norm", DeviceOpVia::Composite), in_call("aten::add.Tensor"),
-                          in_call("aten::mul.Tensor")};
+                          in_call("aten::mul.Tensor"), in_call("aten::_copy_from", DeviceOpVia::Kernel)};
   CaseRecord rsqrt = failing("llama::rsqrt", Stage::FAILED_RUNTIME,
                              "the device raised RuntimeError: loopback: injected device failure in aten::rsqrt");
   rsqrt.op = "torch.rsqrt";

@@ -119,15 +119,19 @@ defs["settings"] = {"$comment": "Settings shared by `defaults` and by each case.
 def init_args_of(keys, integer=False):
     return {"type": "object", "additionalProperties": False,
             "properties": {k: {"type": "integer" if integer else "number"} for k in keys}}
-defs["init_args"] = d("init_args", "Parameters of the init kind: low/high for rand and uniform, low/high "
+defs["init_args"] = d("init_args", "Parameters of the init kind: low/high for rand and uniform (max_true for a bool "
+                      "tensor: at most that many true values, the first ones drawn), low/high "
                       "(integers; high required and exclusive) for randint, mean/std for randn, gain for xavier, "
                       "fill_value (required) for full, path (instead of `file`) and key (a dict's entry or a "
                       "safetensors name) for file; zeros, ones, arange, eye and data take none. low must be below high.",
                       type="object",
                       properties={**{k: {"type": "number"} for k in ["low", "high", "mean", "std", "gain"]},
                                   "fill_value": {"type": ["number", "boolean"]},
+                                  "max_true": {"type": "integer", "minimum": 0},
                                   "path": {"type": "string", "minLength": 1},
                                   "key": {"type": "string", "minLength": 1}})
+RAND_ARGS = init_args_of(["low", "high"])
+RAND_ARGS["properties"]["max_true"] = {"type": "integer", "minimum": 0}
 FILE_ARGS = {"type": "object", "additionalProperties": False,
              "properties": {"path": {"type": "string", "minLength": 1}, "key": {"type": "string", "minLength": 1}}}
 HAS_PATH = {"required": ["init_args"], "properties": {"init_args": {"type": "object", "required": ["path"]}}}
@@ -167,7 +171,7 @@ preset_rules = [
     # Which init_args each init understands (no init = rand, unless data/file imply theirs).
     {"if": {"anyOf": [{"required": ["init"], "properties": {"init": {"enum": ["rand", "uniform"]}}},
                       {"not": {"anyOf": [{"required": ["init"]}, {"required": ["data"]}, {"required": ["file"]}]}}]},
-     "then": {"properties": {"init_args": init_args_of(["low", "high"])}}},
+     "then": {"properties": {"init_args": RAND_ARGS}}},
     {"if": {"required": ["init"], "properties": {"init": {"const": "randn"}}},
      "then": {"properties": {"init_args": init_args_of(["mean", "std"])}}},
     {"if": {"required": ["init"], "properties": {"init": {"const": "xavier"}}},

@@ -86,6 +86,11 @@ def run_traces(tmp_path, *traces):
 
 def test_sample_runs_on_cpu_without_opcheck_side_errors(tmp_path):
     r, cases = run_traces(tmp_path, SAMPLE)
+    # The one line import-traces reports (an impossible view) is the run's one error, in its reports: the run fails.
+    [view] = [c for c in cases if c["stage"] == "INVALID_CASE"]
+    assert view["file"] == str(SAMPLE) and "aten.view.default not converted" in view["message"], view
+    assert r.returncode == 2, r.stdout + r.stderr
+    cases = [c for c in cases if c is not view]
     assert len(cases) == 24, r.stdout
     bad = [(c["id"], c["stage"], c["message"]) for c in cases if c["stage"] in OPCHECK_SIDE]
     assert not bad, bad
@@ -102,7 +107,11 @@ def test_real_trace_features_run_and_index_inputs_are_valid(tmp_path):
     for op in ("aten::embedding.default", "aten::gather.default", "aten::index.Tensor", "aten::nll_loss_forward.default",
                "aten::max_pool2d_with_indices_backward.default", "aten::sum.dim_IntList"):
         assert op in by_op, by_op
-    failed = [(c["id"], c["stage"], c["message"]) for c in cases if c["outcome"] != "passed"]
+    # The three lines import-traces reports are the run's errors (lines it could not convert fail the run).
+    errors = sorted(c["line"] for c in cases if c["stage"] == "INVALID_CASE")
+    assert errors == [11, 44, 45], errors
+    failed = [(c["id"], c["stage"], c["message"]) for c in cases
+              if c["outcome"] != "passed" and c["stage"] != "INVALID_CASE"]
     assert not failed, failed
     manifest = (tmp_path / "art" / "traces" / "real_features.yaml").read_text()
     assert "holds embedding rows into dim 0 of input 0 (size 512): randint in [0, 512)" in manifest
@@ -114,7 +123,9 @@ def test_run_traces_with_manifests_runs_both(tmp_path):
     r = opcheck("run", "--traces", FEATURES, "--manifests", SOURCE_DIR / "manifests" / "template.yaml",
                 "--model", "real_features", "--model", "template", "--device", "cpu", "--collect-only",
                 "--artifact-dir", tmp_path / "art", cwd=tmp_path)
-    assert r.returncode == 0, r.stdout + r.stderr
+    # real_features.txt holds three lines that cannot be converted: input errors, so exit 2, yet every case is listed.
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "real_features.txt:44: error: aten.bernoulli_.float not converted" in r.stderr
     assert "real_features::aten.gather.default.1" in r.stdout
     assert "template::" in r.stdout
 

@@ -1,0 +1,46 @@
+// What the op allows of an input that it uses as an index or a mask: the one table of which argument of which op is an
+// index into which dim of which other argument, and the bounds it gives for one Case. The load stage narrows random
+// inputs to these bounds (manifest/narrow_inputs.cpp); the exec layer names them when pinned values make the CPU
+// reference raise. No libtorch here.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "opcheck/case.h"
+
+namespace opcheck {
+
+/// The bound one op gives one tensor input of one Case.
+struct InputBound {
+  enum class Kind {
+    IndexRange,  // integer values within [low, high): an index into a dim (or into every element) of another input
+    TrueCount,   // a bool mask with at most max_true true values (each counted as often as broadcasting repeats it)
+  };
+  Kind kind = Kind::IndexRange;
+  std::size_t input = 0;   // position of the input in Case::inputs
+  int element = -1;        // element of a tensor_list input, -1 for a tensor input
+  std::string arg;         // the argument's name as the op's Python signature spells it: "index", "indices[1]"
+  std::int64_t low = 0;    // IndexRange: the lowest value the op accepts (-size where it takes negative indices)
+  std::int64_t high = 0;   // IndexRange: one past the highest, the size of the indexed dim
+  std::int64_t max_true = 0;  // TrueCount: most true values the mask may hold (counted over its stored values)
+  std::int64_t limit = 0;     // TrueCount: most true values the op takes once the mask is broadcast (source's size)
+  std::int64_t spread = 1;    // TrueCount: elements of the broadcast shape per element of the mask's own shape
+  std::string what;        // what the bound is: "the size of dim 0 of self", "the 8 elements of source"
+
+  const TensorSpec& spec(const Case& c) const;
+  TensorSpec& spec(Case& c) const;
+};
+
+/// The bounds the case's op gives its tensor inputs, as far as the manifest's shapes and values decide them (a dim
+/// written as a value, the indexed tensor's shape). Empty for ops outside the table and for inputs whose bound
+/// cannot be known before the tensors exist (a shape read from a file).
+std::vector<InputBound> input_bounds(const Case& c);
+
+/// The spec's values are drawn at random by a recipe that takes a range (rand, uniform, randint), rather than pinned
+/// (data, file) or made by a rule (zeros, arange, ...).
+bool drawn_at_random(const TensorSpec& t);
+
+}  // namespace opcheck
