@@ -1,5 +1,7 @@
 #include "runner/case_probe.h"
 
+#include <set>
+
 #include "common/sha256.h"
 #include "config/status_config.h"
 #include "plan/plan.h"
@@ -56,7 +58,7 @@ int CaseProbe::start(ProbeRequest& r, RunHost& host) {
 }
 
 std::vector<CaseRecord> run_calls(Executor& executor, const RunSettings& settings, const std::vector<Case>& calls,
-                                  RunInfo& info, double deadline_s) {
+                                  RunInfo& info, double deadline_s, bool with_not_run) {
   std::vector<const Case*> selected;
   for (const Case& c : calls) selected.push_back(&c);
   const Plan plan = make_plan(selected, /*dedupe=*/false);
@@ -70,10 +72,17 @@ std::vector<CaseRecord> run_calls(Executor& executor, const RunSettings& setting
   pool.default_timeout_s = settings.timeout_s;
   pool.isolation = settings.isolation;
   RunReport report;
+  // A call handed to the pool that never finished was not run (the run stopped): its record only says so.
+  std::set<const Case*> started, finished;
   const BatchRunner runner = [&](const std::vector<const Case*>& batch,
                                  const std::function<void(std::size_t, Result)>& done,
                                  const std::function<bool()>& stop) {
-    const PoolStats stats = run_cases(executor, batch, pool, done, stop);
+    started.insert(batch.begin(), batch.end());
+    const auto mark = [&](std::size_t b, Result r) {
+      finished.insert(batch[b]);
+      done(b, std::move(r));
+    };
+    const PoolStats stats = run_cases(executor, batch, pool, mark, stop);
     note_worker_starts(info, stats.worker_start_s);
     info.cases_wall_s += stats.cases_wall_s;
   };
@@ -83,7 +92,13 @@ std::vector<CaseRecord> run_calls(Executor& executor, const RunSettings& setting
     info.stop_reason = report.info.stop_reason;
     info.stopped_by = report.info.stopped_by;
   }
-  return std::move(report.cases);
+  info.not_run += report.info.not_run;
+  std::vector<CaseRecord> records;
+  for (CaseRecord& rec : report.cases) {
+    const Case* c = selected[static_cast<std::size_t>(rec.index)];
+    if (with_not_run || !started.count(c) || finished.count(c)) records.push_back(std::move(rec));
+  }
+  return records;
 }
 
 RunInfo CaseProbe::describe(const ProbeRequest& r) const {

@@ -30,9 +30,10 @@ struct ProbeRequest {
 /// Runs `calls` on `executor` as `opcheck run` runs unique cases (the pool `settings` ask for: workers, device indices,
 /// timeout, isolation; skip_if/xfail_if as `device_name` sees them): one record per call that got a verdict, its
 /// `index` the call's position in `calls`. No call starts after `deadline_s` seconds (0: none) or a Ctrl-C; those get
-/// no record. The batch's facts (workers, a stop) go to `info`.
+/// no record, or with `with_not_run` the skipped record that says so (as run reports them). The batch's facts
+/// (workers, a stop, how many did not run) go to `info`.
 std::vector<CaseRecord> run_calls(Executor& executor, const RunSettings& settings, const std::vector<Case>& calls,
-                                  RunInfo& info, double deadline_s = 0);
+                                  RunInfo& info, double deadline_s = 0, bool with_not_run = false);
 
 /// The case and the started device; runs calls against it.
 class CaseProbe {
@@ -49,8 +50,9 @@ class CaseProbe {
   const std::string& manifest_path() const { return manifest_path_; }
 
   /// run_calls on the started device.
-  std::vector<CaseRecord> run(const std::vector<Case>& calls, RunInfo& info, double deadline_s = 0) {
-    return run_calls(*executor_, settings_, calls, info, deadline_s);
+  std::vector<CaseRecord> run(const std::vector<Case>& calls, RunInfo& info, double deadline_s = 0,
+                              bool with_not_run = false) {
+    return run_calls(*executor_, settings_, calls, info, deadline_s, with_not_run);
   }
 
   /// The run's account of itself as `opcheck run` writes it (the reports' header).

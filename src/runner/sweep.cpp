@@ -62,8 +62,8 @@ int sweep_request(SweepRequest r, RunHost& host) {
   host.err << "\n";
   RunReport report;
   report.info = probe.describe(r.probe);
-  report.cases = probe.run(calls, report.info);
-  report.info.not_run = static_cast<std::int64_t>(calls.size() - report.cases.size());
+  // Every variant is a case of the reports, those a stop left unrun too (skipped, saying so), as run reports them.
+  report.cases = probe.run(calls, report.info, 0, /*with_not_run=*/true);
   report.info.duration_s = std::chrono::duration<double>(Clock::now() - t0).count();
   if (left_out > 0)
     report.info.warnings.push_back("sweep: " + std::to_string(left_out) + " variants left out by --max-variants " +
