@@ -51,6 +51,7 @@ struct RunInfo {
   double worker_start_max_s = 0;
   double cases_wall_s = 0;                  // wall time from the first worker ready to the last result, summed over
                                             // the run's batches: the cases' own, without start-up and reports
+  std::map<std::string, std::string> shrunk;  // run --shrink: a failure group's example id -> its minimal call
   std::string durations_from;               // --durations-from: the earlier run's file the split was timed by
   std::string durations_sha256;             // its digest ("" = the split was by size)
   std::int64_t durations_recorded = 0;      // unique cases (of the whole split) with a recorded time

@@ -9,6 +9,7 @@
 #include "config/status_config.h"
 #include "opcheck/case.h"
 #include "opcheck/exit_code.h"
+#include "runner/case_probe.h"
 #include "runner/run_settings.h"
 #include "runner/selection.h"
 #include "select/select.h"
@@ -38,6 +39,14 @@ void add_run_command(CLI::App& app, Commands& commands);        // cmd_run.cpp
 void add_report_commands(CLI::App& app, Commands& commands);    // merge, diff, report (cmd_report.cpp)
 void add_import_command(CLI::App& app, Commands& commands);     // import-traces (cmd_import.cpp)
 void add_repro_command(CLI::App& app, Commands& commands);      // cmd_repro.cpp
+void add_shrink_command(CLI::App& app, Commands& commands);     // cmd_shrink.cpp
+void add_sweep_command(CLI::App& app, Commands& commands);      // cmd_sweep.cpp
+
+/// The flags shrink and sweep share with run (cmd_shrink.cpp): the case, its selection, the device settings.
+void add_probe_flags(CLI::App& app, ProbeRequest& p, bool& no_isolation);
+/// Loads the exec layer and calls `body` with a host whose executor comes from it (cmd_shrink.cpp).
+int run_probe(ProbeRequest& p, bool no_isolation, const std::vector<std::string>& argv,
+              const std::function<int(RunHost&)>& body);
 
 /// The flags of a run's settings (--device ... --timeout) that `run` and `repro` share.
 void add_settings_flags(CLI::App& app, RunSettings& s);

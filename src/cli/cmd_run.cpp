@@ -50,6 +50,9 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
   app.add_option("--durations", f.request.durations, "Show the N slowest cases before the summary (0: all)")
       ->type_name("N")
       ->check(CLI::NonNegativeNumber);
+  app.add_flag("--shrink", f.request.shrink,
+               "Shrink each failure group's example to the smallest call that fails the same way (as opcheck shrink, "
+               "at most 100 calls and 60 s per group); metrics carry it as failure_groups[].minimal");
   app.add_flag("--no-groups", f.no_groups,
                "Leave the failure groups (root causes, largest first) out of the console: failures case by case only");
   app.add_option("--deadline", f.request.settings.deadline, "Stop starting new cases after this long, e.g. 90m, 2h")

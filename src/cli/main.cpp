@@ -71,6 +71,8 @@ int main(int argc, char** argv) {
   add_report_commands(app, commands);
   add_import_command(app, commands);
   add_repro_command(app, commands);
+  add_shrink_command(app, commands);
+  add_sweep_command(app, commands);
 
   try {
     app.parse(argc, argv);

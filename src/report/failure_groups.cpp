@@ -395,7 +395,10 @@ std::vector<FailureGroup> group_failures(const RunReport& report) {
     }
   }
   std::vector<FailureGroup> groups;
-  for (auto& [sig, g] : by_signature) groups.push_back(std::move(g));
+  for (auto& [sig, g] : by_signature) {
+    if (auto shrunk = report.info.shrunk.find(g.example); shrunk != report.info.shrunk.end()) g.minimal = shrunk->second;
+    groups.push_back(std::move(g));
+  }
   std::sort(groups.begin(), groups.end(), [](const FailureGroup& a, const FailureGroup& b) {
     return a.count != b.count ? a.count > b.count : a.signature < b.signature;
   });

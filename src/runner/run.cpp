@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <set>
 
+#include "common/call_signature.h"
 #include "common/regular_file.h"
 #include "common/sha256.h"
 #include "common/text.h"
@@ -14,7 +15,10 @@
 #include "report/metrics.h"
 #include "report/progress.h"
 #include "repro/reproduction.h"
+#include "report/failure_groups.h"
+#include "runner/case_probe.h"
 #include "runner/plan_execution.h"
+#include "runner/shrink.h"
 #include "runner/run_identity.h"
 
 namespace opcheck {
@@ -358,6 +362,31 @@ int report_run(const RunRequest& r, const Prepared& p, RunReport& report, RunHos
   return rc >= 0 ? rc : run_exit_code(report, end);
 }
 
+// --shrink: each failure group's example shrunk to the smallest call that fails the same way, on the run's device
+// and settings; the group's metrics carry the call. Not after a stop: the run was asked to end.
+void shrink_groups(const RunRequest& r, const Prepared& p, RunReport& report, RunHost& host) {
+  if (!r.shrink || report.info.interrupted) return;
+  const std::size_t batch = std::max<std::size_t>(4, 2 * static_cast<std::size_t>(r.settings.jobs));
+  for (const FailureGroup& g : group_failures(report)) {
+    const auto rec = std::find_if(report.cases.begin(), report.cases.end(),
+                                  [&](const CaseRecord& c) { return c.id == g.example; });
+    const auto c = std::find_if(p.plan.occurrences.begin(), p.plan.occurrences.end(),
+                                [&](const Case* c) { return c->id == g.example; });
+    if (rec == report.cases.end() || c == p.plan.occurrences.end() || rec->key.empty()) continue;
+    Case call = **c;
+    call.xfail_if.clear();
+    RunInfo scratch;  // a stop inside the shrink (its time budget) is not the run's
+    const CallRunner run = [&](const std::vector<Case>& calls, double deadline_s) {
+      return run_calls(*p.executor, r.settings, calls, scratch, deadline_s);
+    };
+    const ShrinkOutcome s = shrink_call(call, *rec, run, kRunShrinkSteps, kRunShrinkSeconds, batch);
+    report.info.shrunk[g.example] = call_signature(s.minimal);
+    if (!r.quiet)
+      host.err << "opcheck: --shrink: " << g.example << ": " << rec->call << " -> " << call_signature(s.minimal)
+               << " (" << s.tried << " calls tried)\n";
+  }
+}
+
 }  // namespace
 
 std::string rerun_line(const CaseRecord& rec, const RunRequest& r) {
@@ -399,6 +428,7 @@ int run_request(RunRequest r, RunHost& host) {
   RunReport report;
   report.info = describe(r, p);
   if (int rc = execute(r, p, session, report, host); rc >= 0) return rc;
+  shrink_groups(r, p, report, host);
   report.info.duration_s = seconds_since(t0);
   try {
     session.close(report);

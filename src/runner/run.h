@@ -32,6 +32,7 @@ struct RunRequest {
   std::size_t maxfail = 0;  // -x is 1
   std::string baseline;     // --baseline OLD.json
   int durations = -1;       // --durations N (0: all); -1: not asked
+  bool shrink = false;      // --shrink: each failure group's example shrunk (runner/shrink.h), its minimal call kept
   bool failure_groups = true;  // the console's failure groups before the failures (--no-groups: per case only)
   bool verbose = false;
   bool quiet = false;
