@@ -77,7 +77,13 @@ bool InputReader::read_value(NodeRef n, std::string_view key, PyValue& out) {
       out = PyValue::integer(i);
       return true;
     }
-    if (yaml::parse_core_float(s, f)) {
+    bool too_large = false;
+    if (yaml::parse_core_float(s, f, too_large)) {
+      if (too_large) {
+        error(n, "number " + in_quotes(s) + " in " + in_quotes(key) + " is too large for a 64-bit float (it would "
+              "silently become infinity)", "write a number below 1.8e308, or .inf if infinity is meant");
+        return false;
+      }
       out = PyValue::real(f);
       return true;
     }

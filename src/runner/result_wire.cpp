@@ -91,6 +91,7 @@ void encode_result(const Result& r, std::vector<std::uint8_t>& out) {
     put(out, d.calls);
     put(out, static_cast<std::uint8_t>(d.in_call));
   }
+  put(out, static_cast<std::uint8_t>(r.phase));
 }
 
 bool decode_result(const std::uint8_t* data, std::size_t size, Result& r, std::string& error) {
@@ -144,6 +145,12 @@ bool decode_result(const std::uint8_t* data, std::size_t size, Result& r, std::s
     d.in_call = in.get<std::uint8_t>() != 0;
     r.device_ops.push_back(std::move(d));
   }
+  const auto phase = in.get<std::uint8_t>();
+  if (in.ok && phase > static_cast<std::uint8_t>(kLastCasePhase)) {
+    error = "result has phase " + std::to_string(phase) + ", out of range";
+    return false;
+  }
+  r.phase = static_cast<CasePhase>(phase);
   if (!in.ok) {
     error = "result record is truncated (" + std::to_string(size) + " bytes)";
     return false;
