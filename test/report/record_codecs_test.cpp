@@ -47,7 +47,7 @@ constexpr std::size_t field_count() {
 }
 
 static_assert(std::is_aggregate_v<Result> && std::is_aggregate_v<CaseRecord> && std::is_aggregate_v<CompareFigures>);
-static_assert(field_count<Result>() == 17,
+static_assert(field_count<Result>() == 18,
               "Result's fields changed: update encode_result/decode_result (runner/result_wire.cpp), "
               "write_case_record/case_record_from_json (report/record_json.cpp), write_junit (report/junit.cpp) "
               "where the field belongs in JUnit, sample_result() and the checks in this file, then this count");
@@ -87,6 +87,7 @@ Result sample_result() {
   r.device_ops = {{"aten::_softmax", DeviceOpVia::Composite, 2, true},
                   {"aten::addcmul", DeviceOpVia::Fallback, 3, true},
                   {"aten::_copy_from", DeviceOpVia::Kernel, 5, false}};
+  r.phase = CasePhase::Reference;
   return r;
 }
 
@@ -130,6 +131,7 @@ void expect_same_result(const Result& a, const Result& b) {
     EXPECT_EQ(a.device_ops[i].calls, b.device_ops[i].calls) << i;
     EXPECT_EQ(a.device_ops[i].in_call, b.device_ops[i].in_call) << i;
   }
+  EXPECT_EQ(a.phase, b.phase);
 }
 
 Result wire_round_trip(const Result& r) {
