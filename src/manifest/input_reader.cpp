@@ -7,6 +7,7 @@
 #include "common/text.h"
 #include "manifest/py_literal.h"
 #include "manifest/string_values.h"
+#include "common/opened_files.h"
 #include "manifest/tensor_file.h"
 #include "manifest/tensor_layout.h"
 
@@ -201,10 +202,18 @@ bool InputReader::resolve_file(NodeRef n, const std::string& key, bool dtype_giv
     error(n, "file " + in_quotes(rel) + " is not a regular file");
     return false;
   }
+  // Opened once, and checked on what was opened: everything after reads that descriptor, never the path again.
+  std::string open_problem;
+  out.file = real.string();
+  out.file_fd = open_checked_file(out.file, v2_paths_ ? "" : root_canonical_.string(), open_problem);
+  if (out.file_fd < 0) {
+    error(n, "file " + in_quotes(rel) + " " + open_problem, "keep tensor files in the manifest's folder or below it");
+    return false;
+  }
   // The file is data from anywhere: a damaged or crafted one is reported here, located, before anything reads it.
   TensorFileEntry saved;
   std::string note;
-  if (const std::string problem = check_tensor_file(real.string(), key, saved, note); !problem.empty()) {
+  if (const std::string problem = check_tensor_file(out.file_source(), key, saved, note, out.file); !problem.empty()) {
     const char* fix = saved.format == TensorFileFormat::Npy ? "save the array again with numpy.save(path, a)"
                       : saved.format == TensorFileFormat::Safetensors
                           ? "save the tensors again with safetensors' save_file({name: t}, path), or set init_args.key"
@@ -236,7 +245,6 @@ bool InputReader::resolve_file(NodeRef n, const std::string& key, bool dtype_giv
           "make the shape " + shape_text(saved.shape) + ", or save a tensor of shape " + shape_text(out.shape));
     ok = false;
   }
-  out.file = real.string();
   return ok;
 }
 

@@ -156,8 +156,10 @@ int report_stopped_before_cases(const RunRequest& r, const Prepared& p, Clock::t
   add_load_problems(p.loaded.diagnostics, p.loaded.set, report);
   report.info.duration_s = seconds_since(t0);
   const int report_failure = write_reports(report, r, host.err);
-  host.out << "stopped early: " << report.info.stop_reason << " before the first case; " << report.info.not_run
-           << " not run\n"
+  host.out << "stopped early: " << report.info.stop_reason << " before the first case"
+           << (p.cases.empty() ? std::string(", while loading the manifests")
+                               : "; " + std::to_string(report.info.not_run) + " not run")
+           << "\n"
            << short_summary(report, r.report_chars) << summary_line(report, r.color) << "\n";
   return report_failure ? report_failure : kInterrupted;
 }

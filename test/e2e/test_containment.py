@@ -310,3 +310,31 @@ def test_control_bytes_a_device_module_prints_are_escaped_on_the_console(tmp_pat
     for raw in ("\x1b", "\x00", "\x07"):
         assert raw not in r.err and raw not in r.out, repr(r.err)
     assert "\\x1b]0;pwned\\x07\\x1b[2Jcleared\\x00 by the module" in r.err, r.err
+
+
+def test_a_tensor_file_swapped_for_a_symlink_after_loading_is_never_read(tmp_path):
+    import torch
+
+    folder = tmp_path / "m"
+    folder.mkdir()
+    torch.save(torch.ones(4), folder / "x.pt")
+    # Outside the manifest's folder, with another dtype and shape: a case that read it would fail.
+    torch.save(torch.ones(5, dtype=torch.float64), tmp_path / "outside.pt")
+    manifest = write_manifest(folder / "f.yaml", "f", [
+        case("exp.hangs", "torch.exp", [[4]]),
+        ["  - name: from_file", "    op: torch.neg", "    inputs:", "      - file: x.pt"],
+    ])
+    # -j 1: the hung case holds the only worker for 3 s, after the manifest was loaded and checked.
+    proc = start(["--manifests", manifest, "--device", "loopback", "-j", "1", "--timeout", "3"], tmp_path, env=HANG)
+    wait_for_journal_lines(proc, tmp_path / "art" / "journal.jsonl", 1)  # the header: loaded and planned
+    (folder / "x.pt").unlink()
+    (folder / "x.pt").symlink_to(tmp_path / "outside.pt")
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1, (out, err)
+    by_id = {c["id"]: c for c in metrics(tmp_path / "m.json")["cases"]}
+    assert by_id["f::exp.hangs"]["stage"] == "TIMEOUT", by_id["f::exp.hangs"]
+    # The worker read the file that was checked, not what the path names now.
+    assert (by_id["f::from_file"]["stage"], by_id["f::from_file"]["outcome"]) == ("PASSED", "passed"), \
+        by_id["f::from_file"]
+    assert "outside" not in by_id["f::from_file"]["message"]
+
