@@ -5,6 +5,7 @@ import json
 import os
 import pathlib
 import signal
+import stat
 import subprocess
 import time
 
@@ -338,3 +339,46 @@ def test_a_tensor_file_swapped_for_a_symlink_after_loading_is_never_read(tmp_pat
         by_id["f::from_file"]
     assert "outside" not in by_id["f::from_file"]["message"]
 
+
+
+@pytest.mark.parametrize("command", ["run", "merge"])
+def test_a_report_is_never_renamed_over_a_fifo_or_device(tmp_path, command):
+    # As root, a report renamed into place over /dev/full replaced the device with a file; a FIFO stands in for it.
+    write_manifest(tmp_path / "r.yaml", "r", [case("neg", "torch.neg", [[4]])])
+    fifo = tmp_path / "report.xml"
+    os.mkfifo(fifo)
+    if command == "run":
+        r = opcheck("run", "--manifests", tmp_path / "r.yaml", "--device", "cpu", "--junit-xml", fifo,
+                    "--artifact-dir", tmp_path / "art")
+        assert r.rc == 4, r
+        assert "passed" not in r.out, r  # refused before the first case
+        want = f"--junit-xml {fifo}: cannot write the report there: {fifo} is a FIFO (named pipe)"
+    else:
+        ran = opcheck("run", "--manifests", tmp_path / "r.yaml", "--device", "cpu", "--metrics-json",
+                      tmp_path / "m.json", "--artifact-dir", tmp_path / "art")
+        assert ran.rc == 0, ran
+        r = opcheck("merge", tmp_path / "m.json", "--junit-xml", fifo)
+        assert r.rc != 0, r
+        want = f"{fifo}: error: cannot write report: {fifo} is a FIFO (named pipe)"
+    assert want in r.err and "Fix: name a regular file" in r.err, r.err
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode), "the FIFO was replaced"
+
+
+def test_a_full_disk_under_a_report_is_a_located_error_after_the_summary(tmp_path):
+    write_manifest(tmp_path / "r.yaml", "r", [case(f"neg.{i}", "torch.neg", [[4]]) for i in range(50)])
+    mount = tmp_path / "small"
+    mount.mkdir()
+    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4k", "tmpfs", str(mount)], capture_output=True,
+                          text=True)
+    if made.returncode != 0:
+        pytest.fail(f"this test mounts a 4 KiB tmpfs and needs root for it: {made.stderr}")
+    try:
+        r = opcheck("run", "--manifests", tmp_path / "r.yaml", "--device", "cpu", "--junit-xml", mount / "j.xml",
+                    "--metrics-json", tmp_path / "m.json", "--artifact-dir", tmp_path / "art")
+    finally:
+        subprocess.run(["umount", str(mount)], check=True)
+    assert r.rc == 3, r
+    assert f"{mount / 'j.xml'}: error: cannot write report: writing: No space left on device" in r.err, r.err
+    assert "Fix: free space on that file system, or write the report elsewhere" in r.err, r.err
+    assert r.last_line.startswith("50 passed"), r
+    assert metrics(tmp_path / "m.json")["totals"]["passed"] == 50
