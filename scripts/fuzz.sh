@@ -2,14 +2,14 @@
 # Builds opcheck's libFuzzer targets into build-fuzz/ and fuzzes each for SECONDS (default 60).
 # Fails when any target finds a crash, a sanitizer report, a timeout or an out-of-memory; the reproducer is kept
 # under build-fuzz/findings/<target>/ (replay it with build-fuzz/fuzz_<target> FILE).
-# Usage: scripts/fuzz.sh [SECONDS] [TARGET...]      targets: py_literal match_expr cond_expr manifest
+# Usage: scripts/fuzz.sh [SECONDS] [TARGET...]      targets: py_literal match_expr cond_expr manifest writers
 # OPCHECK_FUZZ_CRASH_ONLY=1 drops the round-trip properties (to fuzz for crashes past a known property finding).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(py_literal match_expr cond_expr manifest)
+[ ${#targets[@]} -gt 0 ] || targets=(py_literal match_expr cond_expr manifest writers)
 build="${OPCHECK_FUZZ_BUILD:-$root/build-fuzz}"
 fixtures="${OPCHECK_FIXTURES:-$root/../shared/fixtures}"
 

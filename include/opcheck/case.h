@@ -38,6 +38,9 @@ struct TensorSpec {
   KwArgs init_args;                  // as written, sorted by key (low, high, gain, fill_value, file's key, ...)
   PyValue data;                      // init: data — nested lists of numbers/bools matching shape
   std::string file;                  // init: file — absolute path of a .pt, .npy or .safetensors file
+  /// init: file — the descriptor the loader opened and checked (a regular file beneath the manifest's folder);
+  /// workers inherit it. -1 when none was opened (the case was not loaded from a manifest).
+  int file_fd = -1;
   bool shape_from_file = false;      // a file tensor written without `shape`: the saved tensor's shape is used
   std::string preset;                // "", "noncontig_slice", "transpose_view", "expand_view"
   KwArgs preset_args;
@@ -47,6 +50,9 @@ struct TensorSpec {
   /// Bytes of storage the layout needs (offset + max reachable index + 1) * element size.
   std::int64_t storage_bytes() const;
   bool is_contiguous() const;
+  /// Where to read the file's bytes: "/proc/self/fd/N" for the descriptor checked at load (the same file, whatever
+  /// the path names now), else `file`.
+  std::string file_source() const;
 };
 
 /// One positional argument of the op call.

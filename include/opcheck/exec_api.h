@@ -96,6 +96,7 @@ struct CaseClock {
   std::atomic<std::uint64_t> case_tag{0};   // which case the figures are about (set by the worker; 0 = none)
   std::atomic<std::int64_t> own_ns{0};      // own work finished so far in that case
   std::atomic<std::int64_t> own_since_ns{0};  // start of own work in progress; 0 = none
+  std::atomic<int> phase{0};  // the CasePhase running now, so that a worker that dies still says where it was
 };
 
 /// Runs cases on the reference and the device under test. One instance per process.

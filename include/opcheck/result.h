@@ -44,6 +44,14 @@ bool parse_stage(const std::string& s, Stage& out);
 /// INVALID_CASE/FAILED_INPUT/FAILED_REFERENCE/FAILED_SETUP->error, everything else->failed.
 Outcome stage_outcome(Stage s);
 
+/// The part of a case that was running when it ended: opcheck building its inputs, the CPU reference, the device
+/// runs, or opcheck comparing. A worker lost in the inputs or the reference (often to the out-of-memory killer) is
+/// opcheck's failure, not the device's. None: the case ended before its inputs (resolution, size check).
+enum class CasePhase { None, Inputs, Reference, Device, Compare };
+constexpr CasePhase kLastCasePhase = CasePhase::Compare;
+const char* case_phase_name(CasePhase p);  // "", "inputs", "reference", "device", "compare"
+bool parse_case_phase(const std::string& s, CasePhase& out);
+
 /// How outputs are compared against the reference.
 enum class Comparator { AllClose, Pcc, Exact };
 
@@ -142,6 +150,7 @@ struct Result {
   std::int64_t reference_evicted = 0;  // entries this case's store evicted (least recently used first)
   std::string reference_cache_note;    // why a reference was not kept (not cacheable, above the entry limit)
   std::string reference_cache_warning;  // an entry that failed its check, or a cache that could not be written
+  CasePhase phase = CasePhase::None;  // the part of the case that was running when it ended
 };
 
 }  // namespace opcheck

@@ -11,6 +11,10 @@ namespace opcheck {
 // The name is the recipe table's (common/init_recipes.cpp), whose names are string literals.
 const char* init_kind_name(InitKind k) { return init_recipe(k).name.data(); }
 
+std::string TensorSpec::file_source() const {
+  return file_fd >= 0 ? "/proc/self/fd/" + std::to_string(file_fd) : file;
+}
+
 std::int64_t TensorSpec::numel() const {
   std::int64_t n = 1;
   for (auto d : shape) n *= d;

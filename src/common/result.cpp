@@ -26,6 +26,18 @@ bool parse_stage(const std::string& s, Stage& out) {
   return false;
 }
 
+namespace {
+constexpr std::array<const char*, 5> kPhases{"", "inputs", "reference", "device", "compare"};
+}  // namespace
+
+const char* case_phase_name(CasePhase p) { return kPhases[static_cast<std::size_t>(p)]; }
+
+bool parse_case_phase(const std::string& s, CasePhase& out) {
+  for (std::size_t i = 0; i < kPhases.size(); ++i)
+    if (s == kPhases[i]) { out = static_cast<CasePhase>(i); return true; }
+  return false;
+}
+
 const std::vector<std::string_view>& all_comparator_names() {
   static const std::vector<std::string_view> names{"allclose", "pcc", "exact"};
   return names;

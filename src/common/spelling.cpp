@@ -16,7 +16,7 @@ std::string lower(std::string_view s) {
 
 template <typename Range>
 std::string closest(std::string_view word, const Range& candidates) {
-  if (word.empty() || word.size() > 200) return {};
+  if (word.empty() || word.size() > kMaxSpelledNameLength) return {};
   const std::string lw = lower(word);
   std::string best;
   int best_d = 1 << 30;

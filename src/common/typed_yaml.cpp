@@ -11,7 +11,10 @@ namespace opcheck {
 using yaml::NodeRef;
 using yaml::ScalarStyle;
 
-std::string in_quotes(std::string_view text) { return "'" + std::string(text.substr(0, 120)) + "'"; }
+std::string in_quotes(std::string_view text) {
+  if (text.size() <= 120) return "'" + std::string(text) + "'";
+  return "'" + std::string(text.substr(0, 120)) + "...' (" + std::to_string(text.size()) + " bytes)";
+}
 
 bool is_yaml_null(NodeRef n) {
   return n.is_scalar() && n.style() == ScalarStyle::Plain && yaml::is_core_null(n.text());
@@ -82,7 +85,13 @@ bool TypedYaml::read_number(NodeRef n, std::string_view key, double& out) {
     out = n.text()[0] == '-' ? -HUGE_VAL : HUGE_VAL;  // the status config refuses it below, as not finite
     parsed = true;
   } else if (plain) {
-    parsed = yaml::parse_core_float(n.text(), out);  // an integer too long for 64 bits is still a number
+    bool too_large = false;
+    parsed = yaml::parse_core_float(n.text(), out, too_large);  // an integer too long for 64 bits is still a number
+    if (too_large) {
+      error(n, "number " + in_quotes(n.text()) + " for '" + std::string(key) + "' is too large for a 64-bit float (it "
+            "would silently become infinity)", "write a number below 1.8e308, or .inf if infinity is meant");
+      return false;
+    }
   }
   if (voice_ == YamlVoice::Manifest) {
     if (!parsed) error(n, type_message(key, "a number", n));

@@ -72,7 +72,7 @@ class TypedYaml {
   std::string case_id_;
 };
 
-/// 'text', cut at 120 bytes: how messages quote a name or value.
+/// 'text', cut at 120 bytes with the full length said ('abc...' (1048576 bytes)): how messages quote a name or value.
 std::string in_quotes(std::string_view text);
 
 /// True for a plain `~`, `null` or empty scalar.

@@ -114,6 +114,12 @@ bool parse_core_int(std::string_view s, std::int64_t& out, bool& overflow) {
 }
 
 bool parse_core_float(std::string_view s, double& out) {
+  bool overflow = false;
+  return parse_core_float(s, out, overflow);
+}
+
+bool parse_core_float(std::string_view s, double& out, bool& overflow) {
+  overflow = false;
   if (s.empty()) return false;
   std::string_view body = s;
   bool negative = false;
@@ -159,6 +165,7 @@ bool parse_core_float(std::string_view s, double& out) {
     auto e = body.find_first_of("eE");
     bool tiny = e != std::string_view::npos && e + 1 < n && body[e + 1] == '-';
     v = tiny ? 0.0 : HUGE_VAL;
+    overflow = !tiny;
   } else if (res.ec != std::errc() || res.ptr != body.data() + n) {
     return false;
   }

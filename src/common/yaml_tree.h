@@ -101,5 +101,7 @@ bool parse_core_bool(std::string_view s, bool& out);
 bool parse_core_int(std::string_view s, std::int64_t& out, bool& overflow);
 /// Core-schema floats (1.5, 1e-3, .5, .inf, -.inf, .nan).
 bool parse_core_float(std::string_view s, double& out);
+/// The same; sets `overflow` when `s` is a finite number too large for a double (1e999999), which reads as inf.
+bool parse_core_float(std::string_view s, double& out, bool& overflow);
 
 }  // namespace opcheck::yaml

@@ -256,7 +256,7 @@ std::vector<std::vector<TensorSource>> recipe_tensors(const Case& c, const fs::p
         // The manifest's own file, in its own format (.pt, .npy or .safetensors).
         const fs::path file = repro::bundle_input_file(i, j, list);
         b.file = fs::path(file).replace_extension(fs::path(spec.file).extension()).string();
-        place_copy(spec.file, folder / b.file);
+        place_copy(spec.file_source(), folder / b.file);
       }
       out[i].push_back(b);
     }

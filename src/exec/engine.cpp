@@ -471,17 +471,21 @@ class CaseRun {
     if (auto v = check_size()) return v;
     auto t0 = Clock::now();
     {
+      enter(CasePhase::Inputs);
       const OwnWork own(engine_.clock_);
       if (auto v = build_inputs()) return v;  // inputs that could not be built have no time
       r_.materialize_ms = ms_since(t0);
     }
+    enter(CasePhase::Reference);
     if (auto v = reference()) return v;
+    enter(CasePhase::Device);
     if (auto v = find_compiler()) return v;
     t0 = Clock::now();
     std::optional<Verdict> device = recording_device_ops(dev_, r_.device_ops, [&] { return run_on_device(); });
     r_.device_ms = ms_since(t0) - r_.compile_ms;  // however the runs ended
     if (device) return device;
     t0 = Clock::now();
+    enter(CasePhase::Compare);
     const OwnWork own(engine_.clock_);
     std::optional<Verdict> verdict = judge();
     r_.compare_ms = ms_since(t0);
@@ -489,6 +493,12 @@ class CaseRun {
   }
 
  private:
+  // The record says where the case ended, and so does the shared clock, for a worker that dies on the way.
+  void enter(CasePhase phase) {
+    r_.phase = phase;
+    if (engine_.clock_) engine_.clock_->phase.store(static_cast<int>(phase), std::memory_order_release);
+  }
+
   // Resolves the op and binds the arguments: nothing is built for a case that cannot run.
   std::optional<Verdict> resolve() {
     res_ = engine_.resolver_.resolve(c_);

@@ -95,7 +95,8 @@ at::Tensor data_values(const TensorSpec& spec, at::ScalarType st) {
 at::Tensor raw_file_values(const TensorSpec& spec, const std::string& key) {
   TensorFileEntry e;
   std::string note;
-  if (const std::string problem = check_tensor_file(spec.file, key, e, note); !problem.empty())
+  const std::string source = spec.file_source();  // the descriptor checked at load, never the path again
+  if (const std::string problem = check_tensor_file(source, key, e, note, spec.file); !problem.empty())
     fail(spec, "file '" + spec.file + "' " + problem + ".",
          "save the tensor again (the file changed since it was checked?).");
   std::vector<std::int64_t> shape = e.shape;
@@ -106,7 +107,7 @@ at::Tensor raw_file_values(const TensorSpec& spec, const std::string& key) {
   if (static_cast<std::uint64_t>(t.nbytes()) != e.data_bytes)
     fail(spec, "file '" + spec.file + "' holds " + std::to_string(e.data_bytes) + " bytes for a tensor of " +
                    std::to_string(t.nbytes()) + ".");
-  std::ifstream in(spec.file, std::ios::binary);
+  std::ifstream in(source, std::ios::binary);
   in.seekg(static_cast<std::streamoff>(e.data_offset));
   if (e.data_bytes > 0 &&
       !in.read(static_cast<char*>(t.data_ptr()), static_cast<std::streamsize>(e.data_bytes)))
@@ -122,7 +123,8 @@ at::Tensor raw_file_values(const TensorSpec& spec, const std::string& key) {
 
 at::Tensor file_values(const TensorSpec& spec, at::ScalarType st) {
   std::error_code ec;
-  if (std::filesystem::exists(spec.file, ec) && !std::filesystem::is_regular_file(spec.file, ec))
+  const std::string source = spec.file_source();  // the descriptor checked at load, never the path again
+  if (std::filesystem::exists(source, ec) && !std::filesystem::is_regular_file(source, ec))
     fail(spec, "file '" + spec.file + "' is not a regular file.", "name a .pt, .npy or .safetensors file.");
   const PyValue* key_arg = recipe_detail::find_arg(spec, "key");
   const std::string key = key_arg && key_arg->kind == PyValue::Kind::String ? key_arg->s : std::string();
@@ -130,11 +132,11 @@ at::Tensor file_values(const TensorSpec& spec, at::ScalarType st) {
   if (!format) fail(spec, "file '" + spec.file + "' is not a .pt, .npy or .safetensors file.");
   at::Tensor t;
   if (*format != TensorFileFormat::Pt) {
-    std::ifstream probe(spec.file, std::ios::binary);
+    std::ifstream probe(source, std::ios::binary);
     if (!probe) fail(spec, "cannot read file '" + spec.file + "'.", "check the path.");
     t = raw_file_values(spec, key);
   } else {
-    std::ifstream in(spec.file, std::ios::binary);
+    std::ifstream in(source, std::ios::binary);
     if (!in) fail(spec, "cannot read file '" + spec.file + "'.", "check the path (relative to the manifest's folder).");
     std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     c10::IValue v;

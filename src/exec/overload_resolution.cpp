@@ -70,6 +70,7 @@ class DecomposedCall final : public Invocation {
 }  // namespace
 
 std::string closest_name(const std::string& word, const std::vector<std::string>& candidates) {
+  if (word.size() > kMaxSpelledNameLength) return {};
   const std::size_t limit = std::max<std::size_t>(1, std::min<std::size_t>(3, word.size() / 3));
   std::string best;
   std::size_t best_d = limit + 1;

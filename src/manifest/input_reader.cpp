@@ -8,6 +8,7 @@
 #include "common/text.h"
 #include "manifest/py_literal.h"
 #include "manifest/string_values.h"
+#include "common/opened_files.h"
 #include "manifest/tensor_file.h"
 #include "manifest/tensor_layout.h"
 
@@ -86,7 +87,13 @@ bool InputReader::read_value(NodeRef n, std::string_view key, PyValue& out) {
       out = PyValue::integer(i);
       return true;
     }
-    if (yaml::parse_core_float(s, f)) {
+    bool too_large = false;
+    if (yaml::parse_core_float(s, f, too_large)) {
+      if (too_large) {
+        error(n, "number " + in_quotes(s) + " in " + in_quotes(key) + " is too large for a 64-bit float (it would "
+              "silently become infinity)", "write a number below 1.8e308, or .inf if infinity is meant");
+        return false;
+      }
       out = PyValue::real(f);
       return true;
     }
@@ -204,10 +211,18 @@ bool InputReader::resolve_file(NodeRef n, const std::string& key, bool dtype_giv
     error(n, "file " + in_quotes(rel) + " is not a regular file");
     return false;
   }
+  // Opened once, and checked on what was opened: everything after reads that descriptor, never the path again.
+  std::string open_problem;
+  out.file = real.string();
+  out.file_fd = open_checked_file(out.file, v2_paths_ ? "" : root_canonical_.string(), open_problem);
+  if (out.file_fd < 0) {
+    error(n, "file " + in_quotes(rel) + " " + open_problem, "keep tensor files in the manifest's folder or below it");
+    return false;
+  }
   // The file is data from anywhere: a damaged or crafted one is reported here, located, before anything reads it.
   TensorFileEntry saved;
   std::string note;
-  if (const std::string problem = check_tensor_file(real.string(), key, saved, note); !problem.empty()) {
+  if (const std::string problem = check_tensor_file(out.file_source(), key, saved, note, out.file); !problem.empty()) {
     const char* fix = saved.format == TensorFileFormat::Npy ? "save the array again with numpy.save(path, a)"
                       : saved.format == TensorFileFormat::Safetensors
                           ? "save the tensors again with safetensors' save_file({name: t}, path), or set init_args.key"
@@ -239,7 +254,6 @@ bool InputReader::resolve_file(NodeRef n, const std::string& key, bool dtype_giv
           "make the shape " + shape_text(saved.shape) + ", or save a tensor of shape " + shape_text(out.shape));
     ok = false;
   }
-  out.file = real.string();
   return ok;
 }
 

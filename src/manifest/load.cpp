@@ -8,6 +8,7 @@
 
 #include "common/sha256.h"
 #include "common/regular_file.h"
+#include "common/stop_request.h"
 #include "manifest/narrow_inputs.h"
 #include "manifest/normalize.h"
 #include "manifest/v2_config.h"
@@ -244,6 +245,7 @@ ManifestSet load_manifests(const std::vector<std::string>& paths) {
   std::string text;
   yaml::Tree tree;
   for (const auto& file : manifest_files(paths, set.diagnostics)) {
+    if (stop_requested()) break;  // the run stops: what loaded so far is not run either
     if (!read_file(file, text, set.diagnostics)) continue;
     load_text(file, text, tree, set);
   }

@@ -55,7 +55,28 @@ std::string tensor_flow(const TensorSpec& t, const TensorSource& b) {
 
 std::string quoted(std::string_view s) {
   std::string out = "\"";
-  for (unsigned char ch : s) {
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto ch = static_cast<unsigned char>(s[i]);
+    // YAML reads C1 controls (NEL among them), U+2028, U+2029 and U+FEFF as line breaks or byte-order marks, not as
+    // the text they are: their escapes keep the scalar what it was.
+    const auto next = [&](std::size_t k) { return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0; };
+    if (ch == 0xc2 && next(1) >= 0x80 && next(1) <= 0x9f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", next(1));
+      out += buf;
+      i += 1;
+      continue;
+    }
+    if (ch == 0xe2 && next(1) == 0x80 && (next(2) == 0xa8 || next(2) == 0xa9)) {
+      out += next(2) == 0xa8 ? "\\L" : "\\P";
+      i += 2;
+      continue;
+    }
+    if (ch == 0xef && next(1) == 0xbb && next(2) == 0xbf) {
+      out += "\\uFEFF";
+      i += 2;
+      continue;
+    }
     switch (ch) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;

@@ -5,6 +5,7 @@
 #include <regex>
 #include <unordered_map>
 
+#include "common/stop_request.h"
 #include "common/text.h"
 #include "common/text_escape.h"
 #include "manifest/input_reader.h"
@@ -223,6 +224,16 @@ bool Normalizer::read_expects_error(NodeRef n, ExpectedError& out) {
   return true;
 }
 
+namespace {
+// Names are echoed into every report (ids, JUnit, metrics, HTML, the console) and looked up with did-you-mean: a
+// generated one megabytes long would make reports of megabytes. Longer names are refused where they are written.
+constexpr std::size_t kMaxNameBytes = 256;
+
+std::string too_long(const std::string& what, const std::string& name) {
+  return what + " " + in_quotes(name) + " is longer than " + std::to_string(kMaxNameBytes) + " bytes";
+}
+}  // namespace
+
 bool Normalizer::read_case(NodeRef c, const Settings& defaults, const std::vector<std::string>& file_marks, Case& out) {
   std::size_t errors_before = r_.diagnostics().error_count();
   out.loc = r_.loc(c);
@@ -230,11 +241,15 @@ bool Normalizer::read_case(NodeRef c, const Settings& defaults, const std::vecto
   r_.check_keys(c, kCaseKeys, "in a case");
 
   NodeRef op = c.find("op");
-  if (!op)
+  if (!op) {
     r_.error(c, "case has no 'op'", "add op: torch.<name>, e.g. op: torch.add");
-  else if (r_.read_string(op, "op", out.op) && !refuse_machine_op(r_, op, out.op) && !is_op_spelling(out.op))
-    r_.error(op, "op " + in_quotes(out.op) + " is not an op name",
-             "e.g. torch.add, torch.Tensor.view, aten::add.Tensor");
+  } else if (r_.read_string(op, "op", out.op)) {
+    if (out.op.size() > kMaxNameBytes)
+      r_.error(op, too_long("op", out.op), "name the op as torch writes it, e.g. torch.add or aten::add.Tensor");
+    else if (!refuse_machine_op(r_, op, out.op) && !is_op_spelling(out.op))
+      r_.error(op, "op " + in_quotes(out.op) + " is not an op name",
+               "e.g. torch.add, torch.Tensor.view, aten::add.Tensor");
+  }
 
   Settings s = defaults;
   Settings own;
@@ -313,11 +328,13 @@ bool Normalizer::run(const yaml::Tree& tree, Manifest& out) {
   } else if (r_.read_string(model, "model", out.model)) {
     if (out.model.empty())
       r_.error(model, "model name is empty", "write the model's name, e.g. model: gpt-oss-20b");
+    else if (out.model.size() > kMaxNameBytes)
+      r_.error(model, too_long("model name", out.model), "write the model's name, e.g. model: gpt-oss-20b");
     else if (out.model.find("::") != std::string::npos || out.model.find('/') != std::string::npos)
       r_.error(model, "model name " + in_quotes(out.model) + " may not contain '::' or '/'",
                "these separate parts of case ids");
   }
-  model_ = out.model.empty() ? stem : out.model;
+  model_ = out.model.empty() || out.model.size() > kMaxNameBytes ? stem : out.model;
 
   if (NodeRef d = top.find("description")) {
     // Documentation only: the Manifest does not carry it, but its type is still checked.
@@ -351,7 +368,7 @@ bool Normalizer::run(const yaml::Tree& tree, Manifest& out) {
     out.cases.reserve(cases.size());
     std::unordered_map<std::string, int> seen;  // case name -> line of its first definition
     seen.reserve(cases.size() * 2);
-    for (std::size_t i = 0; i < cases.size(); ++i) {
+    for (std::size_t i = 0; i < cases.size() && !stop_requested(); ++i) {
       NodeRef c = cases.item(i);
       r_.set_case_id(model_ + "::#" + std::to_string(i + 1));
       if (!c.is_mapping()) {
@@ -366,6 +383,8 @@ bool Normalizer::run(const yaml::Tree& tree, Manifest& out) {
       } else if (r_.read_string(name_node, "name", name)) {
         if (name.empty()) {
           r_.error(name_node, "case name is empty", "give the case a name unique within the file");
+        } else if (name.size() > kMaxNameBytes) {
+          r_.error(name_node, too_long("case name", name), "give the case a shorter name; it becomes the case's id");
         } else if (const std::size_t bad = first_control_character(name); bad != std::string::npos) {
           // The id reaches terminals and reports: an escape sequence in it would be run by the terminal.
           r_.error(name_node,

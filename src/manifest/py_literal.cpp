@@ -218,7 +218,11 @@ bool PyLiteralParser::number(PyValue& out, bool negative, std::size_t sign_at) {
   auto res = std::from_chars(s.data(), s.data() + n, v);
   if (res.ec == std::errc::result_out_of_range) {
     auto e = s.find_first_of("eE");
-    v = (e != std::string_view::npos && e + 1 < n && s[e + 1] == '-') ? 0.0 : HUGE_VAL;
+    if (e == std::string_view::npos || e + 1 >= n || s[e + 1] != '-')
+      return fail(start, "number '" + tok.substr(0, 40) + (tok.size() > 40 ? "..." : "") +
+                             "' is too large for a 64-bit float (it would silently become infinity); write a number "
+                             "below 1.8e308, or float('inf') if infinity is meant");
+    v = 0.0;
   } else if (res.ec != std::errc()) {
     return fail(start, "malformed number '" + tok + "'");
   }

@@ -241,8 +241,8 @@ std::optional<TensorFileFormat> tensor_file_format(const std::string& path) {
 }
 
 std::string check_tensor_file(const std::string& path, const std::string& key, TensorFileEntry& out,
-                              std::string& note) {
-  const auto format = tensor_file_format(path);
+                              std::string& note, const std::string& named) {
+  const auto format = tensor_file_format(named.empty() ? path : named);
   if (!format) return "is not a .pt, .npy or .safetensors file";
   out.format = *format;
   if (*format == TensorFileFormat::Pt) {

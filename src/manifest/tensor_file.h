@@ -32,9 +32,10 @@ struct TensorFileEntry {
 /// file (a .pt dict, a .safetensors name); empty means the file's only tensor. Returns "" or what is wrong, worded
 /// to follow "file 'x' ": truncated, garbage, a layout outside its storage, an unknown key (with the keys there),
 /// several tensors and no key. `note` is set for something that is not an error (a key given for a file that holds
-/// a single tensor, which is then used).
+/// a single tensor, which is then used). `named`, when given, is the path whose extension names the format (`path`
+/// may be the checked descriptor's /proc/self/fd/N, TensorSpec::file_source).
 std::string check_tensor_file(const std::string& path, const std::string& key, TensorFileEntry& out,
-                              std::string& note);
+                              std::string& note, const std::string& named = {});
 
 /// Expands `${TORCH_ROOT}` and `${TORCH_DEVICE_ROOT}` in a v2 config's path from the environment. Returns "" or the
 /// problem: an unset variable, or an unknown `${NAME}`.

@@ -42,7 +42,7 @@ void put_tensor(std::string& out, const TensorSpec& t) {
   put_kwargs(out, t.init_args, /*sort=*/true);
   if (t.init == InitKind::Data) out += "data:" + sha256_hex(t.data.repr());
   // The file's bytes, not its name: the same tensor saved twice is the same input.
-  if (t.init == InitKind::File) out += (t.shape_from_file ? "file(shape):" : "file:") + sha256_file(t.file);
+  if (t.init == InitKind::File) out += (t.shape_from_file ? "file(shape):" : "file:") + sha256_file(t.file_source());
   out += ')';
 }
 

@@ -1,11 +1,13 @@
 """opcheck's side of its Python device host: libopcheck_pyhost.so imports this module in each worker that hosts an
 interpreter (--device-import, --compile-backend), calls start() once, then call() for every compiled device run."""
+import faulthandler
 import importlib
 import importlib.metadata
 import json
 import math
 import operator
 import os
+import signal
 import sys
 import traceback
 
@@ -81,6 +83,11 @@ def start(imports, compile_backend, cache_dir):
     """Imports torch (which loads the torch.backends entry points) and the device modules; returns facts as JSON, or
     {"error": ...} with the first real error apart (_start_error)."""
     global _backend
+    # A worker that crashes or hangs leaves every thread's Python stack in its captured output, the file the parent
+    # reads into the case's record: on a fatal signal, and on SIGUSR2, which the parent sends a worker that overran
+    # its timeout before it kills it.
+    faulthandler.enable(all_threads=True)
+    faulthandler.register(signal.SIGUSR2, all_threads=True)
     if cache_dir and not os.environ.get("TORCHINDUCTOR_CACHE_DIR"):
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache_dir
     step = "import torch"

@@ -29,7 +29,9 @@ std::string directory_of(const std::string& path) {
 
 [[noreturn]] void fail(const std::string& path, const std::string& what, int err) {
   throw ReportError(path + ": error: cannot write report: " + what + ": " + std::strerror(err) +
-                    "\n  Fix: check that the directory exists and is writable");
+                    (err == ENOSPC || err == EDQUOT
+                         ? "\n  Fix: free space on that file system, or write the report elsewhere"
+                         : "\n  Fix: check that the directory exists and is writable"));
 }
 
 // The temporary file beside the target; removed on destruction unless renamed into place.
@@ -114,7 +116,32 @@ void remove_stale_temporaries(const std::string& path) {
 
 }  // namespace
 
+
+std::string not_a_report_target(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return {};
+  const char* what = S_ISDIR(st.st_mode)    ? "a folder"
+                     : S_ISCHR(st.st_mode)  ? "a character device"
+                     : S_ISBLK(st.st_mode)  ? "a block device"
+                     : S_ISFIFO(st.st_mode) ? "a FIFO (named pipe)"
+                     : S_ISSOCK(st.st_mode) ? "a socket"
+                                            : "not a regular file";
+  return path + " is " + what + ": a report replaces its file (written beside it, then renamed into place), which "
+                "would replace it";
+}
+
+namespace {
+
+// A report is never renamed over a device, FIFO or socket (as root, over /dev/full itself).
+void refuse_special_target(const std::string& path) {
+  if (const std::string why = not_a_report_target(path); !why.empty())
+    throw ReportError(path + ": error: cannot write report: " + why + "\n  Fix: name a regular file");
+}
+
+}  // namespace
+
 void write_file_atomically(const std::string& path, const std::function<void(TextOut&)>& produce) {
+  refuse_special_target(path);
   remove_stale_temporaries(path);
   TempFile file(path);
   TextOut out;
@@ -125,6 +152,7 @@ void write_file_atomically(const std::string& path, const std::function<void(Tex
 }
 
 void write_file_atomically(const std::string& path, std::string_view bytes) {
+  refuse_special_target(path);
   remove_stale_temporaries(path);
   TempFile file(path);
   file.write(bytes);

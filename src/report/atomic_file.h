@@ -29,6 +29,9 @@ struct TextOut {
 /// reason on failure (the temporary file is removed and the target left untouched); exceptions from `produce`
 /// do the same and pass through.
 void write_file_atomically(const std::string& path, const std::function<void(TextOut&)>& produce);
+/// Why `path` cannot take a report although it exists: a folder, device, FIFO or socket, which the rename into place
+/// would replace; "" for a regular file or a path that does not exist yet.
+std::string not_a_report_target(const std::string& path);
 
 /// write_file_atomically for text already in memory.
 void write_file_atomically(const std::string& path, std::string_view bytes);

@@ -9,6 +9,7 @@
 #include <functional>
 #include <future>
 
+#include "report/atomic_file.h"
 #include "report/html.h"
 #include "report/junit.h"
 #include "report/metrics.h"
@@ -37,7 +38,10 @@ std::string check_file(const char* flag, const std::string& path) {
   if (path.empty()) return {};
   std::error_code ec;
   const fs::path p = fs::absolute(path, ec);
-  std::string why = fs::is_directory(p, ec) ? p.string() + " is a folder" : cannot_write_in(p.parent_path());
+  if (std::string special = not_a_report_target(p.string()); !special.empty())
+    return std::string(flag) + " " + path + ": cannot write the report there: " + special +
+           "\n  Fix: name a regular file (a new one, or a report to replace)";
+  const std::string why = cannot_write_in(p.parent_path());
   if (why.empty()) return {};
   return std::string(flag) + " " + path + ": cannot write the report there: " + why +
          "\n  Fix: pass a path in an existing, writable folder";

@@ -192,6 +192,7 @@ void write_case_record(JsonWriter& w, const CaseRecord& rec) {
   w.field("xfail_strict", rec.xfail_strictness == XfailStrictness::Strict);
   if (!rec.upstream_test.empty()) w.field("upstream_test", rec.upstream_test);
   w.field("stage", stage_name(r.stage));
+  if (r.phase != CasePhase::None) w.field("phase", case_phase_name(r.phase));
   w.field("result_outcome", outcome_name(r.outcome));
   w.field("result_case_id", r.case_id);
   w.field("message", r.message);
@@ -265,6 +266,9 @@ CaseRecord case_record_from_json(const json& j, const JsonWhere& w) {
   rec.upstream_test = get_string_or(j, w, "upstream_test", "");
   Result& r = rec.result;
   r.stage = get_stage(j, w, "stage");
+  // Written when the case got as far as building its inputs; absent in files of earlier runs.
+  if (j.contains("phase") && !parse_case_phase(get_string(j, w, "phase"), r.phase))
+    throw_json_error(w.at("phase"), "expected one of inputs, reference, device, compare");
   r.outcome = j.contains("result_outcome") ? get_outcome(j, w, "result_outcome") : stage_outcome(r.stage);
   r.case_id = get_string_or(j, w, "result_case_id", rec.deduplicated_from.empty() ? rec.id : rec.deduplicated_from);
   r.message = get_string(j, w, "message");

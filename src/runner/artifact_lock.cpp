@@ -15,12 +15,21 @@ ArtifactLock::~ArtifactLock() {
 }
 
 bool ArtifactLock::acquire(const std::string& dir, const std::string& holder, std::string& error) {
+  namespace fs = std::filesystem;
   std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  const std::string path = (std::filesystem::path(dir) / "opcheck.lock").string();
+  fs::create_directories(dir, ec);
+  std::error_code is_dir_ec;
+  if (!fs::is_directory(dir, is_dir_ec)) {
+    const bool exists = fs::exists(fs::symlink_status(dir, is_dir_ec));
+    error = "--artifact-dir " + dir + (exists ? " is not a folder" : " cannot be created: " + ec.message()) +
+            "\n  Fix: pass a folder opcheck can create and write, or none for ./opcheck-out";
+    return false;
+  }
+  const std::string path = (fs::path(dir) / "opcheck.lock").string();
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
   if (fd < 0) {
-    error = "cannot open " + path + ": " + std::strerror(errno);
+    error = "--artifact-dir " + dir + ": cannot write in it (" + path + ": " + std::strerror(errno) +
+            ")\n  Fix: pass a folder opcheck can write, or make this one writable";
     return false;
   }
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
@@ -32,8 +41,10 @@ bool ArtifactLock::acquire(const std::string& dir, const std::string& holder, st
     ::close(fd);
     error = err == EWOULDBLOCK
                 ? dir + " is in use by another opcheck run (" + (who.empty() ? std::string("holder unknown") : who) +
-                      "); its journal would be lost"
-                : "cannot lock " + path + ": " + std::strerror(err);
+                      "); its journal would be lost\n  Fix: wait for that run to end, or give this one its own "
+                      "--artifact-dir"
+                : "--artifact-dir " + dir + ": cannot lock " + path + ": " + std::strerror(err) +
+                      "\n  Fix: pass a folder on a file system that supports locks (flock)";
     return false;
   }
   // Only the holder writes the file, so what a refused run reads is the holder's own line.

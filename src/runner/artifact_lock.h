@@ -15,7 +15,7 @@ class ArtifactLock {
   ArtifactLock& operator=(const ArtifactLock&) = delete;
 
   /// Takes the lock on `dir` (created if missing) and records who holds it (`holder`: pid, host, start, command).
-  /// Returns false with `error` saying why, naming the holder when another run has the folder.
+  /// Returns false with `error` saying why and ending with its Fix, naming the holder when another run has the folder.
   bool acquire(const std::string& dir, const std::string& holder, std::string& error);
 
  private:

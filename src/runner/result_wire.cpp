@@ -97,6 +97,7 @@ void encode_result(const Result& r, std::vector<std::uint8_t>& out) {
   put(out, r.reference_evicted);
   put_string(out, r.reference_cache_note);
   put_string(out, r.reference_cache_warning);
+  put(out, static_cast<std::uint8_t>(r.phase));
 }
 
 bool decode_result(const std::uint8_t* data, std::size_t size, Result& r, std::string& error) {
@@ -156,6 +157,12 @@ bool decode_result(const std::uint8_t* data, std::size_t size, Result& r, std::s
   r.reference_evicted = in.get<std::int64_t>();
   r.reference_cache_note = in.get_string();
   r.reference_cache_warning = in.get_string();
+  const auto phase = in.get<std::uint8_t>();
+  if (in.ok && phase > static_cast<std::uint8_t>(kLastCasePhase)) {
+    error = "result has phase " + std::to_string(phase) + ", out of range";
+    return false;
+  }
+  r.phase = static_cast<CasePhase>(phase);
   if (!in.ok) {
     error = "result record is truncated (" + std::to_string(size) + " bytes)";
     return false;

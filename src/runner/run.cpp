@@ -9,6 +9,7 @@
 #include "common/regular_file.h"
 #include "common/sha256.h"
 #include "common/text.h"
+#include "common/text_escape.h"
 #include "config/status_config.h"
 #include "plan/plan.h"
 #include "report/diff.h"
@@ -163,6 +164,26 @@ void shard_by_recorded_times(const RunRequest& r, Prepared& p, RunHost& host) {
                                          p.expected_shard_s, s.shard_index, s.jobs);
 }
 
+// A stop signal before the first case (while loading, or while the device started): the reports say the run was
+// interrupted and that every selected case did not run.
+int report_stopped_before_cases(const RunRequest& r, const Prepared& p, Clock::time_point t0, RunHost& host) {
+  RunReport report;
+  report.info = describe_run(r.argv, r.policy, p.loaded.set);
+  report.info.interrupted = true;
+  report.info.stop_reason = "interrupted";
+  report.info.stopped_by = "signal";
+  report.info.not_run = static_cast<std::int64_t>(p.cases.size());
+  add_load_problems(p.loaded.diagnostics, p.loaded.set, report);
+  report.info.duration_s = seconds_since(t0);
+  const int report_failure = write_reports(report, r, host.err);
+  host.out << "stopped early: " << report.info.stop_reason << " before the first case"
+           << (p.cases.empty() ? std::string(", while loading the manifests")
+                               : "; " + std::to_string(report.info.not_run) + " not run")
+           << "\n"
+           << short_summary(report, r.report_chars) << summary_line(report, r.color) << "\n";
+  return report_failure ? report_failure : kInterrupted;
+}
+
 // The device under test, then triage -> plan -> shard. An exit code >= 0 stops the run.
 int plan_run(RunRequest& r, Prepared& p, RunHost& host) {
   if (!make_failures_folder(r, host.err)) return kUsageError;
@@ -188,7 +209,8 @@ int plan_run(RunRequest& r, Prepared& p, RunHost& host) {
     options.stop_requested = StopSignals::flag();
     p.executor = host.create_executor(options, error, setup_failed);
     if (!p.executor) {
-      host.err << "opcheck: error: " << error << "\n";
+      // The device's own output may be in it: its control bytes are shown, never run by the terminal.
+      host.err << "opcheck: error: " << xml_visible(error) << "\n";
       return report_device_not_started(r, p, error, setup_failed, host);
     }
   }
@@ -234,7 +256,6 @@ RunInfo describe(const RunRequest& r, const Prepared& p) {
 
 // execute: the session serves earlier results, runs the rest in the worker pool, and stops as asked.
 int execute(const RunRequest& r, Prepared& p, RunSession& session, RunReport& report, RunHost& host) {
-  StopSignals::install();
   PlanExecutionOptions run;
   run.device_name = p.executor->info().device_name;
   run.triage = triage_lookup(p.triaged);
@@ -322,8 +343,10 @@ std::vector<std::string> reference_cache_warnings(const RunReport& report) {
 
 // report: written whatever happened, interrupted runs included (partial but valid), with the manifests' problems:
 // errors as ERROR cases, warnings listed. Returns the run's exit code.
-int report_run(const RunRequest& r, const Prepared& p, RunReport& report, RunHost& host) {
+int report_run(const RunRequest& r, const Prepared& p, const RunSession& session, RunReport& report, RunHost& host) {
   add_load_problems(p.loaded.diagnostics, p.loaded.set, report);
+  if (!session.journal_error().empty())
+    report.info.warnings.push_back("the journal is incomplete (--resume cannot use it): " + session.journal_error());
   std::vector<std::string> warnings = unfired_fault_warnings(r.settings, report);
   for (auto& w : reference_cache_warnings(report)) warnings.push_back(std::move(w));
   for (const auto& w : warnings) {
@@ -333,6 +356,11 @@ int report_run(const RunRequest& r, const Prepared& p, RunReport& report, RunHos
   RunEnd end;
   end.invalid_input = p.invalid_input;
   end.report_failure = write_reports(report, r, host.err);
+  if (!session.journal_error().empty()) {
+    host.err << "opcheck: error: " << session.journal_error()
+             << "\n  Fix: free space where --artifact-dir is, or pass another one; the reports hold every result\n";
+    end.report_failure = kInternalError;
+  }
   const std::string& bundles = r.settings.save_failures_dir;
   if (!bundles.empty() && !r.quiet && std::any_of(report.cases.begin(), report.cases.end(), [](const CaseRecord& c) {
         return c.outcome == Outcome::Failed || c.outcome == Outcome::Error || c.outcome == Outcome::NotSupported;
@@ -406,6 +434,7 @@ std::string rerun_line(const CaseRecord& rec, const RunRequest& r) {
 
 int run_request(RunRequest r, RunHost& host) {
   const auto t0 = Clock::now();
+  StopSignals::install();
   r.failures.repro_command = [&r](const CaseRecord& rec) { return rerun_line(rec, r); };
   r.session.note = [&host](const std::string& line) { note_to(host.err, line); };
   r.session.quiet = r.quiet;
@@ -413,6 +442,7 @@ int run_request(RunRequest r, RunHost& host) {
   RunSession session(r.session);
   Prepared p;
   if (int rc = select_cases_to_run(r, session, p, host); rc >= 0) return rc;
+  if (StopSignals::received()) return report_stopped_before_cases(r, p, t0, host);
   if (p.cases.empty()) {
     if (!p.invalid_input) {
       host.out << "no tests ran in 0.00s\n";
@@ -421,6 +451,7 @@ int run_request(RunRequest r, RunHost& host) {
     return report_rejected_only(p.loaded, r, t0, host);
   }
   if (int rc = plan_run(r, p, host); rc >= 0) return rc;
+  if (StopSignals::received()) return report_stopped_before_cases(r, p, t0, host);
   const ExecInfo& info = p.executor->info();
   if (!r.quiet)
     host.err << run_banner(info, p.plan.occurrences.size(), p.plan.unique.size(), r.settings.shard_index,
@@ -435,7 +466,7 @@ int run_request(RunRequest r, RunHost& host) {
   } catch (const std::exception& e) {
     host.err << error_text(e, "cannot write the results cache: ");
   }
-  const int rc = report_run(r, p, report, host);
+  const int rc = report_run(r, p, session, report, host);
   if (host.end) host.end(rc);
   return rc;
 }

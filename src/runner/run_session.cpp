@@ -2,11 +2,11 @@
 
 #include <unistd.h>
 
-#include <chrono>
 #include <csignal>
 #include <ctime>
 #include <filesystem>
 
+#include "common/stop_request.h"
 #include "plan/plan.h"
 #include "report/journal.h"
 
@@ -18,6 +18,7 @@ volatile std::sig_atomic_t g_signals = 0;  // SIGINT/SIGTERM received so far
 
 extern "C" void on_stop_signal(int) {
   g_interrupted = true;
+  stop_request_flag() = 1;
   g_signals = g_signals + 1;
 }
 
@@ -61,8 +62,14 @@ void describe_executor(const ExecInfo& executor, RunInfo& info) {
 }
 
 void StopSignals::install() {
-  std::signal(SIGINT, on_stop_signal);
-  std::signal(SIGTERM, on_stop_signal);
+  struct sigaction on_stop {};
+  on_stop.sa_handler = on_stop_signal;
+  sigemptyset(&on_stop.sa_mask);
+  // Reads in progress go on (SA_RESTART); the run looks at the flag between its steps and, with cases running,
+  // every 200 ms.
+  on_stop.sa_flags = SA_RESTART;
+  ::sigaction(SIGINT, &on_stop, nullptr);
+  ::sigaction(SIGTERM, &on_stop, nullptr);
 }
 
 const volatile bool* StopSignals::flag() { return &g_interrupted; }
@@ -70,17 +77,12 @@ const volatile bool* StopSignals::flag() { return &g_interrupted; }
 bool StopSignals::received() { return g_interrupted; }
 
 std::function<bool()> StopSignals::abort_running(NoteSink note) {
-  auto first_signal = std::make_shared<std::optional<std::chrono::steady_clock::time_point>>();
-  return [first_signal, note = std::move(note)] {
+  auto said = std::make_shared<bool>(false);
+  return [said, note = std::move(note)] {
     if (g_signals == 0) return false;
-    const auto now = std::chrono::steady_clock::now();
-    if (!*first_signal) *first_signal = now;
-    if (g_signals >= 2 || now - **first_signal >= std::chrono::duration<double>(kGraceSeconds)) {
-      if (note)
-        note(std::string(g_signals >= 2 ? "second signal" : "grace period over") + ": ending the cases still running");
-      return true;
-    }
-    return false;
+    if (note && !*said) note("stopping: ending the cases still running (they count as not run)");
+    *said = true;
+    return true;
   };
 }
 
@@ -135,10 +137,7 @@ bool RunSession::open(const RunInfo& info, std::string& error) {
   // One run per artifact folder: a second one would unlink the journal the first is writing.
   std::string holder = "pid " + std::to_string(::getpid()) + " on " + host_name() + " since " + iso_now() + ":";
   for (const auto& a : opts_.argv) holder += " " + a;
-  if (!lock_.acquire(opts_.artifact_dir, holder, error)) {
-    error += "\n  Fix: wait for that run to end, or give this one its own --artifact-dir";
-    return false;
-  }
+  if (!lock_.acquire(opts_.artifact_dir, holder, error)) return false;
   namespace fs = std::filesystem;
   try {
     fs::create_directories(opts_.artifact_dir);
@@ -154,7 +153,7 @@ bool RunSession::open(const RunInfo& info, std::string& error) {
 
 void RunSession::execute(const Plan& plan, Executor& executor, PoolOptions pool, const PlanExecutionOptions& execution,
                          RunReport& report, const RecordSink& sink) {
-  pool.after_results = [this] { journal_->flush(); };
+  pool.after_results = [this] { on_journal([this] { journal_->flush(); }); };
   BatchRunner runner = [&](const std::vector<const Case*>& batch, const std::function<void(std::size_t, Result)>& done,
                            const std::function<bool()>& stop) {
     std::vector<const Case*> todo;
@@ -185,13 +184,26 @@ void RunSession::execute(const Plan& plan, Executor& executor, PoolOptions pool,
   };
   execute_plan(plan, execution, runner, report, [&](const CaseRecord& r) {
     // A resumed run appends only new results: what the journal holds already stays as it is.
-    if (!earlier_.journaled(r)) journal_->append(r);
+    if (!earlier_.journaled(r)) on_journal([&] { journal_->append(r); });
     if (sink) sink(r);
   });
 }
 
+void RunSession::on_journal(const std::function<void()>& write) {
+  if (!journal_) return;
+  try {
+    write();
+  } catch (const std::exception& e) {
+    // A full disk: the run goes on without its journal (its results stay whole in memory, for the reports), and
+    // says so now and at its end.
+    journal_error_ = e.what();
+    journal_.reset();
+    if (opts_.note) opts_.note("error: " + journal_error_ + "; the run goes on without its journal");
+  }
+}
+
 void RunSession::close(const RunReport& report) {
-  if (journal_) journal_->close();
+  on_journal([this] { journal_->close(); });
   if (!opts_.results_cache.empty()) earlier_.write_cache(opts_.results_cache, report.info, report.cases);
 }
 

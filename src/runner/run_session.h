@@ -37,12 +37,12 @@ struct RunSessionOptions {
   NoteSink note;                             // what the person watching should know; none = nothing is said
 };
 
-/// SIGINT/SIGTERM while a run goes: the first stops starting cases and gives the running ones a grace period; a
-/// second, or the end of the grace period, ends them at once. Reports are written either way.
+/// SIGINT/SIGTERM from the start of a run (loading included): the first stops starting cases and ends the running
+/// ones at once (their workers are killed; they count as not run). Reports are written either way.
 class StopSignals {
  public:
-  static constexpr double kGraceSeconds = 5;
-  /// Installs the handlers (for the rest of the process).
+  /// Installs the handlers (for the rest of the process), whatever disposition opcheck inherited: a shell that ran
+  /// it in the background, or under `trap '' INT`, leaves SIGINT ignored, and a stop must still stop it.
   static void install();
   /// The flag the handlers set (for PlanExecutionOptions::interrupted).
   static const volatile bool* flag();
@@ -83,6 +83,10 @@ class RunSession {
   /// the reports are still complete).
   void close(const RunReport& report);
 
+  /// Why the journal could not be written (a full disk), when it could not; "" when it was. The run went on
+  /// without it: --resume cannot use it, the reports still hold every result.
+  const std::string& journal_error() const { return journal_error_; }
+
  private:
   RunSessionOptions opts_;
   bool previous_found_ = false;
@@ -91,6 +95,8 @@ class RunSession {
   EarlierResults earlier_;
   ArtifactLock lock_;
   std::unique_ptr<JournalWriter> journal_;
+  std::string journal_error_;
+  void on_journal(const std::function<void()>& write);
 };
 
 /// A run's account of itself before any case runs: opcheck's version, the host, the start time, the command line,

@@ -120,6 +120,33 @@ Result failure(const Case& c, Stage stage, std::string message, std::string capt
   return r;
 }
 
+/// What a case was doing in `phase`, for the message of a worker lost in it.
+const char* doing_in(CasePhase phase) {
+  switch (phase) {
+    case CasePhase::Inputs: return "building the inputs of";
+    case CasePhase::Reference: return "computing the CPU reference of";
+    case CasePhase::Compare: return "comparing the outputs of";
+    default: return "running";
+  }
+}
+
+/// The result of a case whose worker died (not a timeout): lost while opcheck built its inputs or computed its
+/// reference, it is opcheck's failure of that phase, not a crash of the device. A SIGKILL nobody here sent is most
+/// often the out-of-memory killer (the kernel's, or a cgroup's limit), and the message says so.
+Result lost_worker_result(const Case& c, const std::string& how, bool killed_from_outside, CasePhase phase,
+                          std::string captured) {
+  const Stage stage = phase == CasePhase::Inputs      ? Stage::FAILED_INPUT
+                      : phase == CasePhase::Reference ? Stage::FAILED_REFERENCE
+                                                      : Stage::CRASHED;
+  std::string message = "worker " + how + " while " + doing_in(phase) + " " + c.id;
+  if (killed_from_outside && stage != Stage::CRASHED)
+    message += ": killed: out of memory? Fix: give the run more memory, or skip cases this large with "
+               "--max-case-bytes";
+  Result r = failure(c, stage, std::move(message), std::move(captured));
+  r.phase = phase;
+  return r;
+}
+
 /// Runs one case in the current process; an exception the Executor let escape becomes a CRASHED result.
 Result run_guarded(Executor& ex, const Case& c) {
   try {
@@ -217,8 +244,14 @@ struct RequestReader {
   ::prctl(PR_SET_NAME, "opcheck-worker");
   ::signal(SIGINT, SIG_IGN);
   ::signal(SIGTERM, SIG_IGN);
+  ::signal(SIGUSR2, SIG_IGN);  // a Python host's faulthandler takes it (its stacks before a timeout's SIGKILL)
   ::signal(SIGPIPE, SIG_DFL);
   ::signal(SIGCHLD, SIG_DFL);
+  // Out of memory, the kernel ends a worker (one case, reported) rather than the run that holds the reports.
+  if (FILE* adj = std::fopen("/proc/self/oom_score_adj", "w")) {
+    std::fputs("1000", adj);
+    std::fclose(adj);
+  }
   ::dup2(capture_fd, STDOUT_FILENO);
   ::dup2(capture_fd, STDERR_FILENO);
 
@@ -252,6 +285,7 @@ struct RequestReader {
     if (clock) {
       clock->own_since_ns.store(0, std::memory_order_relaxed);
       clock->own_ns.store(0, std::memory_order_relaxed);
+      clock->phase.store(0, std::memory_order_relaxed);
       clock->case_tag.store(position + 1, std::memory_order_release);
     }
     Result result = run_guarded(ex, *c);
@@ -724,7 +758,12 @@ class Pool {
 
   /// The worker died or overran: its running case gets a result, its queued ones go back to the queue.
   void worker_ended(Worker& w, bool timed_out) {
-    if (timed_out) ::kill(w.pid, SIGKILL);
+    if (timed_out) {
+      // A Python-hosted worker writes every thread's stack to its captured output first (faulthandler).
+      ::kill(w.pid, SIGUSR2);
+      ::usleep(300 * 1000);
+      ::kill(w.pid, SIGKILL);
+    }
     int status = 0;
     pid_t r;
     do r = ::waitpid(w.pid, &status, 0);
@@ -735,21 +774,33 @@ class Pool {
       w.outstanding.pop_front();
       const Case& c = *cases_[p];
       std::string captured = read_capture(w.capture_fd, opts_.max_stderr_bytes);
+      const CasePhase phase = phase_of(w, p);
       if (timed_out) {
         ++stats_.timeouts;
         char limit[32];
         std::snprintf(limit, sizeof limit, "%g", timeout_for(p));
-        report(p, failure(c, Stage::TIMEOUT,
-                          std::string("case exceeded its timeout of ") + limit + " s; worker killed with SIGKILL",
-                          std::move(captured)));
+        Result res = failure(c, Stage::TIMEOUT,
+                           std::string("case exceeded its timeout of ") + limit + " s; worker killed with SIGKILL" +
+                               (phase == CasePhase::None ? "" : std::string(" while ") + doing_in(phase) + " the case"),
+                           std::move(captured));
+        res.phase = phase;
+        report(p, std::move(res));
       } else {
         ++stats_.crashes;
-        report(p, failure(c, Stage::CRASHED, "worker " + how + " while running " + c.id, std::move(captured)));
+        const bool from_outside = r == w.pid && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+        report(p, lost_worker_result(c, how, from_outside, phase, std::move(captured)));
       }
     }
     requeue(w);
     release(w);
     respawn_if_needed(w);
+  }
+
+  /// The phase the worker's clock says case `position` was in (None when the worker had not started it).
+  CasePhase phase_of(const Worker& w, std::size_t position) const {
+    if (!w.clock || w.clock->case_tag.load(std::memory_order_acquire) != position + 1) return CasePhase::None;
+    const int phase = w.clock->phase.load(std::memory_order_acquire);
+    return phase >= 0 && phase <= static_cast<int>(kLastCasePhase) ? static_cast<CasePhase>(phase) : CasePhase::None;
   }
 
   void report(std::size_t position, Result r) {

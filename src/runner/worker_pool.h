@@ -26,8 +26,8 @@ struct PoolOptions {
   /// caller makes what it recorded durable, once per batch rather than once per case.
   std::function<void()> after_results;
   /// Asked while the pool is stopping (should_stop() turned true): true ends the cases still running at once (their
-  /// workers are killed; those cases get no result, like cases never started). A second Ctrl-C, or a grace period
-  /// after the first, says so; without it running cases finish or reach their timeout.
+  /// workers are killed; those cases get no result, like cases never started). A stop signal says so; without it
+  /// running cases finish or reach their timeout.
   std::function<bool()> abort_running;
 };
 

@@ -168,6 +168,7 @@ std::string exact_case_id(const std::string& model, const std::string& name) {
 
 std::vector<std::string> suggest_models(const std::string& wanted, const std::vector<std::string>& known,
                                         std::size_t limit) {
+  if (wanted.size() > kMaxSpelledNameLength) return {};
   const std::string w = folded(wanted);
   std::vector<std::pair<std::size_t, std::string>> scored;
   std::set<std::string> seen;

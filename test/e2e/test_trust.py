@@ -265,7 +265,7 @@ def test_a_second_run_on_a_busy_artifact_dir_is_refused_naming_the_holder(tmp_pa
     assert again.rc == 0, again
 
 
-@pytest.mark.parametrize("signals", [1, 2], ids=["one-signal-grace", "second-signal"])
+@pytest.mark.parametrize("signals", [1, 2], ids=["one-signal", "second-signal"])
 def test_signals_end_a_hung_case_promptly_with_partial_reports(tmp_path, signals):
     import os
     import signal
@@ -290,8 +290,8 @@ def test_signals_end_a_hung_case_promptly_with_partial_reports(tmp_path, signals
     out, err = proc.communicate(timeout=60)
     took = time.time() - sent
     assert proc.returncode == 2, (out, err)
-    assert took < (12 if signals == 1 else 4), (took, err)
-    assert ("grace period over" if signals == 1 else "second signal") in err, err
+    assert took < 4, (took, err)
+    assert "stopping: ending the cases still running" in err, err
     m = metrics(tmp_path / "r.json")
     assert m["run"]["stopped_by"] == "signal" and m["totals"]["total"] == 6, m
     assert sum(c["message"] == "not run: the run stopped (interrupted)" for c in m["cases"]) == m["run"]["not_run"] > 0

@@ -47,7 +47,7 @@ constexpr std::size_t field_count() {
 }
 
 static_assert(std::is_aggregate_v<Result> && std::is_aggregate_v<CaseRecord> && std::is_aggregate_v<CompareFigures>);
-static_assert(field_count<Result>() == 23,
+static_assert(field_count<Result>() == 24,
               "Result's fields changed: update encode_result/decode_result (runner/result_wire.cpp), "
               "write_case_record/case_record_from_json (report/record_json.cpp), write_junit (report/junit.cpp) "
               "where the field belongs in JUnit, sample_result() and the checks in this file, then this count");
@@ -93,6 +93,7 @@ Result sample_result() {
   r.reference_evicted = 4;
   r.reference_cache_note = "not kept: too big";
   r.reference_cache_warning = "reference cache entry x.ref does not match its digest (corrupt)";
+  r.phase = CasePhase::Reference;
   return r;
 }
 
@@ -142,6 +143,7 @@ void expect_same_result(const Result& a, const Result& b) {
   EXPECT_EQ(a.reference_evicted, b.reference_evicted);
   EXPECT_EQ(a.reference_cache_note, b.reference_cache_note);
   EXPECT_EQ(a.reference_cache_warning, b.reference_cache_warning);
+  EXPECT_EQ(a.phase, b.phase);
 }
 
 Result wire_round_trip(const Result& r) {

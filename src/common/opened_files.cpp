@@ -1,0 +1,61 @@
+#include "common/opened_files.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+namespace opcheck {
+namespace {
+
+// Where the kernel says the open descriptor's file is.
+std::string real_path_of(int fd) {
+  char buf[PATH_MAX + 1];
+  const ssize_t n = ::readlink(("/proc/self/fd/" + std::to_string(fd)).c_str(), buf, PATH_MAX);
+  return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
+}
+
+bool beneath(const std::string& path, const std::string& folder) {
+  if (folder.empty()) return true;
+  const std::string prefix = folder.back() == '/' ? folder : folder + "/";
+  return path.compare(0, prefix.size(), prefix) == 0;
+}
+
+}  // namespace
+
+int open_checked_file(const std::string& path, const std::string& folder, std::string& problem) {
+  static std::mutex mutex;
+  static std::map<std::string, int> opened;  // path -> its checked descriptor, for the process's life
+  std::lock_guard<std::mutex> lock(mutex);
+  int fd = -1;
+  if (const auto it = opened.find(path); it != opened.end()) {
+    fd = it->second;
+  } else {
+    // O_NONBLOCK: a FIFO swapped in is refused below, never waited on.
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0) {
+      problem = std::string("cannot be opened: ") + std::strerror(errno);
+      return -1;
+    }
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) problem = std::string("cannot be examined: ") + std::strerror(errno);
+    else if (!S_ISREG(st.st_mode)) problem = "is not a regular file";
+    if (!problem.empty()) {
+      ::close(fd);
+      return -1;
+    }
+    opened.emplace(path, fd);
+  }
+  if (const std::string real = real_path_of(fd); !beneath(real, folder)) {
+    problem = "resolves to " + real + " when opened, outside the manifest's folder";
+    return -1;
+  }
+  return fd;
+}
+
+}  // namespace opcheck

@@ -1,0 +1,18 @@
+// A stop asked for by a signal (SIGINT/SIGTERM, runner/run_session.h), which long front-half loops look at so that a
+// run stops within 2 s even while it loads a large manifest.
+#pragma once
+
+#include <csignal>
+
+namespace opcheck {
+
+/// The flag a stop signal's handler sets (async-signal-safe to set; constant-initialised, so safe to read early).
+inline volatile std::sig_atomic_t& stop_request_flag() {
+  static volatile std::sig_atomic_t requested = 0;
+  return requested;
+}
+
+/// Whether a stop was asked for: a loop that sees it ends early, and the run reports what it had.
+inline bool stop_requested() { return stop_request_flag() != 0; }
+
+}  // namespace opcheck
