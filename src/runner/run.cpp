@@ -104,6 +104,21 @@ int select_cases_to_run(RunRequest& r, RunSession& session, Prepared& p, RunHost
   return -1;
 }
 
+// Every selected case of a run that ended before its first case, as a skipped record saying why it did not run.
+void add_not_run(const std::vector<const Case*>& cases, const std::string& why, RunReport& report) {
+  int index = 0;
+  for (const Case* c : cases) {
+    CaseRecord rec = record_for(*c, std::string(), std::string());
+    rec.index = index++;
+    rec.outcome = Outcome::Skipped;
+    rec.result.case_id = rec.id;
+    rec.result.stage = Stage::SKIPPED;
+    rec.result.outcome = Outcome::Skipped;
+    rec.result.message = why;
+    report.cases.push_back(std::move(rec));
+  }
+}
+
 // A device that could not start is the run's result, not an absence of one: the reports hold one error record
 // naming the device and what went wrong, and every selected case as skipped, not run. Returns the exit code: 4 when
 // the device (the user's flags or backend) could not be set up, 3 when opcheck's own exec layer is missing.
@@ -130,17 +145,7 @@ int report_device_not_started(const RunRequest& r, const Prepared& p, const std:
   failed.result.outcome = Outcome::Error;
   failed.result.message = (setup_failed ? "the device " + failed.name + " did not start: " : "opcheck could not run: ") + error;
   report.cases.push_back(std::move(failed));
-  int index = 0;
-  for (const Case* c : p.cases) {
-    CaseRecord rec = record_for(*c, std::string(), std::string());
-    rec.index = index++;
-    rec.outcome = Outcome::Skipped;
-    rec.result.case_id = rec.id;
-    rec.result.stage = Stage::SKIPPED;
-    rec.result.outcome = Outcome::Skipped;
-    rec.result.message = "not run: the device did not start";
-    report.cases.push_back(std::move(rec));
-  }
+  add_not_run(p.cases, "not run: the device did not start", report);
   add_load_problems(p.loaded.diagnostics, p.loaded.set, report);
   report.info.duration_s = seconds_since(t0);
   const int report_failure = write_reports(report, r, host.err);
@@ -173,6 +178,7 @@ int report_stopped_before_cases(const RunRequest& r, const Prepared& p, Clock::t
   report.info.stop_reason = "interrupted";
   report.info.stopped_by = "signal";
   report.info.not_run = static_cast<std::int64_t>(p.cases.size());
+  add_not_run(p.cases, "not run: the run stopped (interrupted)", report);
   add_load_problems(p.loaded.diagnostics, p.loaded.set, report);
   report.info.duration_s = seconds_since(t0);
   const int report_failure = write_reports(report, r, host.err);
