@@ -220,6 +220,7 @@ void put_tensor(std::vector<std::uint8_t>& out, const TensorSpec& t) {
   put_kwargs(out, t.init_args);
   put_value(out, t.data);
   put_string(out, t.file);
+  put(out, static_cast<std::int32_t>(t.file_fd));  // the descriptor checked at load: workers inherit it
   put(out, static_cast<std::uint8_t>(t.shape_from_file));
   put_string(out, t.preset);
   put_kwargs(out, t.preset_args);
@@ -286,6 +287,7 @@ struct CaseReader : Reader {
     t.init_args = kwargs();
     t.data = value();
     t.file = get_string();
+    t.file_fd = get<std::int32_t>();
     t.shape_from_file = get<std::uint8_t>() != 0;
     t.preset = get_string();
     t.preset_args = kwargs();

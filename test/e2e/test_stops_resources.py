@@ -313,7 +313,10 @@ def test_control_bytes_a_device_module_prints_are_escaped_on_the_console(tmp_pat
     assert "\\x1b]0;pwned\\x07\\x1b[2Jcleared\\x00 by the module" in r.err, r.err
 
 
-def test_a_tensor_file_swapped_for_a_symlink_after_loading_is_never_read(tmp_path):
+# The C++ loopback's workers are forked from the run; pyloop's from its start-up process, which gets each case
+# whole over a pipe: both must read the descriptor checked at load.
+@pytest.mark.parametrize("device", ["loopback", "pyloop"])
+def test_a_tensor_file_swapped_for_a_symlink_after_loading_is_never_read(tmp_path, device):
     import torch
 
     folder = tmp_path / "m"
@@ -326,7 +329,9 @@ def test_a_tensor_file_swapped_for_a_symlink_after_loading_is_never_read(tmp_pat
         ["  - name: from_file", "    op: torch.neg", "    inputs:", "      - file: x.pt"],
     ])
     # -j 1: the hung case holds the only worker for 3 s, after the manifest was loaded and checked.
-    proc = start(["--manifests", manifest, "--device", "loopback", "-j", "1", "--timeout", "3"], tmp_path, env=HANG)
+    device_args, hang = (["--device", "loopback", "-j", "1"], HANG) if device == "loopback" else \
+        (PYLOOP, {"OPCHECK_PYLOOP_FAULTS": "aten::exp=hang"})
+    proc = start(["--manifests", manifest, *device_args, "--timeout", "3"], tmp_path, env=hang)
     wait_for_journal_lines(proc, tmp_path / "art" / "journal.jsonl", 1)  # the header: loaded and planned
     (folder / "x.pt").unlink()
     (folder / "x.pt").symlink_to(tmp_path / "outside.pt")
