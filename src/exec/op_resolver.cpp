@@ -54,7 +54,7 @@ bool remove_keyword(CallArgs& call, const std::string& name, ArgRef* removed = n
 OpResolver::OpResolver() {
   for (const auto& name : c10::Dispatcher::singleton().getAllOpNames()) {
     auto op = c10::Dispatcher::singleton().findOp(name);
-    if (op) ops_[name.name].push_back(*op);
+    if (op && op->hasSchema()) ops_[name.name].push_back(*op);  // a kernel for an op never defined has no schema
   }
   for (auto& [name, list] : ops_)
     std::sort(list.begin(), list.end(), [](const c10::OperatorHandle& a, const c10::OperatorHandle& b) {
