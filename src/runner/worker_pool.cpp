@@ -244,7 +244,10 @@ struct RequestReader {
   ::prctl(PR_SET_NAME, "opcheck-worker");
   ::signal(SIGINT, SIG_IGN);
   ::signal(SIGTERM, SIG_IGN);
-  ::signal(SIGUSR2, SIG_IGN);  // a Python host's faulthandler takes it (its stacks before a timeout's SIGKILL)
+  // A Python host's faulthandler takes SIGUSR2 (its stacks before a timeout's SIGKILL); a worker forked from a
+  // Python device's start-up process has it already, any other ignores it until its host registers it.
+  struct sigaction usr2 {};
+  if (::sigaction(SIGUSR2, nullptr, &usr2) != 0 || usr2.sa_handler == SIG_DFL) ::signal(SIGUSR2, SIG_IGN);
   ::signal(SIGPIPE, SIG_DFL);
   ::signal(SIGCHLD, SIG_DFL);
   // Out of memory, the kernel ends a worker (one case, reported) rather than the run that holds the reports.
