@@ -171,14 +171,17 @@ void shard_by_recorded_times(const RunRequest& r, Prepared& p, RunHost& host) {
 
 // A stop signal before the first case (while loading, or while the device started): the reports say the run was
 // interrupted and that every selected case did not run.
-int report_stopped_before_cases(const RunRequest& r, const Prepared& p, Clock::time_point t0, RunHost& host) {
+int report_stopped_before_cases(const RunRequest& r, const Prepared& p, bool loaded, Clock::time_point t0,
+                                RunHost& host) {
   RunReport report;
   report.info = describe_run(r.argv, r.policy, p.loaded.set);
   report.info.interrupted = true;
   report.info.stop_reason = "interrupted";
   report.info.stopped_by = "signal";
   report.info.not_run = static_cast<std::int64_t>(p.cases.size());
-  add_not_run(p.cases, "not run: the run stopped (interrupted)", report);
+  // Once every manifest was read, the selection is whole and each case is in the reports; a stop while loading left
+  // it partial, and the reports list none rather than a part that looks like all.
+  if (loaded) add_not_run(p.cases, "not run: the run stopped (interrupted)", report);
   add_load_problems(p.loaded.diagnostics, p.loaded.set, report);
   report.info.duration_s = seconds_since(t0);
   const int report_failure = write_reports(report, r, host.err);
@@ -448,7 +451,7 @@ int run_request(RunRequest r, RunHost& host) {
   RunSession session(r.session);
   Prepared p;
   if (int rc = select_cases_to_run(r, session, p, host); rc >= 0) return rc;
-  if (StopSignals::received()) return report_stopped_before_cases(r, p, t0, host);
+  if (StopSignals::received()) return report_stopped_before_cases(r, p, false, t0, host);
   if (p.cases.empty()) {
     if (!p.invalid_input) {
       host.out << "no tests ran in 0.00s\n";
@@ -457,7 +460,7 @@ int run_request(RunRequest r, RunHost& host) {
     return report_rejected_only(p.loaded, r, t0, host);
   }
   if (int rc = plan_run(r, p, host); rc >= 0) return rc;
-  if (StopSignals::received()) return report_stopped_before_cases(r, p, t0, host);
+  if (StopSignals::received()) return report_stopped_before_cases(r, p, true, t0, host);
   const ExecInfo& info = p.executor->info();
   if (!r.quiet)
     host.err << run_banner(info, p.plan.occurrences.size(), p.plan.unique.size(), r.settings.shard_index,

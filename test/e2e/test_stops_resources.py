@@ -69,8 +69,12 @@ def assert_stopped_with_the_hung_case_not_run(tmp_path, rc, took, out, err):
     m = metrics(tmp_path / "m.json")
     assert m["run"]["stopped_by"] == "signal", m["run"]
     ids = [c["id"] for c in m["cases"]]
-    # The case in flight was killed: it did not run, and nothing says the device failed it.
-    assert ids == [f"h::neg.{i}" for i in range(5)], ids
+    # The case in flight was killed: it did not run, and nothing says the device failed it; it is in the reports as
+    # a skipped case that says so.
+    assert ids == [f"h::neg.{i}" for i in range(5)] + ["h::exp.hangs"], ids
+    hung = m["cases"][-1]
+    assert (hung["outcome"], hung["stage"]) == ("skipped", "SKIPPED"), hung
+    assert hung["message"].startswith("not run: the run stopped"), hung
     assert m["run"]["not_run"] == 1, m["run"]
     assert out.splitlines()[-1].startswith("5 passed, 1 not run (signal) in "), out
     assert (tmp_path / "j.xml").exists()
