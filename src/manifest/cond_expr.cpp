@@ -353,6 +353,10 @@ bool CondParser::lex() {
         ++p;
       std::string num = s_.substr(t.pos, p - t.pos);
       auto res = std::from_chars(num.data(), num.data() + num.size(), t.number);
+      const std::size_t exp = num.find_first_of("eE");
+      if (res.ec == std::errc::result_out_of_range && (exp == std::string::npos || num[exp + 1] != '-'))
+        return fail(t.pos, "number '" + num.substr(0, 40) + (num.size() > 40 ? "..." : "") +
+                               "' is too large for a 64-bit float; write a number below 1.8e308");
       if (res.ec != std::errc() || res.ptr != num.data() + num.size())
         return fail(t.pos, "malformed number '" + num + "'");
       t.kind = Tok::Number;

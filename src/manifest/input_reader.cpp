@@ -41,6 +41,10 @@ bool refuse_machine_op(TypedYaml& r, yaml::NodeRef n, const std::string& op) {
   return true;
 }
 
+std::string too_long(const std::string& what, const std::string& name) {
+  return what + " " + in_quotes(name) + " is longer than " + std::to_string(kMaxNameBytes) + " bytes";
+}
+
 bool is_op_spelling(std::string_view s) {
   if (s.empty()) return false;
   for (char c : s)

@@ -22,6 +22,12 @@ bool is_op_spelling(std::string_view s);
 /// True after reporting, at `n`, that `op` is an op opcheck refuses to run (common/refused_ops.h) and why.
 bool refuse_machine_op(TypedYaml& r, yaml::NodeRef n, const std::string& op);
 
+/// Names are echoed into every report (ids, JUnit, metrics, HTML, the console) and looked up with did-you-mean: a
+/// generated one megabytes long would make reports of megabytes. Longer names are refused where they are written.
+inline constexpr std::size_t kMaxNameBytes = 256;
+/// "WHAT 'name...' (N bytes) is longer than 256 bytes".
+std::string too_long(const std::string& what, const std::string& name);
+
 /// Reads the arguments of one call; every problem is located and names the case being read (set_case_id).
 class InputReader : public TypedYaml {
  public:

@@ -224,15 +224,6 @@ bool Normalizer::read_expects_error(NodeRef n, ExpectedError& out) {
   return true;
 }
 
-namespace {
-// Names are echoed into every report (ids, JUnit, metrics, HTML, the console) and looked up with did-you-mean: a
-// generated one megabytes long would make reports of megabytes. Longer names are refused where they are written.
-constexpr std::size_t kMaxNameBytes = 256;
-
-std::string too_long(const std::string& what, const std::string& name) {
-  return what + " " + in_quotes(name) + " is longer than " + std::to_string(kMaxNameBytes) + " bytes";
-}
-}  // namespace
 
 bool Normalizer::read_case(NodeRef c, const Settings& defaults, const std::vector<std::string>& file_marks, Case& out) {
   std::size_t errors_before = r_.diagnostics().error_count();

@@ -74,7 +74,12 @@ bool V2Reader::read_op(NodeRef e, Case& out) {
     r_.error(e, "op entry has no 'name'", "add name: torch.<op>, e.g. name: torch.add");
     return false;
   }
-  if (!r_.read_string(name, "name", out.op) || refuse_machine_op(r_, name, out.op)) return false;
+  if (!r_.read_string(name, "name", out.op)) return false;
+  if (out.op.size() > kMaxNameBytes) {
+    r_.error(name, too_long("op", out.op), "name the op as torch writes it, e.g. torch.add");
+    return false;
+  }
+  if (refuse_machine_op(r_, name, out.op)) return false;
   if (!is_op_spelling(out.op)) {
     r_.error(name, "op " + in_quotes(out.op) + " is not an op name",
              "e.g. torch.add, torch.Tensor.view, torch.nn.functional.silu");

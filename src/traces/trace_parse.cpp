@@ -2,6 +2,7 @@
 
 #include "common/text.h"
 #include "common/text_escape.h"
+#include "common/typed_yaml.h"
 #include "opcheck/value.h"
 
 #include <cctype>
@@ -16,6 +17,7 @@ namespace {
 // Nesting deeper than any real trace (tuples of lists of tensors): the bound keeps hostile input from
 // exhausting the stack.
 constexpr int kMaxDepth = 32;
+constexpr std::size_t kMaxTraceOpBytes = 256;  // as manifests' op names (manifest/input_reader.h)
 
 std::string ints_text(const std::vector<std::int64_t>& v, char open, char close) {
   std::string out(1, open);
@@ -202,6 +204,9 @@ class LineReader {
     if (is_float) {
       out.kind = TraceValue::Kind::Float;
       out.f = std::strtod(text.c_str(), nullptr);
+      if (std::isinf(out.f))
+        return error("number " + in_quotes(text) + " is too large for a 64-bit float (it would silently become "
+                     "infinity); write a number below 1.8e308");
       return true;
     }
     out.kind = TraceValue::Kind::Int;
@@ -400,15 +405,20 @@ TraceFile parse_trace_text(const std::string& path, std::string_view text) {
     if (line.rfind("Operator:", 0) == 0) {
       op = std::string(trim_blanks(line.substr(9), kWhitespace));
       op_line = line_no;
-      op_ok = valid_op_name(op);
-      if (!op_ok)
+      // Names go into every case id and report: a generated megabyte one would make reports of megabytes.
+      op_ok = op.size() <= kMaxTraceOpBytes && valid_op_name(op);
+      if (op.size() > kMaxTraceOpBytes)
+        file.problems.warning(loc, "operator header '" + printable(op) + "' (" +
+                                       std::to_string(op.size()) + " bytes) is longer than " +
+                                       std::to_string(kMaxTraceOpBytes) + " bytes; its calls are not converted");
+      else if (!op_ok)
         file.problems.warning(loc, "operator header '" + printable(op) + "' is not an op name like aten.add.Tensor; its calls are "
                                    "not converted");
       continue;
     }
     if (line.rfind("cnt:", 0) != 0) {
       file.problems.warning(loc, "not a trace line (expected 'Operator: aten.<name>.<overload>' or 'cnt: N, ((args), "
-                                 "{kwargs})'): " + printable(line));
+                                 "{kwargs})'): " + in_quotes(printable(line)));
       continue;
     }
     ++file.call_lines;

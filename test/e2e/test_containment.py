@@ -358,3 +358,48 @@ def test_merge_refuses_shards_of_another_run_naming_the_file_and_the_part(tmp_pa
     r = opcheck("merge", a, b, "--metrics-json", tmp_path / "m.json")
     assert r.rc == 2 and f"shard 2 ran with {part} " in r.err, r
     assert f"\n  shard 2: {b}\n  shard 1: {a}\n" in r.err, r
+
+
+# Hostile sizes and numbers in every input format, not only v1 manifests: a generated megabyte op name is refused
+# where it is written and never echoed whole; a number past a 64-bit float is an error, never a silent infinity.
+
+def test_a_megabyte_op_name_in_a_v2_config_is_refused_at_its_line_with_bounded_reports(tmp_path):
+    cfg = tmp_path / "tiny.yaml"
+    cfg.write_text(v2_config("[TestSpyreModelOps::test_model_ops_db]", entry_op="torch." + "a" * (1 << 20)))
+    r = run_with_reports(tmp_path, "--manifests", cfg, "--device", "cpu")
+    assert r.rc == 2, r
+    assert f"{cfg}:11:" in r.err and "(1048582 bytes) is longer than 256 bytes" in r.err, r.err[:2000]
+    for report in ("r.xml", "r.json"):
+        assert (tmp_path / report).stat().st_size < 200_000, report  # the name alone is 1 MB
+    assert len(r.err) < 20000
+
+
+def test_a_megabyte_operator_header_in_a_trace_is_reported_with_bounded_reports(tmp_path):
+    trace = tmp_path / "t.txt"
+    trace.write_text("Operator: aten." + "a" * (1 << 20) + ".default\n"
+                     "cnt: 1, ((T([4], f32),), {})\n"
+                     "Operator: aten.neg.default\n"
+                     "cnt: 1, ((T([4], f32),), {})\n")
+    r = run_with_reports(tmp_path, "--traces", trace, "--device", "cpu")
+    assert r.rc == 2 and r.last_line.startswith("1 passed, 2 errors in "), r
+    assert "(1048589 bytes) is longer than 256 bytes; its calls are not converted" in r.err, r.err[:2000]
+    for report in ("r.xml", "r.json"):
+        assert (tmp_path / report).stat().st_size < 200_000, report  # the name alone is 1 MB
+
+
+def test_a_number_past_a_64_bit_float_in_a_trace_call_is_an_error_not_infinity(tmp_path):
+    trace = tmp_path / "t.txt"
+    trace.write_text("Operator: aten.add.Tensor\n"
+                     "cnt: 1, ((T([4], f32), 1e999999), {})\n")
+    r = opcheck("import-traces", trace, "-o", tmp_path / "out")
+    assert f"{trace}:2" in r.err and "'1e999999' is too large for a 64-bit float" in r.err, r
+    assert not list((tmp_path / "out").glob("*.yaml")) or "inf" not in "".join(
+        p.read_text() for p in (tmp_path / "out").glob("*.yaml"))
+
+
+def test_a_number_past_a_64_bit_float_in_a_condition_is_an_error(tmp_path):
+    m = write_manifest(tmp_path / "c.yaml", "c", [
+        ["  - name: neg", "    op: torch.neg", "    inputs:", "      - tensor: {shape: [4]}",
+         "    skip_if: [{expr: \"1e999999 > 0\", reason: big}]"]])
+    r = opcheck("validate", m)
+    assert r.rc == 2 and "number '1e999999' is too large for a 64-bit float" in r.err, r
