@@ -4,7 +4,9 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,6 +21,7 @@
 
 #include "exec/device.h"
 #include "exec/python_device.h"
+#include "common/text_escape.h"
 
 namespace opcheck::exec {
 namespace {
@@ -242,6 +245,29 @@ bool read_report(const ExecOptions& opts, int fd, int pid, std::string& out, std
   }
 }
 
+// What the interpreter and the device's modules printed while they were imported (they write to a file, not to the
+// terminal), relayed to stderr line by line with every control byte escaped: a module's terminal escapes cannot
+// retitle, clear or corrupt the console the run prints to.
+void relay_startup_output(int fd) {
+  constexpr std::size_t kMaxRelayed = 64 * 1024;
+  struct stat st {};
+  if (fd < 0 || ::fstat(fd, &st) != 0 || st.st_size <= 0) return;
+  std::string text(std::min<std::size_t>(static_cast<std::size_t>(st.st_size), kMaxRelayed), '\0');
+  const ssize_t n = ::pread(fd, text.data(), text.size(), 0);
+  if (n <= 0) return;
+  text.resize(static_cast<std::size_t>(n));
+  std::string out;
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t end = std::min(text.find('\n', at), text.size());
+    out += "opcheck: device output: " + printable_text(std::string_view(text).substr(at, end - at)) + "\n";
+    at = end + 1;
+  }
+  if (static_cast<std::size_t>(st.st_size) > text.size())
+    out += "opcheck: device output: (" + std::to_string(st.st_size - static_cast<off_t>(text.size())) +
+           " more bytes not shown)\n";
+  std::fwrite(out.data(), 1, out.size(), stderr);
+}
+
 }  // namespace
 
 bool start_startup_process(const ExecOptions& opts, PythonHostFacts& facts, std::vector<std::string>& enabled_ops,
@@ -271,8 +297,10 @@ bool start_startup_process(const ExecOptions& opts, PythonHostFacts& facts, std:
   std::fflush(stdout);
   std::fflush(stderr);
   const pid_t parent = ::getpid();
+  const int output = ::memfd_create("opcheck-startup-output", MFD_CLOEXEC);
   const pid_t pid = ::fork();
   if (pid < 0) {
+    if (output >= 0) ::close(output);
     error = std::string("cannot start the device's start-up process: fork failed: ") + std::strerror(errno);
     close_all();
     return false;
@@ -280,6 +308,10 @@ bool start_startup_process(const ExecOptions& opts, PythonHostFacts& facts, std:
   if (pid == 0) {
     ::close(report[0]);
     ::close(sock[0]);
+    if (output >= 0) {
+      ::dup2(output, STDOUT_FILENO);
+      ::dup2(output, STDERR_FILENO);
+    }
     startup_main(opts, report[1], sock[1], parent);
   }
   ::close(report[1]);
@@ -287,6 +319,8 @@ bool start_startup_process(const ExecOptions& opts, PythonHostFacts& facts, std:
   std::string out, step = "start";
   const bool answered = read_report(opts, report[0], pid, out, step, error);
   ::close(report[0]);
+  relay_startup_output(output);
+  if (output >= 0) ::close(output);
   if (!answered) {
     ::close(sock[0]);
     g_startup.error = error;

@@ -391,3 +391,21 @@ def test_a_full_disk_under_a_report_is_a_located_error_after_the_summary(tmp_pat
     assert "Fix: free space on that file system, or write the report elsewhere" in r.err, r.err
     assert r.last_line.startswith("50 passed"), r
     assert metrics(tmp_path / "m.json")["totals"]["passed"] == 50
+
+
+def test_control_bytes_a_device_module_prints_while_it_imports_are_escaped_on_the_console(tmp_path):
+    # A device module that starts fine but prints a terminal escape (retitle, clear screen), a bell and a NUL to its
+    # stderr and stdout while it is imported, in the start-up process.
+    (tmp_path / "noisy_device.py").write_text(
+        'import sys\n'
+        'sys.stderr.write("\\x1b]0;pwned\\x07 loud module\\x00\\n")\n'
+        'print("\\x1b[2J from stdout")\n'
+        'import opcheck_pyloop\n')
+    write_manifest(tmp_path / "c.yaml", "c", [case("neg", "torch.neg", [[4]])])
+    r = opcheck("run", "--manifests", tmp_path / "c.yaml", "--device-import", "noisy_device", "--device", "pyloop",
+                "--artifact-dir", tmp_path / "art", env={"PYTHONPATH": str(tmp_path)})
+    assert r.rc == 0 and r.last_line.startswith("1 passed"), r
+    for raw in ("\x1b", "\x00", "\x07"):
+        assert raw not in r.err and raw not in r.out, repr(r.err)
+    assert "opcheck: device output: \\x1b]0;pwned\\x07 loud module\\x00\n" in r.err, r.err
+    assert "opcheck: device output: \\x1b[2J from stdout\n" in r.err, r.err
