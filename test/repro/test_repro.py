@@ -436,6 +436,55 @@ def test_python_repro_of_a_hostile_case_name_runs_no_code(tmp_path, name):
     assert not (tmp_path / "PWNED").exists()
 
 
+WRITER_NAMES = HOSTILE_NAMES + ["</script><img src=x onerror=alert(1)>", "a&b<c>'d"]
+
+
+@pytest.mark.parametrize("name", WRITER_NAMES)
+def test_every_writer_keeps_a_hostile_case_name_exact_and_inert(tmp_path, name):
+    """A failing case with a hostile name through every writer: the reports read back hold the name exactly, the
+    HTML never carries it as markup, the failure bundle's case.yaml loads back with it, and the shell command `repro`
+    prints and the rerun line run as written execute nothing of it."""
+    import xml.etree.ElementTree as ET
+
+    manifest = tmp_path / "hostile.yaml"
+    quoted = name.replace("\\", "\\\\").replace('"', '\\"')
+    manifest.write_text(f'model: hostile\ncases:\n  - name: "{quoted}"\n    op: torch.exp\n    inputs:\n'
+                        "      - tensor: {shape: [4]}\n")
+    case_id = f"hostile::{name}"
+    ran = opcheck("run", "--manifests", manifest, "--device", "loopback", "--junit-xml", tmp_path / "j.xml",
+                  "--metrics-json", tmp_path / "m.json", "--html", tmp_path / "r.html", "--save-failures",
+                  tmp_path / "bundles", "--artifact-dir", tmp_path / "art", env=EXP_FAULT)
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    [rec] = json.loads((tmp_path / "m.json").read_text())["cases"]
+    assert rec["id"] == case_id and rec["outcome"] == "failed", rec
+    [tc] = ET.parse(tmp_path / "j.xml").getroot().iter("testcase")
+    assert name in tc.get("name"), tc.attrib
+    html = (tmp_path / "r.html").read_text()
+    assert "<img src=x" not in html and "</script><img" not in html
+    # The bundle's one-case manifest (the YAML writer) loads back with the same id.
+    [bundle] = [p for p in (tmp_path / "bundles").iterdir() if p.is_dir()]
+    listed = opcheck("list-cases", "--manifests", bundle / "case.yaml", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert [c["id"] for c in json.loads(listed.stdout)] == [case_id], listed.stdout[:400]
+
+    # The shell writers, each run by bash as printed: the console's rerun line (an `opcheck repro` command), then the
+    # `opcheck run` command it prints, which reruns just this case.
+    def bash(line):
+        done = subprocess.run(["bash", "-c", line], capture_output=True, text=True, cwd=tmp_path, timeout=600)
+        assert not (tmp_path / "PWNED").exists(), line
+        return done
+
+    rerun = [line.split("rerun: ", 1)[1] for line in ran.stdout.splitlines() if line.startswith("rerun: ")]
+    assert len(rerun) == 1, ran.stdout
+    printed = bash(rerun[0])
+    assert printed.returncode == 0, (rerun[0], printed.stdout, printed.stderr)
+    run_line = printed.stdout.strip().splitlines()[-1]
+    again = bash(run_line + " --artifact-dir " + shlex.quote(str(tmp_path / "again")))
+    assert again.returncode == 1 and again.stdout.strip().splitlines()[-1].startswith("1 failed"), \
+        (run_line, again.stdout, again.stderr)
+    assert case_id in again.stdout, again.stdout
+
+
 def test_repro_reports_unknown_cases_and_bundles(tmp_path):
     unknown = opcheck("repro", "template::init_arang", "--manifests", TEMPLATE)
     assert unknown.returncode == 4
