@@ -396,7 +396,10 @@ std::vector<FailureGroup> group_failures(const RunReport& report) {
   }
   std::vector<FailureGroup> groups;
   for (auto& [sig, g] : by_signature) {
+    // The example's own minimal call, else one shrunk from another member (merged shards each shrank their own).
     if (auto shrunk = report.info.shrunk.find(g.example); shrunk != report.info.shrunk.end()) g.minimal = shrunk->second;
+    for (std::size_t i = 0; g.minimal.empty() && i < g.cases.size(); ++i)
+      if (auto shrunk = report.info.shrunk.find(g.cases[i]); shrunk != report.info.shrunk.end()) g.minimal = shrunk->second;
     groups.push_back(std::move(g));
   }
   std::sort(groups.begin(), groups.end(), [](const FailureGroup& a, const FailureGroup& b) {

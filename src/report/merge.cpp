@@ -118,6 +118,7 @@ RunReport merge_reports(const std::vector<RunReport>& shards, bool allow_partial
     for (const auto& w : si.warnings)
       if (std::find(info.warnings.begin(), info.warnings.end(), w) == info.warnings.end()) info.warnings.push_back(w);
     info.not_run += si.not_run;
+    info.shrunk.insert(si.shrunk.begin(), si.shrunk.end());
     if (info.stopped_by.empty()) info.stopped_by = si.stopped_by;
     if (si.interrupted) {
       info.interrupted = true;

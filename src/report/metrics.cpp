@@ -217,6 +217,12 @@ RunReport parse_metrics(const std::string& text, const std::string& path, bool c
   report.cases.reserve(cases.size());
   for (std::size_t i = 0; i < cases.size(); ++i) report.cases.push_back(case_record_from_json(cases[i], root.at("cases").at(i)));
   if (check_totals_against_cases && j.contains("totals")) check_totals(j["totals"], report, root.at("totals"));
+  // run --shrink's minimal calls live in the groups: read back, merge and report keep them.
+  if (j.contains("failure_groups") && j["failure_groups"].is_array())
+    for (const json& g : j["failure_groups"])
+      if (g.is_object() && g.contains("example") && g["example"].is_string() && g.contains("minimal") &&
+          g["minimal"].is_string())
+        report.info.shrunk[g["example"].get<std::string>()] = g["minimal"].get<std::string>();
   return report;
 }
 

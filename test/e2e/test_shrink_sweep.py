@@ -224,3 +224,22 @@ def test_shrink_and_sweep_judge_with_the_status_configs_tolerances(tmp_path):
                 "--config", config, env=FAULT)
     assert r.rc == 0, r
     assert [row[3] for row in table_rows(r.out)] == ["PASSED"] * 4, r
+
+
+def test_merge_keeps_the_minimal_calls_run_shrink_found_in_each_shard(tmp_path):
+    """Shards run with --shrink each shrink their own groups' examples; the merged metrics regroup the cases and keep
+    a minimal call for the group (the merged example's, else one a member's shard found)."""
+    cases = ["gpt-oss-20b::torch.mul.2", CASE, "gpt-oss-20b::torch.sin.1"]
+    found = []
+    for k in (0, 1):
+        shard = tmp_path / f"s{k}.json"
+        r = opcheck("run", *cases, "--manifests", MANIFEST, "--device", "loopback", "--shard", f"{k}/2", "--shrink",
+                    "--metrics-json", shard, "--artifact-dir", tmp_path / f"art{k}", env=FAULT)
+        assert r.rc in (0, 1), r
+        found += [g["minimal"] for g in json.loads(shard.read_text())["failure_groups"]]
+    assert found and all(found), found
+    merged = tmp_path / "merged.json"
+    m = opcheck("merge", tmp_path / "s0.json", tmp_path / "s1.json", "--metrics-json", merged)
+    assert m.rc == 1, m
+    [group] = json.loads(merged.read_text())["failure_groups"]
+    assert group["count"] == 2 and group["minimal"] in found, group
