@@ -21,7 +21,9 @@ if [ $quick -eq 0 ]; then
   # traces, reports), the worker pool, and the device plugin paths (loopback and an independent backend).
   asan_dir="$OPCHECK_ROOT/build-asan"
   opcheck_configure "$asan_dir" -DOPCHECK_SANITIZE=ON || status=1
-  # Only what those suites run (a gtest suite's test is named after its binary), plus the libraries they load.
+  # Only what those suites run (a gtest suite's test is named after its binary), plus the libraries they load. A
+  # folder configured earlier is regenerated first, so that test suites added since are in the list.
+  cmake "$asan_dir" >/dev/null || status=1
   targets=$(cd "$asan_dir" && ctest -L sanitize --show-only=json-v1 | "$OPCHECK_PYTHON" -c '
 import json, sys
 print(" ".join(sorted(t["name"] for t in json.load(sys.stdin)["tests"])))')
