@@ -58,7 +58,7 @@ std::string quoted(std::string_view s) {
   for (std::size_t i = 0; i < s.size(); ++i) {
     const auto ch = static_cast<unsigned char>(s[i]);
     // YAML reads C1 controls (NEL among them), U+2028, U+2029 and U+FEFF as line breaks or byte-order marks, not as
-    // the text they are: their escapes keep the scalar what it was.
+    // the text they are, and refuses U+FFFE and U+FFFF unescaped: their escapes keep the scalar what it was.
     const auto next = [&](std::size_t k) { return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0; };
     if (ch == 0xc2 && next(1) >= 0x80 && next(1) <= 0x9f) {
       char buf[8];
@@ -74,6 +74,11 @@ std::string quoted(std::string_view s) {
     }
     if (ch == 0xef && next(1) == 0xbb && next(2) == 0xbf) {
       out += "\\uFEFF";
+      i += 2;
+      continue;
+    }
+    if (ch == 0xef && next(1) == 0xbf && (next(2) == 0xbe || next(2) == 0xbf)) {  // U+FFFE, U+FFFF: not printable
+      out += next(2) == 0xbe ? "\\uFFFE" : "\\uFFFF";
       i += 2;
       continue;
     }
