@@ -224,7 +224,6 @@ bool Normalizer::read_expects_error(NodeRef n, ExpectedError& out) {
   return true;
 }
 
-
 bool Normalizer::read_case(NodeRef c, const Settings& defaults, const std::vector<std::string>& file_marks, Case& out) {
   std::size_t errors_before = r_.diagnostics().error_count();
   out.loc = r_.loc(c);
