@@ -4,6 +4,8 @@
 #include <numeric>
 #include <set>
 
+#include "manifest/tensor_layout.h"
+
 namespace opcheck {
 
 const std::vector<DType> kSweepDtypes = {DType::Float32, DType::Float16, DType::BFloat16,
@@ -24,16 +26,6 @@ std::vector<TensorSpec*> tensors_of(Case& c) {
   std::vector<TensorSpec*> out;
   for_each_tensor(c, [&](TensorSpec& t) { out.push_back(&t); });
   return out;
-}
-
-std::vector<std::int64_t> contiguous_strides(const std::vector<std::int64_t>& shape) {
-  std::vector<std::int64_t> s(shape.size());
-  std::int64_t step = 1;
-  for (std::size_t i = shape.size(); i-- > 0;) {
-    s[i] = step;
-    step *= std::max<std::int64_t>(shape[i], 1);
-  }
-  return s;
 }
 
 // New strides for a new shape that keep the tensor's dim order in memory (a transposed tensor stays transposed) and

@@ -1,4 +1,5 @@
 """Shared fixtures for the end-to-end tests: they run the real opcheck binary and read what it writes."""
+import json
 import os
 import pathlib
 import subprocess
@@ -45,6 +46,17 @@ def write_manifest(path, model, cases):
         lines += c
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+def case(name, op, shapes, extra=()):
+    """The YAML lines of one case of write_manifest: `op` on random tensors of `shapes`, plus `extra` lines."""
+    lines = [f"  - name: {name}", f"    op: {op}", "    inputs:"]
+    lines += [f"      - tensor: {{shape: {list(s)}}}" for s in shapes]
+    return lines + [f"    {e}" for e in extra]
+
+
+def metrics(path):
+    return json.loads(path.read_text())
 
 
 @pytest.fixture

@@ -6,13 +6,7 @@ import shlex
 
 import pytest
 
-from conftest import SOURCE_DIR, opcheck, write_manifest
-
-
-def case(name, op, shapes, extra=()):
-    lines = [f"  - name: {name}", f"    op: {op}", "    inputs:"]
-    lines += [f"      - tensor: {{shape: {list(s)}}}" for s in shapes]
-    return lines + [f"    {e}" for e in extra]
+from conftest import SOURCE_DIR, case, opcheck, write_manifest
 
 
 def line_of(path, text):

@@ -11,17 +11,7 @@ import time
 
 import pytest
 
-from conftest import BIN, opcheck, write_manifest
-
-
-def case(name, op, shapes, extra=()):
-    lines = [f"  - name: {name}", f"    op: {op}", "    inputs:"]
-    lines += [f"      - tensor: {{shape: {list(s)}}}" for s in shapes]
-    return lines + [f"    {e}" for e in extra]
-
-
-def metrics(path):
-    return json.loads(path.read_text())
+from conftest import BIN, case, metrics, opcheck, write_manifest
 
 
 def start(args, tmp_path, env=None, shell_prefix=None):

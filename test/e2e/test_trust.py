@@ -6,17 +6,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from conftest import opcheck, write_manifest
-
-
-def case(name, op, shapes, extra=()):
-    lines = [f"  - name: {name}", f"    op: {op}", "    inputs:"]
-    lines += [f"      - tensor: {{shape: {list(s)}}}" for s in shapes]
-    return lines + [f"    {e}" for e in extra]
-
-
-def metrics(path):
-    return json.loads(path.read_text())
+from conftest import case, metrics, opcheck, write_manifest
 
 
 def junit_cases(path):
