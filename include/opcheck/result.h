@@ -88,6 +88,8 @@ struct CompareFigures {
   /// output and both values. Present when worst_device and worst_reference are; a 0-d output has an empty index.
   std::vector<std::int64_t> worst_index;
   std::optional<double> worst_device, worst_reference;
+  /// The float64 result at worst_index, when the float64 judge ran (exec/judge.h): the value both are measured against.
+  std::optional<double> worst_golden;
   bool has_worst() const { return worst_device.has_value() && worst_reference.has_value(); }
 };
 
@@ -133,9 +135,16 @@ struct Result {
   std::string resolved_op;       // e.g. "aten::add.Tensor"; several joined with ", " for decompositions
   bool decomposed = false;
   bool reference_upcast = false;
+  /// How the reference was made when not in the call's own dtypes: "float32 (the CPU lacks ...)", "float64 (the CPU
+  /// refused ...)", "float64 (--reference-dtype float64)"; "" = the CPU in the call's dtypes.
+  std::string reference_made;
+  /// What the judgement took into account beyond the tolerance (exec/judge.h): the float64 judge and which side it
+  /// found further from float64, a backend freedom, undefined results, runs that may differ. One sentence each.
+  std::vector<std::string> judge_notes;
   bool values_compared = true;   // false for ops returning uninitialised memory: only shape, dtype, strides, device
   CompareFigures figures;
   double materialize_ms = 0, reference_ms = 0, device_ms = 0, compare_ms = 0;
+  double golden_ms = 0;   // the float64 result the judge measures both against (computed only when it is needed)
   double compile_ms = 0;  // --compile-backend: compiling the device call (its first run less a cached run)
   std::vector<std::string> input_digests;  // sha256 of each input tensor's logical bytes, in input order
   std::string captured_stderr;

@@ -533,6 +533,9 @@ c10::Stack make_stack(const c10::FunctionSchema& schema, const Binding& binding,
       }
       stack.push_back(std::move(d));
     }
+    // A half-to-float conversion (_softmax, _log_softmax) asks for float16 input: in a wider run the input is no
+    // longer float16, and the output's float32 is reached by the cast back (the meta run says float32).
+    if (ctx.compute_dtype && args[i].name() == "half_to_float" && stack.back().isBool()) stack.back() = false;
   }
   return stack;
 }

@@ -1,6 +1,7 @@
 // Comparison of outputs. Tensors are compared on the CPU in float64 (complex: both parts), in chunks of flat
 // elements so a multi-gigabyte output never needs more than a few chunk-sized float64 temporaries.
 #include "exec/compare.h"
+#include "exec/backend_freedoms.h"
 
 #include <algorithm>
 #include <cmath>
@@ -94,6 +95,11 @@ struct LeafStats {
   Greatest worst_abs, worst_rel;    // among mismatched elements only, like assert_close's message
   Greatest worst;                   // the greatest |a - e| over every element: where max_abs is (CompareFigures)
   bool identical = false;           // bit-identical: nothing else was computed
+  // The float64 judge, when a float64 result was given:
+  std::int64_t rescued = 0;            // elements outside the tolerance, within the float64 judge's bound
+  std::int64_t reference_further = 0;  // of those, where the CPU reference is further from float64 than the device
+  Greatest worst_golden;               // among the elements that fail both: the greatest |a - float64|
+  double golden_at_worst = 0, reference_error = 0, bound = 0;  // at worst_golden: float64, |e - float64|, the bound
 };
 
 /// An integer tensor with the same bits: the view used by `exact`. Complex tensors become [..., 2] of their parts.
@@ -131,11 +137,62 @@ at::Tensor per_element_max(const at::Tensor& t, int parts) {
   return parts == 2 ? std::get<0>(t.view({-1, 2}).max(1)) : t;
 }
 
+/// A float64 (complex128) result to judge against, and the dtype of the output it stands behind.
+struct Golden {
+  at::Tensor flat;                   // contiguous, float64 or complex128, shaped as the output flattened
+  at::ScalarType dtype = at::kFloat; // the output's dtype: its step (unit in the last place) widens the bound
+};
+
+/// One step (unit in the last place) of `dtype` at each |value| (float64): the spacing of its numbers there.
+at::Tensor dtype_step(const at::Tensor& abs_value, at::ScalarType dtype) {
+  int digits = 52, emin = -1022;  // bits after the binary point, least normal exponent
+  switch (dtype) {
+    case at::kHalf: case at::kComplexHalf: digits = 10; emin = -14; break;
+    case at::kBFloat16: digits = 7; emin = -126; break;
+    case at::kFloat: case at::kComplexFloat: digits = 23; emin = -126; break;
+    case at::kFloat8_e4m3fn: case at::kFloat8_e4m3fnuz: digits = 3; emin = -6; break;
+    case at::kFloat8_e5m2: case at::kFloat8_e5m2fnuz: digits = 2; emin = -14; break;
+    default: break;
+  }
+  const auto [mantissa, exponent] = at::frexp(abs_value);  // |v| = mantissa * 2^exponent, mantissa in [0.5, 1)
+  at::Tensor e = (exponent - 1).clamp_min(emin).to(at::kDouble);
+  e.masked_fill_(abs_value.eq(0), emin);
+  return at::exp2(e - digits);
+}
+
+/// The float64 judge on one chunk: `m` (close to the reference, per part) gains the parts within
+/// atol + rtol*|g| + kReferenceErrorMultiple*|e - g| + one step of the dtype of |a - g|, or equal to g. Counts what
+/// it rescued, and where the reference was the further, into `s`; `start`/`parts` place the chunk.
+void judge_chunk(const at::Tensor& e, const at::Tensor& a, const at::Tensor& g, at::Tensor& m, double rtol,
+                 double atol, at::ScalarType dtype, int parts, std::int64_t start, LeafStats& s) {
+  const at::Tensor dg = (a - g).abs_();
+  at::Tensor eg = (e - g).abs_();
+  eg.masked_fill_(e.isfinite().logical_not_(), 0.0);  // a reference that overflowed widens nothing
+  const at::Tensor ag = g.abs();
+  const at::Tensor bound = ag * rtol + atol + eg * kReferenceErrorMultiple + dtype_step(ag, dtype);
+  const at::Tensor within = dg.le(bound).logical_and_(g.isfinite()).logical_or_(a.eq(g));
+  const at::Tensor before = per_element_all(m, parts).clone();  // m is about to change, and may be this very tensor
+  m.logical_or_(within);
+  const at::Tensor after = per_element_all(m, parts);
+  const at::Tensor rescued = after.logical_and(before.logical_not());
+  s.rescued += rescued.count_nonzero().item<std::int64_t>();
+  const at::Tensor further = per_element_max(eg, parts).gt(per_element_max(dg, parts));
+  s.reference_further += rescued.logical_and(further).count_nonzero().item<std::int64_t>();
+  if (after.all().item<bool>()) return;
+  auto [worst, where] = per_element_max(dg, parts).masked_fill(after, -1.0).max(0);
+  if (!s.worst_golden.offer(worst.item<double>(), start + where.item<std::int64_t>())) return;
+  const std::int64_t i = where.item<std::int64_t>() * parts;  // the first part of a complex element
+  s.golden_at_worst = g[i].item<double>();
+  s.reference_error = eg[i].item<double>();
+  s.bound = bound[i].item<double>();
+}
+
+
 /// Element-wise allclose statistics over flat, contiguous, same-dtype CPU tensors, in float64.
 /// close(a, e) = |a - e| - rtol*|e| <= atol, which is false for every non-finite difference (inf - inf*rtol and
 /// NaN are not <= atol), plus "equal" pairs: a == e (same-sign infinities) and, with equal_nan, NaN against NaN.
 LeafStats value_stats(const at::Tensor& e_flat, const at::Tensor& a_flat, double rtol, double atol, bool equal_nan,
-                      bool bitwise) {
+                      bool bitwise, const Golden* golden = nullptr) {
   LeafStats s;
   s.total = e_flat.numel();
   if (s.total == 0) return s;
@@ -148,6 +205,7 @@ LeafStats value_stats(const at::Tensor& e_flat, const at::Tensor& a_flat, double
 
   const int parts = e_flat.is_complex() ? 2 : 1;
   const at::Tensor e_parts = real_parts(e_flat), a_parts = real_parts(a_flat);
+  const at::Tensor g_parts = golden ? real_parts(golden->flat) : at::Tensor();
   const bool integral = !e_flat.is_floating_point() && !e_flat.is_complex();
   const bool native_equality = bitwise || (integral && rtol == 0 && atol == 0);
   Workspace ws(std::min(kChunk, s.total) * parts);
@@ -173,6 +231,8 @@ LeafStats value_stats(const at::Tensor& e_flat, const at::Tensor& a_flat, double
     } else {
       r.nan_to_num_(0.0, std::numeric_limits<double>::infinity());  // 0/0 where both are 0
     }
+    if (golden)
+      judge_chunk(e, a, g_parts.narrow(0, start * parts, n).to(at::kDouble), m, rtol, atol, golden->dtype, parts, start, s);
     const at::Tensor close = per_element_all(m, parts);
     const at::Tensor diff = per_element_max(d, parts), rel = per_element_max(r, parts);
     const std::int64_t bad = len - close.count_nonzero().item<std::int64_t>();
@@ -272,6 +332,7 @@ PccResult pearson(const at::Tensor& e_flat, const at::Tensor& a_flat, bool equal
 struct Collector {
   Comparison result;
   std::vector<std::string> failures;
+  std::int64_t rescued = 0, reference_further = 0;  // the float64 judge's, over every leaf
   bool any_tensor_figures = false;
   Greatest worst;  // the worst element's difference so far, over every leaf (its index counts the offers)
 
@@ -290,12 +351,17 @@ struct Collector {
     f.max_rel_diff = rel;
   }
   /// The worst element follows max_abs_diff: the leaf with the greatest difference (a NaN first) places it.
-  void offer_worst(double diff, std::vector<std::int64_t> index, double device, double reference) {
+  void offer_worst(double diff, std::vector<std::int64_t> index, double device, double reference,
+                   std::optional<double> golden = std::nullopt) {
     if (!worst.offer(diff, worst.index + 1)) return;
     auto& f = result.figures;
     f.worst_index = std::move(index);
     f.worst_device = device;
     f.worst_reference = reference;
+    f.worst_golden = golden;
+  }
+  void note(std::string n) {
+    if (std::find(result.notes.begin(), result.notes.end(), n) == result.notes.end()) result.notes.push_back(std::move(n));
   }
   void add_pcc(double pcc) {
     auto& f = result.figures;
@@ -326,8 +392,32 @@ std::string mismatch_message(const std::string& what, const char* headline, cons
   return os.str();
 }
 
+/// What the float64 judge adds to a failure message: the worst element against float64, with both errors and the
+/// bound they were held to.
+std::string golden_lines(const LeafStats& s, c10::IntArrayRef sizes, const at::Tensor& ef, const at::Tensor& af,
+                         at::ScalarType dtype) {
+  if (s.worst_golden.index < 0) return {};
+  const std::int64_t i = s.worst_golden.index;
+  const double d = ef.is_complex() ? at::real(af[i]).item<double>() : af[i].item<double>();
+  const double r = ef.is_complex() ? at::real(ef[i]).item<double>() : ef[i].item<double>();
+  return "\nAgainst float64 at index " + index_text(i, sizes) + ": device " + num(d) + ", CPU reference " + num(r) +
+         ", float64 " + num(s.golden_at_worst) + "; the device is " + num(s.worst_golden.value) +
+         " from float64, the CPU reference " + num(s.reference_error) + " (up to " + num(s.bound) +
+         " allowed: the tolerance at float64, " + num(kReferenceErrorMultiple) +
+         " times the CPU reference's distance and one " + c10::toString(dtype) + " step)";
+}
+
+/// The float64 result's leaf for an output leaf: usable when it is a float64/complex128 tensor of the same shape.
+std::optional<Golden> golden_leaf(const c10::IValue* g, const at::Tensor& e) {
+  if (!g || !g->isTensor() || !g->toTensor().defined()) return std::nullopt;
+  const at::Tensor t = g->toTensor();
+  if (t.sizes() != e.sizes() || (t.scalar_type() != at::kDouble && t.scalar_type() != at::kComplexDouble)) return std::nullopt;
+  if (t.is_complex() != e.is_complex()) return std::nullopt;
+  return Golden{t.reshape(-1).contiguous(), e.scalar_type()};
+}
+
 void compare_tensors(const at::Tensor& expected_in, const at::Tensor& actual_in, const Tolerance& tol,
-                     const std::string& what, Collector& out) {
+                     const std::string& what, Collector& out, const c10::IValue* golden) {
   at::Tensor e, a;
   try {
     e = expected_in.cpu();
@@ -344,8 +434,14 @@ void compare_tensors(const at::Tensor& expected_in, const at::Tensor& actual_in,
     return;
   }
   if (e.scalar_type() != a.scalar_type()) {
-    out.fail(what + ": dtype mismatch: expected " + torch_dtype(e.scalar_type()) + ", got " + torch_dtype(a.scalar_type()));
-    return;
+    const std::string freedom = widened_output(tol.resolved_op, what, e.scalar_type(), a.scalar_type());
+    if (freedom.empty()) {
+      out.fail(what + ": dtype mismatch: expected " + torch_dtype(e.scalar_type()) + ", got " +
+               torch_dtype(a.scalar_type()));
+      return;
+    }
+    out.note(freedom);
+    a = a.to(e.scalar_type());  // its values, rounded as the CPU's dtype holds them
   }
   if (!tol.values) {
     // Strides matter only where a dim has more than one element (PyTorch's own stride checks skip size-1 dims).
@@ -366,11 +462,18 @@ void compare_tensors(const at::Tensor& expected_in, const at::Tensor& actual_in,
   tolerances_for(tol, e.scalar_type(), rtol, atol);
   const at::Tensor ef = e.reshape(-1).contiguous(), af = a.reshape(-1).contiguous();
   const bool bitwise = tol.kind == Comparator::Exact;
-  const LeafStats s = value_stats(ef, af, rtol, atol, tol.equal_nan, bitwise);
+  const bool judged = tol.kind == Comparator::AllClose && (e.is_floating_point() || e.is_complex());
+  const std::optional<Golden> g = judged ? golden_leaf(golden, e) : std::nullopt;
+  const LeafStats s = value_stats(ef, af, rtol, atol, tol.equal_nan, bitwise, g ? &*g : nullptr);
   out.add_figures(s);
-  if (s.worst.index >= 0 && !ef.is_complex())  // a complex element has two differences: no one value to show
+  out.rescued += s.rescued;
+  out.reference_further += s.reference_further;
+  if (judged && !g && s.mismatched > 0) out.result.wants_golden = true;
+  if (s.worst.index >= 0 && !ef.is_complex()) {  // a complex element has two differences: no one value to show
     out.offer_worst(s.worst.value, index_of(s.worst.index, e.sizes()), af[s.worst.index].item<double>(),
-                    ef[s.worst.index].item<double>());
+                    ef[s.worst.index].item<double>(),
+                    g ? std::optional<double>(g->flat[s.worst.index].item<double>()) : std::nullopt);
+  }
   if (tol.kind == Comparator::Pcc) {
     const PccResult p = s.identical ? PccResult{} : pearson(ef, af, tol.equal_nan, s.mismatched == 0, e.sizes());
     out.add_pcc(p.pcc);
@@ -386,7 +489,8 @@ void compare_tensors(const at::Tensor& expected_in, const at::Tensor& actual_in,
   }
   if (s.mismatched == 0) return;
   out.fail(bitwise ? mismatch_message(what, "Tensor-likes are not bitwise equal!", s, e.sizes(), 0, 0, false)
-                   : mismatch_message(what, "Tensor-likes are not close!", s, e.sizes(), rtol, atol, true));
+                   : mismatch_message(what, "Tensor-likes are not close!", s, e.sizes(), rtol, atol, true) +
+                         (g ? golden_lines(s, e.sizes(), ef, af, e.scalar_type()) : std::string()));
 }
 
 /// Python-style name of an IValue's kind, for structure mismatches.
@@ -461,11 +565,11 @@ bool compare_undefined(const c10::IValue& e, const c10::IValue& a, const std::st
 }
 
 void compare_leaf(const c10::IValue& e, const c10::IValue& a, const Tolerance& tol, const std::string& what,
-                  Collector& out) {
+                  Collector& out, const c10::IValue* g) {
   if (compare_undefined(e, a, what, out)) return;
   const bool e_seq = e.isTuple() || e.isList(), a_seq = a.isTuple() || a.isList();
   if (e.isTensor() || a.isTensor() || e_seq || a_seq) {
-    if (e.isTensor() && a.isTensor()) return compare_tensors(e.toTensor(), a.toTensor(), tol, what, out);
+    if (e.isTensor() && a.isTensor()) return compare_tensors(e.toTensor(), a.toTensor(), tol, what, out, g);
     if (e_seq && a_seq) {
       // Lists and tuples are both sequences here, as for assert_close; their lengths and elements must match.
       const auto ev = elements_of(e), av = elements_of(a);
@@ -474,7 +578,10 @@ void compare_leaf(const c10::IValue& e, const c10::IValue& a, const Tolerance& t
                  " elements, got " + std::to_string(av.size()));
         return;
       }
-      for (std::size_t i = 0; i < ev.size(); ++i) compare_leaf(ev[i], av[i], tol, what + "[" + std::to_string(i) + "]", out);
+      std::vector<c10::IValue> gv;
+      if (g && (g->isTuple() || g->isList())) gv = elements_of(*g);
+      for (std::size_t i = 0; i < ev.size(); ++i)
+        compare_leaf(ev[i], av[i], tol, what + "[" + std::to_string(i) + "]", out, gv.size() == ev.size() ? &gv[i] : nullptr);
       return;
     }
     out.fail(what + ": type mismatch: expected a " + kind_of(e) + ", got a " + kind_of(a));
@@ -540,10 +647,10 @@ Tolerance tolerance_of(const Case& c) {
 }
 
 Comparison compare_values(const c10::IValue& expected, const c10::IValue& actual, const Tolerance& tol,
-                          const std::string& what) {
+                          const std::string& what, const c10::IValue* golden) {
   Collector out;
   try {
-    compare_leaf(expected, actual, tol, what, out);
+    compare_leaf(expected, actual, tol, what, out, golden);
   } catch (const std::exception& ex) {
     std::string m = ex.what();
     out.fail(what + ": the comparison could not run: " + m.substr(0, m.find('\n')));
@@ -556,6 +663,10 @@ Comparison compare_values(const c10::IValue& expected, const c10::IValue& actual
       msg += "\n\n(" + std::to_string(out.failures.size() - shown) + " more mismatched leaves not shown)";
     out.result.message = std::move(msg);
   }
+  if (out.rescued > 0)
+    out.note(what + ": the float64 judge passed " + std::to_string(out.rescued) +
+             " element(s) outside the tolerance of the CPU reference; the CPU reference was the further from float64 "
+             "at " + std::to_string(out.reference_further) + " of them");
   return out.result;
 }
 

@@ -16,7 +16,16 @@ struct Tolerance {
   double pcc_min = 0.999;
   bool equal_nan = true;
   bool values = true;  // false: compare what the op defines (shape, dtype, strides), never the values
+  std::string resolved_op;  // the op as resolved: its backend freedoms (exec/backend_freedoms.h) apply
 };
+
+/// The float64 judge (docs/judgement.md): an element of a floating output that misses the tolerance against the CPU
+/// reference still passes when its distance from the float64 result is within the tolerance of that result, widened
+/// by this multiple of the CPU reference's own distance from it at that element and by one step (unit in the last
+/// place) of the output's dtype. 3 is the largest multiple torch._dynamo.utils.same allows a result against float64
+/// (for float16/bfloat16, and for tensors under 1,000 elements, where an RMSE says little), and an element is the
+/// smallest tensor there is.
+constexpr double kReferenceErrorMultiple = 3.0;
 
 Tolerance tolerance_of(const Case& c);
 
@@ -36,12 +45,18 @@ struct Comparison {
   bool ok = true;
   std::string message;  // assert_close-like: "Mismatched elements: 3 / 64 (4.7%) ... at index (0, 5)"
   CompareFigures figures;
+  std::vector<std::string> notes;  // what the judgement took into account: a backend freedom, the float64 judge
+  /// A floating leaf missed the tolerance and no float64 result was given: compare again with one (the float64 judge
+  /// may pass it). Never set under the exact and pcc comparators, whose rules are their own.
+  bool wants_golden = false;
 };
 
 /// Compares every leaf of `actual` (tensors, lists/tuples of them, scalars, bools, ints, None) with
 /// `expected`: structure and list lengths, then shape, dtype, then values. Tensors may live on any device
-/// (they are moved to the CPU). `what` prefixes messages ("output", "mutated argument 0").
+/// (they are moved to the CPU). `what` prefixes messages ("output", "mutated argument 0"). `golden`, when given, is
+/// the float64 (complex128) result of the same call, shaped as `expected`: floating leaves then pass by the float64
+/// judge too (kReferenceErrorMultiple).
 Comparison compare_values(const c10::IValue& expected, const c10::IValue& actual, const Tolerance& tol,
-                          const std::string& what = "output");
+                          const std::string& what = "output", const c10::IValue* golden = nullptr);
 
 }  // namespace opcheck::exec

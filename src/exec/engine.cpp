@@ -15,6 +15,7 @@
 #include <torch/version.h>
 
 #include "common/op_names.h"
+#include "exec/backend_freedoms.h"
 #include "exec/compare.h"
 #include "exec/cpu_features.h"
 #include "exec/device_ops.h"
@@ -44,6 +45,41 @@ std::string bytes_text(std::int64_t b) {
 /// Whether a floating dtype is computed in `compute` in an upcast run (narrower, or same width but different).
 bool upcasts_to(at::ScalarType t, at::ScalarType compute) {
   return at::isFloatingType(t) && t != compute && c10::elementSize(t) <= c10::elementSize(compute);
+}
+
+/// The dtype a tensor of dtype `t` is computed in when a run computes in `compute`: `compute` for narrower floating
+/// dtypes, its complex counterpart for narrower complex ones; nullopt when `t` stays.
+std::optional<at::ScalarType> widened(at::ScalarType t, at::ScalarType compute) {
+  if (upcasts_to(t, compute)) return compute;
+  if (!at::isComplexType(t)) return std::nullopt;
+  const at::ScalarType wide = c10::toComplexType(compute);
+  if (t == wide || c10::elementSize(t) > c10::elementSize(wide)) return std::nullopt;
+  return wide;
+}
+
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+/// The floating and complex dtypes of a call's tensors, as a sentence names them: "float16 with float32".
+std::string floating_dtypes_of(const std::vector<at::Tensor>& host) {
+  std::vector<std::string> names;
+  for (const auto& t : host) {
+    if (!t.is_floating_point() && !t.is_complex()) continue;
+    std::string n;
+    switch (t.scalar_type()) {
+      case at::kHalf: n = "float16"; break;
+      case at::kBFloat16: n = "bfloat16"; break;
+      case at::kFloat: n = "float32"; break;
+      case at::kDouble: n = "float64"; break;
+      case at::kComplexHalf: n = "complex32"; break;
+      case at::kComplexFloat: n = "complex64"; break;
+      case at::kComplexDouble: n = "complex128"; break;
+      default: n = c10::toString(t.scalar_type());
+    }
+    if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+  }
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) out += (i ? " with " : "") + names[i];
+  return out.empty() ? "the call" : out;
 }
 
 bool value_mentions_dtype_below(const PyValue& v, at::ScalarType compute) {
@@ -320,50 +356,67 @@ bool Engine::prepare_worker(int device_index, std::string* error) {
   return true;
 }
 
-Engine::Reference Engine::run_reference(const Case& c, const Invocation& inv, const std::vector<at::Tensor>& host) const {
+RunOutcome Engine::compute_in(const Case& c, const Invocation& inv, const std::vector<at::Tensor>& host,
+                              std::optional<at::ScalarType> compute, bool& changed) const {
   const std::set<std::size_t> written(inv.written_slots.begin(), inv.written_slots.end());
-  auto attempt = [&](std::optional<at::ScalarType> compute, bool& changed) {
-    changed = false;
-    std::vector<at::Tensor> tensors(host.size());
-    for (std::size_t s = 0; s < host.size(); ++s) {
-      const at::Tensor& h = host[s];
-      if (compute && upcasts_to(h.scalar_type(), *compute)) {
-        tensors[s] = h.to(*compute);  // a fresh tensor: safe to mutate
-        changed = true;
-      } else {
-        tensors[s] = written.count(s) ? copy_with_layout(h, at::kCPU) : h;
-      }
+  changed = false;
+  std::vector<at::Tensor> tensors(host.size());
+  for (std::size_t s = 0; s < host.size(); ++s) {
+    const at::Tensor& h = host[s];
+    const std::optional<at::ScalarType> to = compute ? widened(h.scalar_type(), *compute) : std::nullopt;
+    if (to) {
+      tensors[s] = h.to(*to);  // a fresh tensor: safe to mutate
+      changed = true;
+    } else {
+      tensors[s] = written.count(s) ? copy_with_layout(h, at::kCPU) : h;
     }
-    if (compute) {
-      for (const auto& in : c.inputs)
-        if (in.kind == Input::Kind::Value && value_mentions_dtype_below(in.value, *compute)) changed = true;
-      for (const auto& [k, v] : c.kwargs)
-        if (value_mentions_dtype_below(v, *compute)) changed = true;
-    }
-    RunContext ctx;
-    ctx.compute_dtype = compute;
-    return run_once(inv, tensors, ctx);
-  };
+  }
+  if (compute) {
+    for (const auto& in : c.inputs)
+      if (in.kind == Input::Kind::Value && value_mentions_dtype_below(in.value, *compute)) changed = true;
+    for (const auto& [k, v] : c.kwargs)
+      if (value_mentions_dtype_below(v, *compute)) changed = true;
+  }
+  RunContext ctx;
+  ctx.compute_dtype = compute;
+  return run_once(inv, tensors, ctx);
+}
 
+Engine::Reference Engine::run_reference(const Case& c, const Invocation& inv, const std::vector<at::Tensor>& host) const {
   Reference ref;
   std::optional<at::ScalarType> compute;
   switch (opts_.reference_dtype) {
-    case ReferenceDtype::Float32: compute = at::kFloat; break;
-    case ReferenceDtype::Float64: compute = at::kDouble; break;
+    case ReferenceDtype::Float32: compute = at::kFloat; ref.made = "float32 (--reference-dtype float32)"; break;
+    case ReferenceDtype::Float64: compute = at::kDouble; ref.made = "float64 (--reference-dtype float64)"; break;
     case ReferenceDtype::Same:
     case ReferenceDtype::Auto: break;
   }
   bool changed = false;
-  ref.outcome = attempt(compute, changed);
+  ref.outcome = compute_in(c, inv, host, compute, changed);
   if (!compute && opts_.reference_dtype == ReferenceDtype::Auto && ref.outcome.error &&
       is_dtype_gap(*ref.outcome.error)) {
     // The CPU kernel lacks this dtype: compute in float32 and cast back; the case must not fail for that.
     bool up_changed = false;
-    RunOutcome up = attempt(at::kFloat, up_changed);
+    RunOutcome up = compute_in(c, inv, host, at::kFloat, up_changed);
     if (!up.error) {
       compute = at::kFloat;
       changed = up_changed;
       ref.outcome = std::move(up);
+      ref.made = "float32 (the CPU lacks a kernel for the call's dtype)";
+    }
+  }
+  if (!compute && opts_.reference_dtype != ReferenceDtype::Same && ref.outcome.error && !c.expects_error) {
+    // The CPU refuses the call's precision (mixed dtypes, a conversion or a dtype its kernel lacks) where a device
+    // runs it: the reference is the call in float64, cast to the dtypes the call implies.
+    bool wide_changed = false;
+    RunOutcome wide = compute_in(c, inv, host, at::kDouble, wide_changed);
+    if (!wide.error && wide_changed) {
+      ref.refused = first_line(ref.outcome.error->text());
+      ref.made = "float64 (the CPU refused " + floating_dtypes_of(host) + ": " + ref.refused + ")";
+      ref.golden = wide;
+      compute = at::kDouble;
+      changed = true;
+      ref.outcome = std::move(wide);
     }
   }
   if (!compute || !changed || ref.outcome.error) return ref;
@@ -400,6 +453,11 @@ Engine::Reference Engine::run_reference(const Case& c, const Invocation& inv, co
     if (ref.outcome.written[k].scalar_type() != want) ref.outcome.written[k] = ref.outcome.written[k].to(want);
   }
   return ref;
+}
+
+RunOutcome Engine::run_golden(const Case& c, const Invocation& inv, const std::vector<at::Tensor>& host) const {
+  bool changed = false;
+  return compute_in(c, inv, host, at::kDouble, changed);
 }
 
 Result Engine::run(const Case& c) {
@@ -584,6 +642,10 @@ class CaseRun {
     ref_.outcome.output = std::move(read.reference.output);
     ref_.outcome.written = std::move(read.reference.written);
     ref_.upcast = read.reference.upcast;
+    // A reference the CPU refused in the call's dtypes is never kept: a cached one was made as run_reference says.
+    if (opts_.reference_dtype == ReferenceDtype::Float32) ref_.made = "float32 (--reference-dtype float32)";
+    else if (opts_.reference_dtype == ReferenceDtype::Float64) ref_.made = "float64 (--reference-dtype float64)";
+    else if (ref_.upcast) ref_.made = "float32 (the CPU lacks a kernel for the call's dtype)";
     return true;
   }
 
@@ -593,6 +655,11 @@ class CaseRun {
     if (failed || ref_.outcome.error) {
       r_.reference_source = "not_cacheable";
       r_.reference_cache_note = "the CPU reference failed: a failure is never kept";
+      return;
+    }
+    if (!ref_.refused.empty()) {
+      r_.reference_source = "not_cacheable";
+      r_.reference_cache_note = "the CPU refused the call in its dtypes: its float64 reference is made every time";
       return;
     }
     const OwnWork own(engine_.clock_);
@@ -608,6 +675,7 @@ class CaseRun {
 
   std::optional<Verdict> check_reference() {
     r_.reference_upcast = ref_.upcast;
+    r_.reference_made = ref_.made;
     if (ev_) ev_->reference = ref_.outcome;
     const std::optional<OpError>& error = ref_.outcome.error;
     if (!c_.expects_error) {
@@ -702,6 +770,10 @@ class CaseRun {
                                                 " failed: " + out.error->message};
     if (auto v = check_output_device(out, tensors)) return v;
     if (c_.expects_error) return expected_error(out);
+    if (out.error && !ref_.refused.empty())
+      return Verdict{Stage::NOT_SUPPORTED, "the device refuses the call as the CPU does (" + ref_.refused +
+                                               "); its reference was computed in float64\n\nthe device raised " +
+                                               out.error->text()};
     if (out.error) return device_error(*out.error, "the device raised " + out.error->text());
     std::string transfer_error;
     if (!outputs_to_host(out, transfer_error))
@@ -801,23 +873,29 @@ class CaseRun {
       wrong->message += "\n\nAlso differs between runs: " + differs;
     }
     if (wrong || differs.empty() || c_.nondeterministic_ok) return wrong;
+    if (const char* doc = nondeterministic_by_design(inv_->resolved_op, named_args())) {
+      note(differs + "; every run was judged on its own: PyTorch documents the op as nondeterministic on some "
+                     "backends (torch.use_deterministic_algorithms: " + doc + ")");
+      return std::nullopt;
+    }
     return Verdict{Stage::NONDETERMINISTIC,
                    differs + "; every run is within tolerance of the reference. Fix: mark the case "
                              "`nondeterministic: true` if the op is nondeterministic by design"};
   }
 
-  // Run k+1 against the reference: outputs first, then every tensor the op mutated. The case's figures are run 1's,
-  // or the first failing run's: its first failing comparison's (else the output's, or the first mutated argument's
-  // for an op that returns nothing).
+  // Run k+1 against the reference: outputs first, then every tensor the op mutated. Where the op's result is
+  // undefined the expected values take the device's allowed choice (backend_freedoms.h); where the tolerance alone
+  // fails a floating output, the float64 judge decides (compare.h). The case's figures are run 1's, or the first
+  // failing run's: its first failing comparison's (else the output's, or the first mutated argument's for an op
+  // that returns nothing).
   std::optional<Verdict> judge_run(std::size_t k) {
-    const RunOutcome& run = runs_[k];
-    Tolerance tol = tolerance_of(c_);
-    tol.values = values_defined_;
-    std::vector<Comparison> comparisons;
-    comparisons.push_back(compare_values(ref_.outcome.output, run.output, tol, "output"));
-    for (std::size_t w = 0; w < run.written.size(); ++w)
-      comparisons.push_back(compare_values(ref_.outcome.written[w], run.written[w], tol,
-                                           "mutated argument (" + written_slot_name(w) + ")"));
+    std::vector<Comparison> comparisons = compare_run(runs_[k], nullptr);
+    const bool wants_golden = std::any_of(comparisons.begin(), comparisons.end(), [](const Comparison& c) {
+      return !c.ok && c.wants_golden;
+    });
+    if (wants_golden && golden()) comparisons = compare_run(runs_[k], &*golden_);
+    for (const auto& cmp : comparisons)
+      for (const auto& n : cmp.notes) note(n);
     const Comparison* figures = &comparisons.front();
     if (ref_.outcome.output.isNone() && comparisons.size() > 1) figures = &comparisons[1];
     std::string failures;
@@ -830,6 +908,88 @@ class CaseRun {
     if (failures.empty()) return std::nullopt;
     const std::string run_name = k == 0 ? "" : "device run " + std::to_string(k + 1) + ": ";
     return Verdict{Stage::INCORRECT_RESULT, run_name + failures};
+  }
+
+  // One run's comparisons against the reference (and the float64 result, when given), with the op's undefined
+  // results aligned to the device's allowed choices.
+  std::vector<Comparison> compare_run(const RunOutcome& run, const RunOutcome* golden) {
+    Tolerance tol = tolerance_of(c_);
+    tol.values = values_defined_;
+    tol.resolved_op = inv_->resolved_op;
+    RunValues expected{ref_.outcome.output, ref_.outcome.written};
+    RunValues wide;
+    std::vector<RunValues*> aligned{&expected};
+    if (golden) {
+      wide = RunValues{golden->output, golden->written};
+      aligned.push_back(&wide);
+    }
+    if (values_defined_) {
+      const std::string n = align_undefined(inv_->resolved_op, named_args(), RunValues{run.output, run.written}, aligned);
+      if (!n.empty()) note(n);
+    }
+    std::vector<Comparison> comparisons;
+    comparisons.push_back(compare_values(expected.output, run.output, tol, "output", golden ? &wide.output : nullptr));
+    for (std::size_t w = 0; w < run.written.size(); ++w) {
+      const c10::IValue g = golden && w < wide.written.size() ? c10::IValue(wide.written[w]) : c10::IValue();
+      comparisons.push_back(compare_values(expected.written[w], run.written[w], tol,
+                                           "mutated argument (" + written_slot_name(w) + ")", golden ? &g : nullptr));
+    }
+    return comparisons;
+  }
+
+  // The float64 result of the call, computed (or read from --reference-cache) the first time a comparison needs it;
+  // false, with a note, when the CPU cannot compute it: the tolerance alone then decides.
+  bool golden() {
+    if (golden_) return true;
+    if (golden_failed_) return false;
+    if (ref_.golden) {
+      golden_ = ref_.golden;
+      return true;
+    }
+    const auto t0 = Clock::now();
+    const ReferenceCache* cache = engine_.reference_cache_.get();
+    std::string key;
+    if (cache && r_.reference_cache_note.empty()) {
+      try {
+        key = reference_key(dedupe_key(c_), "float64 judge: " + inv_->resolved_op, r_.input_digests,
+                            ReferenceDtype::Float64);
+        CacheRead read = cache->read(key);
+        if (read.status == CacheRead::Status::Hit) {
+          golden_ = RunOutcome{std::move(read.reference.output), std::move(read.reference.written), std::nullopt};
+          r_.golden_ms = ms_since(t0);
+          return true;
+        }
+      } catch (...) {
+        key.clear();  // a file input that changed since: computed, never kept
+      }
+    }
+    RunOutcome g = engine_.run_golden(c_, *inv_, host_);
+    r_.golden_ms = ms_since(t0);
+    if (g.error) {
+      golden_failed_ = true;
+      note("the float64 judge was not applied: the CPU could not compute the call in float64 (" +
+           first_line(g.error->text()) + "); the tolerance alone decides");
+      return false;
+    }
+    if (!key.empty()) cache->store(key, CachedReference{g.output, g.written, true});
+    golden_ = std::move(g);
+    return true;
+  }
+
+  // The call's arguments by name, on the host inputs (for the backend freedoms); computed once.
+  const NamedArgs& named_args() {
+    if (!named_args_) {
+      try {
+        named_args_ = inv_->named_arguments(host_);
+      } catch (...) {
+        named_args_ = NamedArgs{};  // arguments the freedoms cannot read: none of them applies
+      }
+    }
+    return *named_args_;
+  }
+
+  void note(const std::string& n) {
+    if (std::find(r_.judge_notes.begin(), r_.judge_notes.end(), n) == r_.judge_notes.end()) r_.judge_notes.push_back(n);
   }
 
   const std::vector<TensorSlot>& slots() const { return res_.call.slots; }
@@ -854,6 +1014,9 @@ class CaseRun {
   bool values_defined_ = true;
   std::vector<double> rep_ms_;    // each device run's own time
   std::vector<RunOutcome> runs_;  // every device run, on the host
+  std::optional<RunOutcome> golden_;    // the float64 result, once a comparison needed it
+  bool golden_failed_ = false;          // the CPU could not compute it
+  std::optional<NamedArgs> named_args_;
 };
 
 void Engine::run_case(const Case& c, Result& r, CaseEvidence* ev) {

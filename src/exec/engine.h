@@ -58,10 +58,22 @@ class Engine final : public Executor {
   struct Reference {
     RunOutcome outcome;
     bool upcast = false;
+    std::string made;     // how, when not in the call's dtypes (Result::reference_made)
+    std::string refused;  // the CPU's own error, when it refused the call in its dtypes and float64 stood in
+    std::optional<RunOutcome> golden;  // the float64 run, when the reference was made from it
   };
-  /// The CPU reference on the host inputs (copies of the tensors the op writes), upcast where the CPU kernel lacks
-  /// the dtype or ExecOptions::reference_dtype asks for it; outputs are cast back to the op's native dtypes.
+  /// The CPU reference on the host inputs (copies of the tensors the op writes). One mechanism, the call run on the
+  /// CPU with its floating inputs in a wider dtype (compute_in), serves every case where the call's own dtypes will
+  /// not do: float32 where the CPU kernel lacks the dtype, float64 where the CPU refuses the call's mixed precision,
+  /// and ExecOptions::reference_dtype; outputs are cast back to the op's native dtypes.
   Reference run_reference(const Case& c, const Invocation& inv, const std::vector<at::Tensor>& host) const;
+  /// The call on the CPU with floating (complex) inputs narrower than `compute` in `compute` (its complex
+  /// counterpart); nullopt runs it as it is. `changed`: whether anything was widened. Outputs are not cast back.
+  RunOutcome compute_in(const Case& c, const Invocation& inv, const std::vector<at::Tensor>& host,
+                        std::optional<at::ScalarType> compute, bool& changed) const;
+  /// The float64 (complex128) result of the call on the CPU, never cast back: what the judge measures the device and
+  /// the reference against (exec/compare.h, kReferenceErrorMultiple).
+  RunOutcome run_golden(const Case& c, const Invocation& inv, const std::vector<at::Tensor>& host) const;
   /// Takes the case through its steps (engine.cpp's CaseRun). `ev`, when given, receives what the case produced
   /// (for --save-failures).
   void run_case(const Case& c, Result& r, CaseEvidence* ev);

@@ -3,11 +3,15 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "exec/binder.h"
 
 namespace opcheck::exec {
+
+/// A call's arguments by schema name, as one run gives them to the op.
+using NamedArgs = std::vector<std::pair<std::string, c10::IValue>>;
 
 /// One resolved call. Implementations: a dispatcher op, a decomposition, indexing, a Python-number builtin.
 class Invocation {
@@ -17,6 +21,10 @@ class Invocation {
   /// Runs the call on this run's tensors (one per slot). Returns the output: one value, a tuple for several
   /// returns, None for none. Throws whatever the op throws.
   virtual c10::IValue run(const std::vector<at::Tensor>& tensors, const RunContext& ctx) const = 0;
+
+  /// The call's arguments by schema name on `tensors` (host tensors: the CPU run's context), for the judge's
+  /// backend freedoms (exec/backend_freedoms.h). Empty for calls that are no single dispatcher op.
+  virtual NamedArgs named_arguments(const std::vector<at::Tensor>& tensors) const { return {}; }
 
   std::string resolved_op;                 // "aten::add.Tensor"; the ops used, for a decomposition
   bool decomposed = false;                 // a reference decomposition stands in for an op libtorch lacks

@@ -44,6 +44,13 @@ class DispatcherCall final : public Invocation {
     op_.callBoxed(&stack);
     return outputs_of(stack, op_.schema().returns().size());
   }
+  NamedArgs named_arguments(const std::vector<at::Tensor>& tensors) const override {
+    const c10::Stack stack = make_stack(op_.schema(), binding_, tensors, RunContext{});
+    NamedArgs out;
+    const auto& args = op_.schema().arguments();
+    for (std::size_t i = 0; i < args.size() && i < stack.size(); ++i) out.emplace_back(args[i].name(), stack[i]);
+    return out;
+  }
 
  private:
   c10::OperatorHandle op_;

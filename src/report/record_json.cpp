@@ -199,6 +199,8 @@ void write_case_record(JsonWriter& w, const CaseRecord& rec) {
   w.field("resolved_op", r.resolved_op);
   w.field("decomposed", r.decomposed);
   w.field("reference_upcast", r.reference_upcast);
+  if (!r.reference_made.empty()) w.field("reference_made", r.reference_made);
+  if (!r.judge_notes.empty()) w.key("judge_notes").strings(r.judge_notes);
   if (!r.values_compared) w.field("values_compared", false);
   w.key("figures").begin_object();
   w.field("max_abs_diff", r.figures.max_abs_diff);
@@ -212,6 +214,7 @@ void write_case_record(JsonWriter& w, const CaseRecord& rec) {
     w.end_array();
     w.field("worst_device", r.figures.worst_device);
     w.field("worst_reference", r.figures.worst_reference);
+    if (r.figures.worst_golden) w.field("worst_golden", r.figures.worst_golden);
   }
   w.end_object();
   w.key("timings").begin_object();
@@ -220,6 +223,7 @@ void write_case_record(JsonWriter& w, const CaseRecord& rec) {
   w.field("device_ms", r.device_ms);
   w.field("compare_ms", r.compare_ms);
   w.field("compile_ms", r.compile_ms);
+  if (r.golden_ms > 0) w.field("golden_ms", r.golden_ms);
   if (!r.reference_source.empty()) w.field("reference_cache_ms", r.reference_cache_ms);
   w.end_object();
   w.key("input_digests").strings(r.input_digests);
@@ -275,6 +279,9 @@ CaseRecord case_record_from_json(const json& j, const JsonWhere& w) {
   r.resolved_op = get_string(j, w, "resolved_op");
   r.decomposed = get_bool(j, w, "decomposed");
   r.reference_upcast = get_bool(j, w, "reference_upcast");
+  // Written when the reference or the judgement was more than the CPU in the call's dtypes; absent otherwise.
+  r.reference_made = get_string_or(j, w, "reference_made", "");
+  if (j.contains("judge_notes")) r.judge_notes = get_strings(j, w, "judge_notes");
   r.values_compared = !j.contains("values_compared") || get_bool(j, w, "values_compared");
   const json& f = member(j, w, "figures");
   const JsonWhere fw = w.at("figures");
@@ -288,6 +295,7 @@ CaseRecord case_record_from_json(const json& j, const JsonWhere& w) {
     r.figures.worst_device = get_optional_number(f, fw, "worst_device");
     r.figures.worst_reference = get_optional_number(f, fw, "worst_reference");
     r.figures.worst_index = get_ints(f, fw, "worst_index");
+    if (f.contains("worst_golden")) r.figures.worst_golden = get_optional_number(f, fw, "worst_golden");
   }
   const json& t = member(j, w, "timings");
   const JsonWhere tw = w.at("timings");
@@ -297,6 +305,7 @@ CaseRecord case_record_from_json(const json& j, const JsonWhere& w) {
   r.compare_ms = get_number(t, tw, "compare_ms");
   // Written since --compile-backend; files of earlier runs lack it (nothing was compiled).
   r.compile_ms = t.contains("compile_ms") ? get_number(t, tw, "compile_ms") : 0.0;
+  r.golden_ms = t.contains("golden_ms") ? get_number(t, tw, "golden_ms") : 0.0;
   r.input_digests = get_strings(j, w, "input_digests");
   r.captured_stderr = get_string(j, w, "captured_stderr");
   r.device_ops = get_device_ops(j, w);

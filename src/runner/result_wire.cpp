@@ -76,6 +76,11 @@ void encode_result(const Result& r, std::vector<std::uint8_t>& out) {
   for (auto i : r.figures.worst_index) put(out, i);
   put_optional(out, r.figures.worst_device);
   put_optional(out, r.figures.worst_reference);
+  put_optional(out, r.figures.worst_golden);
+  put_string(out, r.reference_made);
+  put(out, static_cast<std::uint32_t>(r.judge_notes.size()));
+  for (const auto& n : r.judge_notes) put_string(out, n);
+  put(out, r.golden_ms);
   put(out, r.materialize_ms);
   put(out, r.reference_ms);
   put(out, r.device_ms);
@@ -127,6 +132,12 @@ bool decode_result(const std::uint8_t* data, std::size_t size, Result& r, std::s
   for (std::uint32_t i = 0; in.ok && i < rank; ++i) r.figures.worst_index.push_back(in.get<std::int64_t>());
   r.figures.worst_device = in.get_optional();
   r.figures.worst_reference = in.get_optional();
+  r.figures.worst_golden = in.get_optional();
+  r.reference_made = in.get_string();
+  const auto notes = in.get<std::uint32_t>();
+  r.judge_notes.clear();
+  for (std::uint32_t i = 0; in.ok && i < notes; ++i) r.judge_notes.push_back(in.get_string());
+  r.golden_ms = in.get<double>();
   r.materialize_ms = in.get<double>();
   r.reference_ms = in.get<double>();
   r.device_ms = in.get<double>();

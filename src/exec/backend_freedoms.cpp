@@ -1,0 +1,341 @@
+#include "exec/backend_freedoms.h"
+
+#include <cstring>
+
+namespace opcheck::exec {
+namespace {
+
+/// "aten::index_put_" from "aten::index_put_.default" or "aten::max.dim": the op without its overload.
+std::string base_name(const std::string& resolved_op) { return resolved_op.substr(0, resolved_op.find('.')); }
+
+std::string overload_of(const std::string& resolved_op) {
+  const auto dot = resolved_op.find('.');
+  return dot == std::string::npos ? std::string() : resolved_op.substr(dot + 1);
+}
+
+bool flag(const NamedArgs& args, const char* name) {
+  const c10::IValue* v = named_arg(args, name);
+  return v != nullptr && v->isBool() && v->toBool();
+}
+
+// ---- Outputs a backend may widen --------------------------------------------------------------------------------
+
+struct WidenedOutput {
+  const char* op;     // without overload
+  int outputs[2];     // the statistics' places in the op's returns
+  const char* rule;   // the PyTorch behaviour it encodes
+};
+
+// Normalisation statistics: PyTorch's CUDA kernels keep them in the accumulation type (at::acc_type: float32 for
+// float16 and bfloat16 input), its CPU kernels in the input's dtype. The backward ops take them as inputs, in either
+// dtype.
+constexpr WidenedOutput kWidened[] = {
+    {"aten::native_layer_norm", {1, 2},
+     "native_layer_norm's mean and rstd: PyTorch's CUDA kernel returns them in its accumulation type (float32 for "
+     "float16/bfloat16 input, aten/src/ATen/native/cuda/layer_norm_kernel.cu), its CPU kernel in the input's dtype"},
+    {"aten::native_group_norm", {1, 2},
+     "native_group_norm's mean and rstd: PyTorch's CUDA kernel returns them in its accumulation type (float32 for "
+     "float16/bfloat16 input, aten/src/ATen/native/cuda/group_norm_kernel.cu)"},
+    {"aten::native_batch_norm", {1, 2},
+     "native_batch_norm's save_mean and save_invstd: PyTorch's CUDA kernel keeps them in its accumulation type "
+     "(float32 for float16/bfloat16 input, aten/src/ATen/native/cuda/Normalization.cu)"},
+    {"aten::_native_batch_norm_legit", {1, 2},
+     "_native_batch_norm_legit's save_mean and save_invstd: float32 for float16/bfloat16 input on CUDA, as "
+     "native_batch_norm's"},
+    {"aten::_native_batch_norm_legit_no_training", {1, 2},
+     "_native_batch_norm_legit_no_training's save_mean and save_invstd: float32 for float16/bfloat16 input on CUDA, as "
+     "native_batch_norm's"},
+    {"aten::_native_batch_norm_legit_functional", {1, 2},
+     "_native_batch_norm_legit_functional's save_mean and save_invstd: float32 for float16/bfloat16 input on CUDA, "
+     "as native_batch_norm's"},
+};
+
+// ---- Ops PyTorch documents as nondeterministic on some backend ---------------------------------------------------
+
+struct NondeterministicOp {
+  const char* op;         // without overload
+  const char* only_with;  // a bool argument that must be true ("accumulate"), or nullptr
+  const char* doc;        // torch.use_deterministic_algorithms' words
+};
+
+// torch.use_deterministic_algorithms lists these as "normally-nondeterministic" on CUDA (atomic accumulation): a
+// backend that accumulates in another order rounds differently from run to run.
+constexpr NondeterministicOp kNondeterministic[] = {
+    {"aten::index_add", nullptr, "torch.index_add() when called on CUDA tensor"},
+    {"aten::index_add_", nullptr, "torch.index_add() when called on CUDA tensor"},
+    {"aten::scatter_add", nullptr, "torch.Tensor.scatter_add_() when called on CUDA tensor"},
+    {"aten::scatter_add_", nullptr, "torch.Tensor.scatter_add_() when called on CUDA tensor"},
+    {"aten::scatter_reduce", nullptr, "torch.Tensor.scatter_reduce() when called on CUDA tensor"},
+    {"aten::scatter_reduce_", nullptr, "torch.Tensor.scatter_reduce() when called on CUDA tensor"},
+    {"aten::index_reduce", nullptr, "torch.Tensor.index_reduce() when called on CUDA tensor"},
+    {"aten::index_reduce_", nullptr, "torch.Tensor.index_reduce() when called on CUDA tensor"},
+    {"aten::index_put", "accumulate", "torch.Tensor.index_put() with accumulate=True"},
+    {"aten::index_put_", "accumulate", "torch.Tensor.index_put() with accumulate=True"},
+    {"aten::_index_put_impl_", "accumulate", "torch.Tensor.index_put() with accumulate=True"},
+    {"aten::put", "accumulate", "torch.Tensor.put_() with accumulate=True"},
+    {"aten::put_", "accumulate", "torch.Tensor.put_() with accumulate=True"},
+    {"aten::embedding_dense_backward", nullptr, "torch.nn.functional.embedding() backward when called on CUDA tensor"},
+    {"aten::embedding_backward", nullptr, "torch.nn.functional.embedding() backward when called on CUDA tensor"},
+    {"aten::_embedding_bag_backward", nullptr, "torch.nn.EmbeddingBag backward when called on CUDA tensor"},
+    {"aten::_embedding_bag_dense_backward", nullptr, "torch.nn.EmbeddingBag backward when called on CUDA tensor"},
+    {"aten::index_select_backward", nullptr, "torch.index_select() backward when called on CUDA tensor"},
+    {"aten::upsample_linear1d_backward", nullptr, "torch.nn.functional.interpolate() backward (linear)"},
+    {"aten::upsample_bilinear2d_backward", nullptr, "torch.nn.functional.interpolate() backward (bilinear)"},
+    {"aten::upsample_bicubic2d_backward", nullptr, "torch.nn.functional.interpolate() backward (bicubic)"},
+    {"aten::upsample_trilinear3d_backward", nullptr, "torch.nn.functional.interpolate() backward (trilinear)"},
+    {"aten::_adaptive_avg_pool2d_backward", nullptr, "torch.nn.AdaptiveAvgPool2d backward on CUDA"},
+    {"aten::_adaptive_avg_pool3d_backward", nullptr, "torch.nn.AdaptiveAvgPool3d backward on CUDA"},
+    {"aten::avg_pool3d_backward", nullptr, "torch.nn.AvgPool3d backward on CUDA"},
+    {"aten::max_pool3d_with_indices_backward", nullptr, "torch.nn.MaxPool3d backward on CUDA"},
+    {"aten::adaptive_max_pool2d_backward", nullptr, "torch.nn.AdaptiveMaxPool2d backward on CUDA"},
+    {"aten::grid_sampler_2d_backward", nullptr, "torch.nn.functional.grid_sample() backward on CUDA"},
+    {"aten::grid_sampler_3d_backward", nullptr, "torch.nn.functional.grid_sample() backward on CUDA"},
+    {"aten::_ctc_loss_backward", nullptr, "torch.nn.CTCLoss backward on CUDA"},
+    {"aten::reflection_pad1d_backward", nullptr, "torch.nn.ReflectionPad1d backward on CUDA"},
+    {"aten::reflection_pad2d_backward", nullptr, "torch.nn.ReflectionPad2d backward on CUDA"},
+    {"aten::reflection_pad3d_backward", nullptr, "torch.nn.ReflectionPad3d backward on CUDA"},
+    {"aten::replication_pad1d_backward", nullptr, "torch.nn.ReplicationPad1d backward on CUDA"},
+    {"aten::replication_pad2d_backward", nullptr, "torch.nn.ReplicationPad2d backward on CUDA"},
+    {"aten::replication_pad3d_backward", nullptr, "torch.nn.ReplicationPad3d backward on CUDA"},
+    {"aten::histc", nullptr, "torch.histc() when called on CUDA tensor"},
+    {"aten::bincount", nullptr, "torch.bincount() when called on CUDA tensor with weights"},
+    {"aten::cumsum", nullptr, "torch.cumsum() when called on CUDA tensor (floating point)"},
+};
+
+// ---- Positions written more than once ----------------------------------------------------------------------------
+
+/// The flat positions of `self` a call writes and the values it writes there, one per write.
+struct Writes {
+  at::Tensor dest;    // int64, flat positions into self
+  at::Tensor values;  // self's dtype, the same shape as dest
+};
+
+at::Tensor positions_of(const at::Tensor& self) {
+  return at::arange(self.numel(), at::TensorOptions().dtype(at::kLong)).view(self.sizes());
+}
+
+int64_t dim_arg(const NamedArgs& args, const at::Tensor& self) {
+  const c10::IValue* d = named_arg(args, "dim");
+  int64_t dim = d && d->isInt() ? d->toInt() : 0;
+  return dim < 0 ? dim + self.dim() : dim;
+}
+
+/// The writes of an op whose result is undefined where they repeat; nullopt for any other op or call.
+std::optional<Writes> writes_of(const std::string& resolved_op, const NamedArgs& args) {
+  const std::string op = base_name(resolved_op);
+  const c10::IValue* self_v = named_arg(args, "self");
+  if (!self_v || !self_v->isTensor() || self_v->toTensor().dim() == 0) return std::nullopt;
+  const at::Tensor self = self_v->toTensor();
+  const at::Tensor ids = positions_of(self);
+  auto tensor = [&](const char* name) -> at::Tensor {
+    const c10::IValue* v = named_arg(args, name);
+    return v && v->isTensor() ? v->toTensor() : at::Tensor();
+  };
+  if (op == "aten::index_copy" || op == "aten::index_copy_") {
+    const at::Tensor index = tensor("index"), source = tensor("source");
+    if (!index.defined() || !source.defined()) return std::nullopt;
+    return Writes{ids.index_select(dim_arg(args, self), index.reshape(-1)), source};
+  }
+  if ((op == "aten::index_put" || op == "aten::index_put_" || op == "aten::_index_put_impl_") &&
+      !flag(args, "accumulate")) {
+    const c10::IValue* indices = named_arg(args, "indices");
+    const at::Tensor values = tensor("values");
+    if (!indices || !indices->isList() || !values.defined()) return std::nullopt;
+    c10::List<std::optional<at::Tensor>> list;
+    for (const c10::IValue& i : indices->toListRef()) list.push_back(i.isTensor() ? std::optional(i.toTensor()) : std::nullopt);
+    const at::Tensor dest = at::index(ids, list);
+    return Writes{dest, values.expand_as(dest)};
+  }
+  if ((op == "aten::scatter" || op == "aten::scatter_") &&
+      (overload_of(resolved_op) == "src" || overload_of(resolved_op) == "value")) {
+    const at::Tensor index = tensor("index");
+    if (!index.defined()) return std::nullopt;
+    const at::Tensor dest = ids.gather(dim_arg(args, self), index);
+    const at::Tensor src = tensor("src");
+    if (src.defined()) {
+      at::Tensor values = src;
+      for (int64_t d = 0; d < index.dim(); ++d) values = values.narrow(d, 0, index.size(d));
+      return Writes{dest, values};
+    }
+    const c10::IValue* value = named_arg(args, "value");
+    if (!value || !value->isScalar()) return std::nullopt;
+    return Writes{dest, at::full(dest.sizes(), value->toScalar(), self.options())};
+  }
+  if ((op == "aten::put" || op == "aten::put_") && !flag(args, "accumulate")) {
+    const at::Tensor index = tensor("index"), source = tensor("source");
+    if (!index.defined() || !source.defined()) return std::nullopt;
+    at::Tensor dest = index.reshape(-1).to(at::kLong);
+    dest = at::where(dest < 0, dest + self.numel(), dest);
+    return Writes{dest, source.reshape(-1)};
+  }
+  return std::nullopt;
+}
+
+/// Elements equal as values (NaN equals NaN): what "the same value" means for a written or a tied element.
+at::Tensor same_values(const at::Tensor& a, const at::Tensor& b) {
+  at::Tensor eq = a.eq(b);
+  if (a.is_floating_point() || a.is_complex()) eq.logical_or_(a.isnan().logical_and(b.isnan()));
+  return eq;
+}
+
+/// The flat positions of self, each true where the device's value is one of the several values written there.
+at::Tensor device_chose_a_writer(const Writes& w, const at::Tensor& device_flat) {
+  const int64_t n = device_flat.numel();
+  const at::Tensor dest = w.dest.reshape(-1), values = w.values.reshape(-1).to(device_flat.scalar_type());
+  if (dest.numel() == 0 || (dest.min().item<int64_t>() < 0) || dest.max().item<int64_t>() >= n)
+    return at::zeros({n}, at::kBool);
+  const at::Tensor writes = at::zeros({n}, at::kLong).index_add_(0, dest, at::ones_like(dest));
+  const at::Tensor hit = same_values(device_flat.index_select(0, dest), values).to(at::kLong);
+  const at::Tensor hits = at::zeros({n}, at::kLong).index_add_(0, dest, hit);
+  return writes.ge(2).logical_and_(hits.gt(0));
+}
+
+/// `expected` with the flat positions `take` replaced by the device's values (in `expected`'s dtype).
+at::Tensor take_device(const at::Tensor& expected, const at::Tensor& device, const at::Tensor& take) {
+  const at::Tensor e = expected.reshape(-1), d = device.reshape(-1).to(expected.scalar_type());
+  return at::where(take, d, e).view(expected.sizes());
+}
+
+bool same_shape_tensor(const c10::IValue& v, const at::Tensor& like) {
+  return v.isTensor() && v.toTensor().defined() && v.toTensor().sizes() == like.sizes();
+}
+
+std::string align_writes(const Writes& w, const RunValues& device, std::vector<RunValues*>& expected) {
+  // The op's result is self as written: its output (out-of-place: a new tensor; in place: self) and self mutated.
+  const at::Tensor* written = device.written.empty() ? nullptr : &device.written[0];
+  const at::Tensor* result = device.output.isTensor() ? &device.output.toTensor() : written;
+  if (!result || !result->defined()) return {};
+  const at::Tensor take = device_chose_a_writer(w, result->cpu().reshape(-1));
+  const int64_t taken = take.count_nonzero().item<int64_t>();
+  if (taken == 0) return {};
+  for (RunValues* e : expected) {
+    if (device.output.isTensor() && same_shape_tensor(e->output, *result))
+      e->output = take_device(e->output.toTensor(), device.output.toTensor().cpu(), take);
+    if (written && !e->written.empty() && e->written[0].sizes() == written->sizes())
+      e->written[0] = take_device(e->written[0], written->cpu(), take);
+  }
+  return std::to_string(taken) + " position(s) written more than once hold the device's value, one of the values "
+         "written there (PyTorch leaves which write wins undefined when indices repeat)";
+}
+
+// ---- Indices of tied elements ------------------------------------------------------------------------------------
+
+/// Where an op's index output is and along which dim it indexes `self`; nullopt for ops without one.
+struct IndexOutput {
+  std::size_t output = 1;  // place in the returns
+  bool reduced = false;    // the dim was reduced: indices need it back (unsqueeze) unless keepdim
+  bool flat = false;       // argmax/argmin without a dim: indices into self flattened
+};
+
+std::optional<IndexOutput> index_output_of(const std::string& resolved_op, const NamedArgs& args) {
+  const std::string op = base_name(resolved_op), overload = overload_of(resolved_op);
+  if (op == "aten::topk") return IndexOutput{1, false, false};
+  if (op == "aten::sort") {
+    if (flag(args, "stable")) return std::nullopt;  // a stable sort defines the order of ties
+    return IndexOutput{1, false, false};
+  }
+  if ((op == "aten::max" || op == "aten::min" || op == "aten::median" || op == "aten::nanmedian") && overload == "dim")
+    return IndexOutput{1, true, false};
+  if (op == "aten::kthvalue" || op == "aten::mode") return IndexOutput{1, true, false};
+  if (op == "aten::argmax" || op == "aten::argmin") {
+    const c10::IValue* dim = named_arg(args, "dim");
+    return IndexOutput{0, true, !dim || dim->isNone()};
+  }
+  return std::nullopt;
+}
+
+/// self's elements that `idx` points at, along `dim` (or flat).
+at::Tensor pointed_at(const at::Tensor& self, const at::Tensor& idx, int64_t dim, const IndexOutput& io, bool keepdim) {
+  if (io.flat) return self.reshape(-1).index_select(0, idx.reshape(-1)).view(idx.sizes());
+  const at::Tensor i = io.reduced && !keepdim ? idx.unsqueeze(dim) : idx;
+  at::Tensor v = self.gather(dim, i);
+  return io.reduced && !keepdim ? v.squeeze(dim) : v;
+}
+
+const c10::IValue* output_at(const c10::IValue& out, std::size_t k) {
+  if (out.isTuple()) {
+    const auto& items = out.toTupleRef().elements();
+    return k < items.size() ? &items[k] : nullptr;
+  }
+  return k == 0 ? &out : nullptr;
+}
+
+c10::IValue with_output(const c10::IValue& out, std::size_t k, at::Tensor t) {
+  if (!out.isTuple()) return t;
+  std::vector<c10::IValue> items = out.toTupleRef().elements().vec();
+  items[k] = std::move(t);
+  return c10::ivalue::Tuple::create(std::move(items));
+}
+
+std::string align_ties(const IndexOutput& io, const NamedArgs& args, const RunValues& device,
+                       std::vector<RunValues*>& expected) {
+  const c10::IValue* self_v = named_arg(args, "self");
+  const c10::IValue* dev_v = output_at(device.output, io.output);
+  if (!self_v || !self_v->isTensor() || !dev_v || !dev_v->isTensor() || expected.empty()) return {};
+  const at::Tensor self = self_v->toTensor();
+  if (self.dim() == 0 || self.numel() == 0) return {};
+  const at::Tensor dev = dev_v->toTensor().cpu();
+  const c10::IValue* ref_v = output_at(expected.front()->output, io.output);
+  if (!ref_v || !ref_v->isTensor() || ref_v->toTensor().sizes() != dev.sizes() || dev.scalar_type() != at::kLong)
+    return {};
+  const at::Tensor ref = ref_v->toTensor();
+  const int64_t extent = io.flat ? self.numel() : self.size(dim_arg(args, self));
+  if (dev.numel() == 0 || dev.min().item<int64_t>() < 0 || dev.max().item<int64_t>() >= extent) return {};
+  const bool keepdim = flag(args, "keepdim");
+  const int64_t dim = io.flat ? 0 : dim_arg(args, self);
+  const at::Tensor take = same_values(pointed_at(self, dev, dim, io, keepdim), pointed_at(self, ref, dim, io, keepdim))
+                              .logical_and_(dev.ne(ref));
+  const int64_t taken = take.count_nonzero().item<int64_t>();
+  if (taken == 0) return {};
+  for (RunValues* e : expected) {
+    const c10::IValue* v = output_at(e->output, io.output);
+    if (v && v->isTensor() && v->toTensor().sizes() == dev.sizes())
+      e->output = with_output(e->output, io.output, at::where(take, dev, v->toTensor()));
+  }
+  return std::to_string(taken) + " index(es) differ from the CPU's but point at an element equal to the one the "
+         "CPU's points at (PyTorch leaves the order of tied elements unspecified)";
+}
+
+}  // namespace
+
+const c10::IValue* named_arg(const NamedArgs& args, const std::string& name) {
+  for (const auto& [n, v] : args)
+    if (n == name) return &v;
+  return nullptr;
+}
+
+std::string widened_output(const std::string& resolved_op, const std::string& what, at::ScalarType reference,
+                           at::ScalarType device) {
+  if ((reference != at::kHalf && reference != at::kBFloat16) || device != at::kFloat) return {};
+  const std::string op = base_name(resolved_op);
+  for (const WidenedOutput& w : kWidened) {
+    if (op != w.op) continue;
+    for (int k : w.outputs)
+      if (what == "output[" + std::to_string(k) + "]")
+        return what + " is " + std::string(c10::toString(device)) + " where the CPU gives " + c10::toString(reference) +
+               ", compared by value: a backend freedom (" + w.rule + ")";
+  }
+  return {};
+}
+
+const char* nondeterministic_by_design(const std::string& resolved_op, const NamedArgs& args) {
+  const std::string op = base_name(resolved_op);
+  for (const NondeterministicOp& n : kNondeterministic)
+    if (op == n.op && (n.only_with == nullptr || flag(args, n.only_with))) return n.doc;
+  return nullptr;
+}
+
+std::string align_undefined(const std::string& resolved_op, const NamedArgs& args, const RunValues& device,
+                            std::vector<RunValues*> expected) {
+  if (args.empty() || expected.empty()) return {};
+  try {
+    if (const std::optional<Writes> w = writes_of(resolved_op, args)) return align_writes(*w, device, expected);
+    if (const std::optional<IndexOutput> io = index_output_of(resolved_op, args))
+      return align_ties(*io, args, device, expected);
+  } catch (const std::exception&) {
+    // Arguments the freedom cannot read (a shape the op would refuse): the values are judged as they are.
+  }
+  return {};
+}
+
+}  // namespace opcheck::exec
