@@ -2,11 +2,12 @@
 
 #include <cstring>
 
+#include "common/backend_freedoms_table.h"
+
 namespace opcheck::exec {
 namespace {
 
-/// "aten::index_put_" from "aten::index_put_.default" or "aten::max.dim": the op without its overload.
-std::string base_name(const std::string& resolved_op) { return resolved_op.substr(0, resolved_op.find('.')); }
+std::string base_name(const std::string& resolved_op) { return op_without_overload(resolved_op); }
 
 std::string overload_of(const std::string& resolved_op) {
   const auto dot = resolved_op.find('.');
@@ -17,90 +18,6 @@ bool flag(const NamedArgs& args, const char* name) {
   const c10::IValue* v = named_arg(args, name);
   return v != nullptr && v->isBool() && v->toBool();
 }
-
-// ---- Outputs a backend may widen --------------------------------------------------------------------------------
-
-struct WidenedOutput {
-  const char* op;     // without overload
-  int outputs[2];     // the statistics' places in the op's returns
-  const char* rule;   // the PyTorch behaviour it encodes
-};
-
-// Normalisation statistics: PyTorch's CUDA kernels keep them in the accumulation type (at::acc_type: float32 for
-// float16 and bfloat16 input), its CPU kernels in the input's dtype. The backward ops take them as inputs, in either
-// dtype.
-constexpr WidenedOutput kWidened[] = {
-    {"aten::native_layer_norm", {1, 2},
-     "native_layer_norm's mean and rstd: PyTorch's CUDA kernel returns them in its accumulation type (float32 for "
-     "float16/bfloat16 input, aten/src/ATen/native/cuda/layer_norm_kernel.cu), its CPU kernel in the input's dtype"},
-    {"aten::native_group_norm", {1, 2},
-     "native_group_norm's mean and rstd: PyTorch's CUDA kernel returns them in its accumulation type (float32 for "
-     "float16/bfloat16 input, aten/src/ATen/native/cuda/group_norm_kernel.cu)"},
-    {"aten::native_batch_norm", {1, 2},
-     "native_batch_norm's save_mean and save_invstd: PyTorch's CUDA kernel keeps them in its accumulation type "
-     "(float32 for float16/bfloat16 input, aten/src/ATen/native/cuda/Normalization.cu)"},
-    {"aten::_native_batch_norm_legit", {1, 2},
-     "_native_batch_norm_legit's save_mean and save_invstd: float32 for float16/bfloat16 input on CUDA, as "
-     "native_batch_norm's"},
-    {"aten::_native_batch_norm_legit_no_training", {1, 2},
-     "_native_batch_norm_legit_no_training's save_mean and save_invstd: float32 for float16/bfloat16 input on CUDA, as "
-     "native_batch_norm's"},
-    {"aten::_native_batch_norm_legit_functional", {1, 2},
-     "_native_batch_norm_legit_functional's save_mean and save_invstd: float32 for float16/bfloat16 input on CUDA, "
-     "as native_batch_norm's"},
-};
-
-// ---- Ops PyTorch documents as nondeterministic on some backend ---------------------------------------------------
-
-struct NondeterministicOp {
-  const char* op;         // without overload
-  const char* only_with;  // a bool argument that must be true ("accumulate"), or nullptr
-  const char* doc;        // torch.use_deterministic_algorithms' words
-};
-
-// torch.use_deterministic_algorithms lists these as "normally-nondeterministic" on CUDA (atomic accumulation): a
-// backend that accumulates in another order rounds differently from run to run.
-constexpr NondeterministicOp kNondeterministic[] = {
-    {"aten::index_add", nullptr, "torch.index_add() when called on CUDA tensor"},
-    {"aten::index_add_", nullptr, "torch.index_add() when called on CUDA tensor"},
-    {"aten::scatter_add", nullptr, "torch.Tensor.scatter_add_() when called on CUDA tensor"},
-    {"aten::scatter_add_", nullptr, "torch.Tensor.scatter_add_() when called on CUDA tensor"},
-    {"aten::scatter_reduce", nullptr, "torch.Tensor.scatter_reduce() when called on CUDA tensor"},
-    {"aten::scatter_reduce_", nullptr, "torch.Tensor.scatter_reduce() when called on CUDA tensor"},
-    {"aten::index_reduce", nullptr, "torch.Tensor.index_reduce() when called on CUDA tensor"},
-    {"aten::index_reduce_", nullptr, "torch.Tensor.index_reduce() when called on CUDA tensor"},
-    {"aten::index_put", "accumulate", "torch.Tensor.index_put() with accumulate=True"},
-    {"aten::index_put_", "accumulate", "torch.Tensor.index_put() with accumulate=True"},
-    {"aten::_index_put_impl_", "accumulate", "torch.Tensor.index_put() with accumulate=True"},
-    {"aten::put", "accumulate", "torch.Tensor.put_() with accumulate=True"},
-    {"aten::put_", "accumulate", "torch.Tensor.put_() with accumulate=True"},
-    {"aten::embedding_dense_backward", nullptr, "torch.nn.functional.embedding() backward when called on CUDA tensor"},
-    {"aten::embedding_backward", nullptr, "torch.nn.functional.embedding() backward when called on CUDA tensor"},
-    {"aten::_embedding_bag_backward", nullptr, "torch.nn.EmbeddingBag backward when called on CUDA tensor"},
-    {"aten::_embedding_bag_dense_backward", nullptr, "torch.nn.EmbeddingBag backward when called on CUDA tensor"},
-    {"aten::index_select_backward", nullptr, "torch.index_select() backward when called on CUDA tensor"},
-    {"aten::upsample_linear1d_backward", nullptr, "torch.nn.functional.interpolate() backward (linear)"},
-    {"aten::upsample_bilinear2d_backward", nullptr, "torch.nn.functional.interpolate() backward (bilinear)"},
-    {"aten::upsample_bicubic2d_backward", nullptr, "torch.nn.functional.interpolate() backward (bicubic)"},
-    {"aten::upsample_trilinear3d_backward", nullptr, "torch.nn.functional.interpolate() backward (trilinear)"},
-    {"aten::_adaptive_avg_pool2d_backward", nullptr, "torch.nn.AdaptiveAvgPool2d backward on CUDA"},
-    {"aten::_adaptive_avg_pool3d_backward", nullptr, "torch.nn.AdaptiveAvgPool3d backward on CUDA"},
-    {"aten::avg_pool3d_backward", nullptr, "torch.nn.AvgPool3d backward on CUDA"},
-    {"aten::max_pool3d_with_indices_backward", nullptr, "torch.nn.MaxPool3d backward on CUDA"},
-    {"aten::adaptive_max_pool2d_backward", nullptr, "torch.nn.AdaptiveMaxPool2d backward on CUDA"},
-    {"aten::grid_sampler_2d_backward", nullptr, "torch.nn.functional.grid_sample() backward on CUDA"},
-    {"aten::grid_sampler_3d_backward", nullptr, "torch.nn.functional.grid_sample() backward on CUDA"},
-    {"aten::_ctc_loss_backward", nullptr, "torch.nn.CTCLoss backward on CUDA"},
-    {"aten::reflection_pad1d_backward", nullptr, "torch.nn.ReflectionPad1d backward on CUDA"},
-    {"aten::reflection_pad2d_backward", nullptr, "torch.nn.ReflectionPad2d backward on CUDA"},
-    {"aten::reflection_pad3d_backward", nullptr, "torch.nn.ReflectionPad3d backward on CUDA"},
-    {"aten::replication_pad1d_backward", nullptr, "torch.nn.ReplicationPad1d backward on CUDA"},
-    {"aten::replication_pad2d_backward", nullptr, "torch.nn.ReplicationPad2d backward on CUDA"},
-    {"aten::replication_pad3d_backward", nullptr, "torch.nn.ReplicationPad3d backward on CUDA"},
-    {"aten::histc", nullptr, "torch.histc() when called on CUDA tensor"},
-    {"aten::bincount", nullptr, "torch.bincount() when called on CUDA tensor with weights"},
-    {"aten::cumsum", nullptr, "torch.cumsum() when called on CUDA tensor (floating point)"},
-};
 
 // ---- Positions written more than once ----------------------------------------------------------------------------
 
@@ -308,7 +225,7 @@ std::string widened_output(const std::string& resolved_op, const std::string& wh
                            at::ScalarType device) {
   if ((reference != at::kHalf && reference != at::kBFloat16) || device != at::kFloat) return {};
   const std::string op = base_name(resolved_op);
-  for (const WidenedOutput& w : kWidened) {
+  for (const WidenedOutputRule& w : widened_output_rules()) {
     if (op != w.op) continue;
     for (int k : w.outputs)
       if (what == "output[" + std::to_string(k) + "]")
@@ -320,7 +237,7 @@ std::string widened_output(const std::string& resolved_op, const std::string& wh
 
 const char* nondeterministic_by_design(const std::string& resolved_op, const NamedArgs& args) {
   const std::string op = base_name(resolved_op);
-  for (const NondeterministicOp& n : kNondeterministic)
+  for (const NondeterministicRule& n : nondeterministic_rules())
     if (op == n.op && (n.only_with == nullptr || flag(args, n.only_with))) return n.doc;
   return nullptr;
 }

@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "common/backend_freedoms_table.h"
 #include "opcheck/case.h"
 #include "opcheck/result.h"
 #include "exec/pch.h"
@@ -19,13 +20,10 @@ struct Tolerance {
   std::string resolved_op;  // the op as resolved: its backend freedoms (exec/backend_freedoms.h) apply
 };
 
-/// The float64 judge (docs/judgement.md): an element of a floating output that misses the tolerance against the CPU
-/// reference still passes when its distance from the float64 result is within the tolerance of that result, widened
-/// by this multiple of the CPU reference's own distance from it at that element and by one step (unit in the last
-/// place) of the output's dtype. 3 is the largest multiple torch._dynamo.utils.same allows a result against float64
-/// (for float16/bfloat16, and for tensors under 1,000 elements, where an RMSE says little), and an element is the
-/// smallest tensor there is.
-constexpr double kReferenceErrorMultiple = 3.0;
+// The float64 judge (docs/judgement.md): an element of a floating output that misses the tolerance against the CPU
+// reference still passes when its distance from the float64 result is within the tolerance of that result, widened
+// by kReferenceErrorMultiple (common/backend_freedoms_table.h) times the CPU reference's own distance from it at
+// that element and by one step (unit in the last place) of the output's dtype.
 
 Tolerance tolerance_of(const Case& c);
 

@@ -237,15 +237,17 @@ std::string failure_entry(const CaseRecord& rec, const FailureReportOptions& o, 
              " (--tb=long shows them)\n";
     const std::string worst = worst_element_text(rec.result.figures);
     if (!worst.empty()) out += worst + "\n";
+    if (!rec.result.reference_made.empty()) out += "reference: " + rec.result.reference_made + "\n";
+    for (const auto& n : rec.result.judge_notes) out += "judge: " + n + "\n";
     if (long_style) {
       const std::string figures = figures_text(rec.result.figures);
       if (!figures.empty()) out += "figures: " + figures + "\n";
       if (!rec.result.values_compared) out += "values not compared (the op returns uninitialised memory)\n";
-      if (rec.result.reference_upcast) out += "reference computed in float32 (the CPU lacks a kernel for the dtype)\n";
       out += "times: materialize " + ms_text(rec.result.materialize_ms) + ", reference " +
              ms_text(rec.result.reference_ms) + ", device " + ms_text(rec.result.device_ms) + ", compare " +
              ms_text(rec.result.compare_ms) +
-             (rec.result.compile_ms > 0 ? ", compile " + ms_text(rec.result.compile_ms) : std::string()) + "\n";
+             (rec.result.compile_ms > 0 ? ", compile " + ms_text(rec.result.compile_ms) : std::string()) +
+             (rec.result.golden_ms > 0 ? ", float64 " + ms_text(rec.result.golden_ms) : std::string()) + "\n";
       out += device_ops_line(rec.result.device_ops);
       if (!rec.status.empty())
         out += "status: " + rec.status + (rec.status_reason.empty() ? "" : " (" + rec.status_reason + ")") + "\n";

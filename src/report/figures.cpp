@@ -32,7 +32,7 @@ std::string worst_element_text(const CompareFigures& f) {
   std::string index = "[";
   for (std::size_t i = 0; i < f.worst_index.size(); ++i) index += (i ? ", " : "") + std::to_string(f.worst_index[i]);
   return "worst element at " + index + "]: device " + shortest_number(*f.worst_device) + ", reference " +
-         shortest_number(*f.worst_reference);
+         shortest_number(*f.worst_reference) + (f.worst_golden ? ", float64 " + shortest_number(*f.worst_golden) : "");
 }
 
 std::string failure_headline(const CaseRecord& rec) {

@@ -526,6 +526,8 @@ void failures_section(std::string& out, const RunReport& run, const RunStats& st
     if (r.decomposed || r.reference_upcast)
       more += std::string("<div class=\"sub\">") + (r.decomposed ? "decomposed " : "") +
               (r.reference_upcast ? "reference upcast" : "") + "</div>";
+    if (!r.reference_made.empty()) more += "<div class=\"sub\">reference: " + esc(r.reference_made) + "</div>";
+    for (const auto& n : r.judge_notes) more += "<div class=\"sub\">judge: " + esc(n) + "</div>";
     if (!r.captured_stderr.empty()) {
       std::string note;
       more += "<div class=\"sub\">captured stderr</div><pre>" + esc(capped(r.captured_stderr, kStderrCap, &note)) + "</pre>";

@@ -107,6 +107,8 @@ void write_case_properties(XmlOut& x, const CaseRecord& rec) {
   if (r.compile_ms > 0) x.property(d, "compile_ms", shortest_number(r.compile_ms));
   x.property(d, "reference_ms", shortest_number(r.reference_ms));
   x.property(d, "reference_upcast", r.reference_upcast ? "true" : "false");
+  if (!r.reference_made.empty()) x.property(d, "reference_made", r.reference_made);
+  if (!r.judge_notes.empty()) x.property(d, "judge_notes", join(r.judge_notes, "; "));
   x.property(d, "decomposed", r.decomposed ? "true" : "false");
   if (!r.values_compared) x.property(d, "values_compared", "false (uninitialised output: shape, dtype, strides, device)");
   if (!rec.marks.empty()) x.property(d, "marks", join(rec.marks, ","));

@@ -43,6 +43,7 @@ void write_timing(JsonWriter& w, const CaseRecord& rec) {
   w.field("id", rec.id).field("total_ms", case_time_ms(rec)).field("materialize_ms", r.materialize_ms);
   w.field("reference_ms", r.reference_ms).field("device_ms", r.device_ms).field("compare_ms", r.compare_ms);
   w.field("compile_ms", r.compile_ms);
+  if (r.golden_ms > 0) w.field("golden_ms", r.golden_ms);
   if (!r.reference_source.empty()) w.field("reference_cache_ms", r.reference_cache_ms);
   w.end_object();
 }
@@ -138,8 +139,9 @@ void write_metrics(const RunReport& report, TextOut& out) {
   w.key("totals").begin_object();
   w.field("materialize_ms", t.materialize_ms).field("reference_ms", t.reference_ms);
   w.field("device_ms", t.device_ms).field("compare_ms", t.compare_ms).field("compile_ms", t.compile_ms);
+  w.field("golden_ms", t.golden_ms);
   if (st.reference_cache.used) w.field("reference_cache_ms", st.reference_cache.reference_cache_ms);
-  w.field("total_ms", t.materialize_ms + t.reference_ms + t.device_ms + t.compare_ms + t.compile_ms +
+  w.field("total_ms", t.materialize_ms + t.reference_ms + t.device_ms + t.compare_ms + t.compile_ms + t.golden_ms +
                           st.reference_cache.reference_cache_ms);
   w.end_object();
   w.key("slowest").begin_array();

@@ -68,7 +68,8 @@ double DedupeStats::ratio() const {
 double case_time_ms(const CaseRecord& rec) {
   if (!rec.deduplicated_from.empty()) return 0;
   const Result& r = rec.result;
-  return r.materialize_ms + r.reference_ms + r.device_ms + r.compare_ms + r.compile_ms + r.reference_cache_ms;
+  return r.materialize_ms + r.reference_ms + r.device_ms + r.compare_ms + r.compile_ms + r.golden_ms +
+         r.reference_cache_ms;
 }
 
 namespace {
@@ -119,6 +120,7 @@ RunStats compute_stats(const RunReport& report) {
       st.time.reference_ms += r.reference_ms;
       st.time.device_ms += r.device_ms;
       st.time.compile_ms += r.compile_ms;
+      st.time.golden_ms += r.golden_ms;
       st.time.compare_ms += r.compare_ms;
       count_reference_source(r, st.reference_cache);
       if (r.reference_ms > 0 && r.device_ms > 0 && std::isfinite(r.reference_ms) && std::isfinite(r.device_ms)) {

@@ -63,6 +63,7 @@ struct EnabledOpCoverage {
 /// Time summed over the occurrences that ran (deduplicated ones did not run and add nothing).
 struct TimeStats {
   double materialize_ms = 0, reference_ms = 0, device_ms = 0, compare_ms = 0, compile_ms = 0;
+  double golden_ms = 0;  // the float64 results the judge needed (exec/compare.h)
   std::vector<std::size_t> slowest;        // indices into RunReport::cases, slowest first, at most 20
   std::optional<double> speedup_geomean;   // geometric mean of reference_ms / device_ms over cases with both > 0
   std::int64_t speedup_cases = 0;

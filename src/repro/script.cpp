@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "common/backend_freedoms_table.h"
 #include "common/init_recipes.h"
 #include "common/text_escape.h"
 #include "manifest/tensor_file.h"
@@ -44,7 +45,7 @@ std::string py_literal(const PyValue& v, LiteralUse use) {
       if (std::isinf(v.f)) return v.f > 0 ? "math.inf" : "-math.inf";
       return v.repr();
     case PyValue::Kind::DType:
-      if (use == LiteralUse::Call && (v.dtype == DType::Float16 || v.dtype == DType::BFloat16))
+      if (use == LiteralUse::Call && (v.dtype == DType::Float16 || v.dtype == DType::BFloat16 || v.dtype == DType::Float32))
         return "lowp(" + v.repr() + ")";
       return v.repr();
     case PyValue::Kind::Device:
@@ -380,6 +381,18 @@ std::string python_op_expression(const std::string& op) {
   return "(torch." + name + " if callable(getattr(torch, \"" + name + "\", None)) else torch.Tensor." + name + ")";
 }
 
+/// The judgement's Python twin with opcheck's tables of backend freedoms written in (common/backend_freedoms_table.h).
+std::string judge_text() {
+  std::string widened = "{", nondeterministic = "{";
+  for (const WidenedOutputRule& w : widened_output_rules())
+    widened += py_str(w.op) + ": (" + std::to_string(w.outputs[0]) + ", " + std::to_string(w.outputs[1]) + "), ";
+  for (const NondeterministicRule& n : nondeterministic_rules())
+    nondeterministic += py_str(n.op) + ": (" + (n.only_with ? py_str(n.only_with) : "None") + ", " + py_str(n.doc) + "), ";
+  return filled(repro_script_judge(), {{"JUDGE_MULTIPLE", PyValue::real(kReferenceErrorMultiple).repr()},
+                                       {"WIDENED_OUTPUTS", widened + "}"},
+                                       {"NONDETERMINISTIC", nondeterministic + "}"}});
+}
+
 std::string python_repro_script(const Case& c, const ScriptDevice& device, const ScriptBundle& bundle) {
   const ScriptInputs in = script_inputs(c);
   std::string py = filled(repro_script_head(), head_values(c, device, bundle));
@@ -398,6 +411,7 @@ std::string python_repro_script(const Case& c, const ScriptDevice& device, const
   for (const auto& [k, v] : c.kwargs)
     if (v.kind == PyValue::Kind::DType && (v.dtype == DType::Float16 || v.dtype == DType::BFloat16))
       kwarg_low = v.dtype;
+  py += judge_text();
   py += filled(repro_script_main(), {{"KWARG_LOW_DTYPE", kwarg_low ? py_dtype(*kwarg_low) : "None"}});
   return pep8_spacing(py);
 }

@@ -24,6 +24,8 @@ std::string_view repro_script_sdpa_reference();
 std::string_view repro_script_rms_norm_reference();
 /// call.py: lowp() and call(), the op call (placeholders).
 std::string_view repro_script_call();
+/// judge.py: opcheck's judgement (the float64 judge, backend freedoms, undefined results), tables as placeholders.
+std::string_view repro_script_judge();
 /// main.py: the reference and device runs, the comparison, the bundle check and main().
 std::string_view repro_script_main();
 

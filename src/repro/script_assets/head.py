@@ -37,5 +37,7 @@ PCC_MIN = @PCC_MIN@
 EQUAL_NAN = @EQUAL_NAN@
 EXPECTED_ERROR = @EXPECTED_ERROR@
 LOW_PRECISION = (torch.float16, torch.bfloat16)
-UPCAST = False  # True while the cpu reference runs in float32 (its kernels lack the low-precision dtype)
+REFUSED = None  # the cpu's error when it refused the call's precision and float64 stood in
+GOLDEN = None  # the float64 result and arguments, once computed
+UPCAST = None  # the wider dtype the cpu runs in: float32 where its kernels lack the dtype, float64 for the judge
 

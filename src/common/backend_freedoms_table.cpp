@@ -1,0 +1,81 @@
+#include "common/backend_freedoms_table.h"
+
+namespace opcheck {
+
+// Normalisation statistics: PyTorch's CUDA kernels keep them in the accumulation type (at::acc_type: float32 for
+// float16 and bfloat16 input), its CPU kernels in the input's dtype. The backward ops take them as inputs, in either
+// dtype.
+const std::vector<WidenedOutputRule>& widened_output_rules() {
+  static const std::vector<WidenedOutputRule> rules = {
+    {"aten::native_layer_norm", {1, 2},
+     "native_layer_norm's mean and rstd: PyTorch's CUDA kernel returns them in its accumulation type (float32 for "
+     "float16/bfloat16 input, aten/src/ATen/native/cuda/layer_norm_kernel.cu), its CPU kernel in the input's dtype"},
+    {"aten::native_group_norm", {1, 2},
+     "native_group_norm's mean and rstd: PyTorch's CUDA kernel returns them in its accumulation type (float32 for "
+     "float16/bfloat16 input, aten/src/ATen/native/cuda/group_norm_kernel.cu)"},
+    {"aten::native_batch_norm", {1, 2},
+     "native_batch_norm's save_mean and save_invstd: PyTorch's CUDA kernel keeps them in its accumulation type "
+     "(float32 for float16/bfloat16 input, aten/src/ATen/native/cuda/Normalization.cu)"},
+    {"aten::_native_batch_norm_legit", {1, 2},
+     "_native_batch_norm_legit's save_mean and save_invstd: float32 for float16/bfloat16 input on CUDA, as "
+     "native_batch_norm's"},
+    {"aten::_native_batch_norm_legit_no_training", {1, 2},
+     "_native_batch_norm_legit_no_training's save_mean and save_invstd: float32 for float16/bfloat16 input on CUDA, as "
+     "native_batch_norm's"},
+    {"aten::_native_batch_norm_legit_functional", {1, 2},
+     "_native_batch_norm_legit_functional's save_mean and save_invstd: float32 for float16/bfloat16 input on CUDA, "
+     "as native_batch_norm's"},
+  };
+  return rules;
+}
+
+// torch.use_deterministic_algorithms lists these as "normally-nondeterministic" on CUDA (atomic accumulation): a
+// backend that accumulates in another order rounds differently from run to run.
+const std::vector<NondeterministicRule>& nondeterministic_rules() {
+  static const std::vector<NondeterministicRule> rules = {
+    {"aten::index_add", nullptr, "torch.index_add() when called on CUDA tensor"},
+    {"aten::index_add_", nullptr, "torch.index_add() when called on CUDA tensor"},
+    {"aten::scatter_add", nullptr, "torch.Tensor.scatter_add_() when called on CUDA tensor"},
+    {"aten::scatter_add_", nullptr, "torch.Tensor.scatter_add_() when called on CUDA tensor"},
+    {"aten::scatter_reduce", nullptr, "torch.Tensor.scatter_reduce() when called on CUDA tensor"},
+    {"aten::scatter_reduce_", nullptr, "torch.Tensor.scatter_reduce() when called on CUDA tensor"},
+    {"aten::index_reduce", nullptr, "torch.Tensor.index_reduce() when called on CUDA tensor"},
+    {"aten::index_reduce_", nullptr, "torch.Tensor.index_reduce() when called on CUDA tensor"},
+    {"aten::index_put", "accumulate", "torch.Tensor.index_put() with accumulate=True"},
+    {"aten::index_put_", "accumulate", "torch.Tensor.index_put() with accumulate=True"},
+    {"aten::_index_put_impl_", "accumulate", "torch.Tensor.index_put() with accumulate=True"},
+    {"aten::put", "accumulate", "torch.Tensor.put_() with accumulate=True"},
+    {"aten::put_", "accumulate", "torch.Tensor.put_() with accumulate=True"},
+    {"aten::embedding_dense_backward", nullptr, "torch.nn.functional.embedding() backward when called on CUDA tensor"},
+    {"aten::embedding_backward", nullptr, "torch.nn.functional.embedding() backward when called on CUDA tensor"},
+    {"aten::_embedding_bag_backward", nullptr, "torch.nn.EmbeddingBag backward when called on CUDA tensor"},
+    {"aten::_embedding_bag_dense_backward", nullptr, "torch.nn.EmbeddingBag backward when called on CUDA tensor"},
+    {"aten::index_select_backward", nullptr, "torch.index_select() backward when called on CUDA tensor"},
+    {"aten::upsample_linear1d_backward", nullptr, "torch.nn.functional.interpolate() backward (linear)"},
+    {"aten::upsample_bilinear2d_backward", nullptr, "torch.nn.functional.interpolate() backward (bilinear)"},
+    {"aten::upsample_bicubic2d_backward", nullptr, "torch.nn.functional.interpolate() backward (bicubic)"},
+    {"aten::upsample_trilinear3d_backward", nullptr, "torch.nn.functional.interpolate() backward (trilinear)"},
+    {"aten::_adaptive_avg_pool2d_backward", nullptr, "torch.nn.AdaptiveAvgPool2d backward on CUDA"},
+    {"aten::_adaptive_avg_pool3d_backward", nullptr, "torch.nn.AdaptiveAvgPool3d backward on CUDA"},
+    {"aten::avg_pool3d_backward", nullptr, "torch.nn.AvgPool3d backward on CUDA"},
+    {"aten::max_pool3d_with_indices_backward", nullptr, "torch.nn.MaxPool3d backward on CUDA"},
+    {"aten::adaptive_max_pool2d_backward", nullptr, "torch.nn.AdaptiveMaxPool2d backward on CUDA"},
+    {"aten::grid_sampler_2d_backward", nullptr, "torch.nn.functional.grid_sample() backward on CUDA"},
+    {"aten::grid_sampler_3d_backward", nullptr, "torch.nn.functional.grid_sample() backward on CUDA"},
+    {"aten::_ctc_loss_backward", nullptr, "torch.nn.CTCLoss backward on CUDA"},
+    {"aten::reflection_pad1d_backward", nullptr, "torch.nn.ReflectionPad1d backward on CUDA"},
+    {"aten::reflection_pad2d_backward", nullptr, "torch.nn.ReflectionPad2d backward on CUDA"},
+    {"aten::reflection_pad3d_backward", nullptr, "torch.nn.ReflectionPad3d backward on CUDA"},
+    {"aten::replication_pad1d_backward", nullptr, "torch.nn.ReplicationPad1d backward on CUDA"},
+    {"aten::replication_pad2d_backward", nullptr, "torch.nn.ReplicationPad2d backward on CUDA"},
+    {"aten::replication_pad3d_backward", nullptr, "torch.nn.ReplicationPad3d backward on CUDA"},
+    {"aten::histc", nullptr, "torch.histc() when called on CUDA tensor"},
+    {"aten::bincount", nullptr, "torch.bincount() when called on CUDA tensor with weights"},
+    {"aten::cumsum", nullptr, "torch.cumsum() when called on CUDA tensor (floating point)"},
+  };
+  return rules;
+}
+
+std::string op_without_overload(const std::string& resolved_op) { return resolved_op.substr(0, resolved_op.find('.')); }
+
+}  // namespace opcheck

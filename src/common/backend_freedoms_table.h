@@ -1,0 +1,36 @@
+// The tables of what PyTorch leaves to a backend, with no libtorch: the judge in the exec layer
+// (exec/backend_freedoms.cpp) applies them, and repro scripts (repro/script.cpp) carry them, so that both judge by
+// one list. Each entry cites the PyTorch behaviour it encodes; docs/judgement.md explains the rule as a whole.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace opcheck {
+
+/// How many times the CPU reference's own distance from the float64 result an element may be away from it (besides
+/// the tolerance and one step of its dtype): 3 is the largest multiple torch._dynamo.utils.same allows a result
+/// against float64 (for float16/bfloat16, and for tensors under 1,000 elements, where an RMSE says little), and an
+/// element is the smallest tensor there is.
+constexpr double kReferenceErrorMultiple = 3.0;
+
+/// Outputs a backend may return in float32 where the CPU gives float16 or bfloat16.
+struct WidenedOutputRule {
+  const char* op;     // "aten::native_layer_norm": any overload
+  int outputs[2];     // their places in the op's returns
+  const char* rule;   // the PyTorch behaviour it encodes
+};
+const std::vector<WidenedOutputRule>& widened_output_rules();
+
+/// Ops PyTorch documents as nondeterministic on some backend: their runs may differ.
+struct NondeterministicRule {
+  const char* op;         // any overload
+  const char* only_with;  // a bool argument that must be true ("accumulate"), or nullptr
+  const char* doc;        // torch.use_deterministic_algorithms' words
+};
+const std::vector<NondeterministicRule>& nondeterministic_rules();
+
+/// "aten::max" from "aten::max.dim": the op without its overload.
+std::string op_without_overload(const std::string& resolved_op);
+
+}  // namespace opcheck
