@@ -7,7 +7,7 @@ import json
 from conftest import SOURCE_DIR, opcheck
 
 JUDGE = SOURCE_DIR / "test" / "fixtures" / "judge"
-MANIFESTS = [JUDGE / "judge.yaml", JUDGE / "from_traces"]
+MANIFESTS = [JUDGE]  # judge.yaml and from_traces/, with the marks the folder's markers.yaml registers
 
 
 def test_the_judge_fixtures_validate_with_strict_markers():
