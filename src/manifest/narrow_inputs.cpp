@@ -122,7 +122,8 @@ void draw_distinct(Case& c, const InputBound& b, DiagnosticList& diags) {
   if (b.count > top - lo)
     return cannot(b.arg + " holds " + count + " and [" + std::to_string(lo) + ", " + std::to_string(top) + ") only " +
                       std::to_string(top - lo),
-                  "write the range of " + b.what + " (init_args {low: 0, high: " + std::to_string(b.high) + "})");
+                  "write init_args {low: 0, high: " + std::to_string(b.high) + "}, " + b.what +
+                      ", or pin the values with init: data");
   std::string changes;
   if (top != hi) {
     set_arg(t, "high", top);

@@ -146,6 +146,17 @@ TEST(UndefinedInputs, MoreIndicesThanTheDimSaysNoDrawCanAvoidRepeats) {
   for (const auto& [k, v] : index.init_args) EXPECT_NE(k, "distinct") << "no distinct draw is possible";
 }
 
+TEST(UndefinedInputs, ARangeNarrowerThanTheIndexSaysSoAndNamesTheDimsRange) {
+  const ManifestSet s = load_case("torch.index_copy_", "      - tensor: {shape: [16, 3]}\n      - value: 0\n"
+                                                       "      - tensor: {shape: [6], dtype: int64, init: randint,"
+                                                       " init_args: {high: 4}}\n      - tensor: {shape: [6, 3]}\n");
+  ASSERT_EQ(s.diagnostics.items.size(), 1u) << diagnostics(s);
+  EXPECT_EQ(s.diagnostics.items[0].format(),
+            "/tmp/undefined.yaml:9:17: warning: index: randint cannot draw its values without repeats: index holds 6 "
+            "values and [0, 4) only 4; torch.index_copy_'s result is undefined where indices repeat [case m::c]\n"
+            "  Fix: write init_args {low: 0, high: 16}, the size of dim 0 of input, or pin the values with init: data");
+}
+
 TEST(UndefinedInputs, AccumulatingAndReducingCallsKeepTheirRandomDraw) {
   // Their results are defined where indices repeat (up to the order of the sums), so nothing changes.
   const std::string index = "dtype: int64, init: randint, init_args: {high: 16}}\n";
