@@ -27,6 +27,13 @@ std::string diagnostics(const ManifestSet& s) {
   return out;
 }
 
+/// The one diagnostic that loading the case gives, formatted (a second one fails the test).
+std::string the_warning(const std::string& op, const std::string& inputs) {
+  const ManifestSet s = load_case(op, inputs);
+  EXPECT_EQ(s.diagnostics.items.size(), 1u) << diagnostics(s);
+  return s.diagnostics.items.empty() ? "" : s.diagnostics.items[0].format();
+}
+
 /// Input `i` (element `j` of a tensor_list when j >= 0) of the loaded case, built as a run builds it.
 at::Tensor built(const ManifestSet& s, std::size_t i, int j = -1) {
   const Case& c = s.manifests.at(0).cases.at(0);
@@ -109,11 +116,9 @@ TEST(UndefinedInputs, NoGeneratedIndexRepeatsWithinOneDestination) {
 }
 
 TEST(UndefinedInputs, DrawingWithoutRepeatsIsAWarningAtTheIndexLine) {
-  const ManifestSet s = load_case("torch.index_copy_", "      - tensor: {shape: [16, 3]}\n      - value: 0\n"
-                                                       "      - tensor: {shape: [12], dtype: int64, init: randint,"
-                                                       " init_args: {high: 16}}\n      - tensor: {shape: [12, 3]}\n");
-  ASSERT_EQ(s.diagnostics.items.size(), 1u) << diagnostics(s);
-  EXPECT_EQ(s.diagnostics.items[0].format(),
+  EXPECT_EQ(the_warning("torch.index_copy_", "      - tensor: {shape: [16, 3]}\n      - value: 0\n"
+                                             "      - tensor: {shape: [12], dtype: int64, init: randint,"
+                                             " init_args: {high: 16}}\n      - tensor: {shape: [12, 3]}\n"),
             "/tmp/undefined.yaml:9:17: warning: index: randint drawn without repeats, as torch.index_copy_'s result "
             "is undefined where indices repeat [case m::c]\n"
             "  Fix: write init_args {distinct: true}, or pin the values with init: data");
@@ -147,11 +152,9 @@ TEST(UndefinedInputs, MoreIndicesThanTheDimSaysNoDrawCanAvoidRepeats) {
 }
 
 TEST(UndefinedInputs, ARangeNarrowerThanTheIndexSaysSoAndNamesTheDimsRange) {
-  const ManifestSet s = load_case("torch.index_copy_", "      - tensor: {shape: [16, 3]}\n      - value: 0\n"
-                                                       "      - tensor: {shape: [6], dtype: int64, init: randint,"
-                                                       " init_args: {high: 4}}\n      - tensor: {shape: [6, 3]}\n");
-  ASSERT_EQ(s.diagnostics.items.size(), 1u) << diagnostics(s);
-  EXPECT_EQ(s.diagnostics.items[0].format(),
+  EXPECT_EQ(the_warning("torch.index_copy_", "      - tensor: {shape: [16, 3]}\n      - value: 0\n"
+                                             "      - tensor: {shape: [6], dtype: int64, init: randint,"
+                                             " init_args: {high: 4}}\n      - tensor: {shape: [6, 3]}\n"),
             "/tmp/undefined.yaml:9:17: warning: index: randint cannot draw its values without repeats: index holds 6 "
             "values and [0, 4) only 4; torch.index_copy_'s result is undefined where indices repeat [case m::c]\n"
             "  Fix: write init_args {low: 0, high: 16}, the size of dim 0 of input, or pin the values with init: data");
