@@ -8,13 +8,15 @@ namespace opcheck {
 const std::vector<InitRecipe>& init_recipes() {
   // kind, name, init_args, seeded, full_shape. `path` is the loader's: it becomes the spec's file.
   static const std::vector<InitRecipe> rows{
-      {InitKind::Rand, "rand", {"low", "high", "max_true"}, true, false},
-      {InitKind::Randn, "randn", {"mean", "std"}, true, false},
+      {InitKind::Rand, "rand", {"low", "high", "max_true", "distinct", "distinct_along", "softmax_along",
+                                "log_softmax_along"}, true, false},
+      {InitKind::Randn, "randn", {"mean", "std", "softmax_along", "log_softmax_along"}, true, false},
       {InitKind::Zeros, "zeros", {}, false, false},
       {InitKind::Ones, "ones", {}, false, false},
       {InitKind::Arange, "arange", {}, false, false},
-      {InitKind::Randint, "randint", {"low", "high"}, true, false},
-      {InitKind::Uniform, "uniform", {"low", "high", "max_true"}, true, false},
+      {InitKind::Randint, "randint", {"low", "high", "distinct", "distinct_along"}, true, false},
+      {InitKind::Uniform, "uniform", {"low", "high", "max_true", "distinct", "distinct_along", "softmax_along",
+                                      "log_softmax_along"}, true, false},
       {InitKind::Data, "data", {}, false, true},
       {InitKind::Xavier, "xavier", {"gain"}, true, false},
       {InitKind::File, "file", {"path", "key"}, false, true},

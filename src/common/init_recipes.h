@@ -121,6 +121,58 @@ std::pair<std::int64_t, std::int64_t> int_bounds(const TensorSpec& t, Builder& b
   return {l, h};
 }
 
+/// A dim init_args value (distinct_along, softmax_along, ...) as a dim of `shape`, negative dims counted from the
+/// end; nullopt when absent.
+template <class Builder>
+std::optional<std::int64_t> dim_arg(const TensorSpec& t, std::string_view key, const std::vector<std::int64_t>& shape,
+                                    Builder& b) {
+  const PyValue* v = find_arg(t, key);
+  if (!v || v->kind == PyValue::Kind::None) return std::nullopt;
+  const auto rank = static_cast<std::int64_t>(shape.size());
+  if (v->kind != PyValue::Kind::Int || v->i < -std::max<std::int64_t>(rank, 1) || v->i >= std::max<std::int64_t>(rank, 1))
+    b.fail("init_args." + std::string(key) + " must be a dim of the tensor's " + std::to_string(rank) +
+               " dims, got " + v->repr() + ".",
+           "give a dim in [" + std::to_string(-rank) + ", " + std::to_string(rank) + ").");
+  return v->i < 0 ? v->i + std::max<std::int64_t>(rank, 1) : v->i;
+}
+
+/// Where values are drawn without repeats: kAllElements (init_args.distinct: true), a dim (distinct_along: d: no two
+/// values equal along d), or nullopt. Checked: an integer dtype, and enough values in [low, high) for the count.
+constexpr std::int64_t kAllElements = -1;
+template <class Builder>
+std::optional<std::int64_t> distinct_scope(const TensorSpec& t, const std::vector<std::int64_t>& shape,
+                                           std::int64_t low, std::int64_t high, Builder& b) {
+  const PyValue* all = find_arg(t, "distinct");
+  const auto along = dim_arg(t, "distinct_along", shape, b);
+  if (all && all->kind != PyValue::Kind::Bool) b.fail("init_args.distinct must be true or false.", "");
+  if (all && all->b && along)
+    b.fail("init_args.distinct and distinct_along both say where values may not repeat.", "keep one of them.");
+  if (!along && !(all && all->b)) return std::nullopt;
+  const bool whole = !along || shape.empty();  // a scalar's one value is its only line
+  std::int64_t count = 1;
+  if (!whole) count = shape[static_cast<std::size_t>(*along)];
+  else
+    for (auto d : shape) count *= d;
+  if (count > high - low)
+    b.fail("cannot draw " + std::to_string(count) + " distinct values " +
+               (whole ? std::string() : "along dim " + std::to_string(*along) + " ") + "from [" +
+               std::to_string(low) + ", " + std::to_string(high) + "), which holds " + std::to_string(high - low) + ".",
+           "widen low/high, draw fewer values, or drop distinct.");
+  return whole ? kAllElements : *along;
+}
+
+/// The softmax (log: log_softmax) a floating draw is passed through: {dim, log}, or nullopt.
+template <class Builder>
+std::optional<std::pair<std::int64_t, bool>> softmax_of(const TensorSpec& t, const std::vector<std::int64_t>& shape,
+                                                        Builder& b) {
+  const auto plain = dim_arg(t, "softmax_along", shape, b), log = dim_arg(t, "log_softmax_along", shape, b);
+  if (!plain && !log) return std::nullopt;
+  if (plain && log) b.fail("init_args.softmax_along and log_softmax_along both transform the values.", "keep one.");
+  if (!dtype_is_floating(t.dtype))
+    b.fail("softmax_along and log_softmax_along need a real floating dtype.", "drop them, or use fp16/bf16/fp32/fp64.");
+  return std::make_pair(plain ? *plain : *log, !plain);
+}
+
 }  // namespace recipe_detail
 
 /// The values of spec `t` over `shape` (the spec's logical shape with expanded dims reduced to 1, or for a
@@ -131,6 +183,9 @@ std::pair<std::int64_t, std::int64_t> int_bounds(const TensorSpec& t, Builder& b
 ///   randint(low, high, shape, dtype)        torch.randint(low, high, shape, dtype=dtype)
 ///   randint_cast(low, high, shape, dtype)   torch.randint(low, high, shape).to(dtype)  (dtypes randint refuses)
 ///   at_most_true(m, n)                      m & (m.reshape(-1).cumsum(0) <= n).reshape(m.shape)  (the first n trues)
+///   distinct(low, high, shape, dim, dtype)  distinct(low, high, shape, dim, dtype) of the repro assets (distinct.py):
+///                                           values in [low, high), none equal along dim (kAllElements: none at all)
+///   softmax(v, dim, log)                    torch.softmax(v, dim) (log: torch.log_softmax(v, dim))
 ///   scaled(r, low, high)                    high * r + low * (1 - r)
 ///   complex(re, im)                         torch.complex(re, im)
 ///   randn(shape, dtype)                     torch.randn(shape, dtype=dtype)
@@ -166,8 +221,12 @@ typename Builder::Values init_values(const TensorSpec& t, const std::vector<std:
       if (max_true) b.fail("init_args.max_true is for bool tensors (a mask's true values).", "remove max_true.");
       if (!floating && !complex) {
         const auto [lo, hi] = int_bounds(t, b);
+        if (const auto scope = distinct_scope(t, shape, lo, hi, b)) return b.distinct(lo, hi, shape, *scope, dtype);
         return b.randint(lo, hi, shape, dtype);
       }
+      if (find_arg(t, "distinct") || find_arg(t, "distinct_along"))
+        b.fail("distinct and distinct_along are for integer tensors (indices).", "drop them.");
+      const auto softmax = softmax_of(t, shape, b);
       const bool scaled = find_arg(t, "low") || find_arg(t, "high");
       auto part = [&](DType part_type) {
         auto r = b.rand(shape, part_type);
@@ -175,7 +234,7 @@ typename Builder::Values init_values(const TensorSpec& t, const std::vector<std:
         const auto [lo, hi] = float_bounds(t, part_type, b);
         return b.scaled(std::move(r), lo, hi);
       };
-      if (!complex) return part(dtype);
+      if (!complex) return softmax ? b.softmax(part(dtype), softmax->first, softmax->second) : part(dtype);
       // make_tensor: the real and the imaginary part drawn one after the other in the matching real dtype.
       auto re = part(real_part(dtype));
       auto im = part(real_part(dtype));
@@ -187,6 +246,7 @@ typename Builder::Values init_values(const TensorSpec& t, const std::vector<std:
       auto v = b.randn(shape, dtype);
       if (auto s = number_arg(t, "std", b)) v = b.times(std::move(v), *s);
       if (auto m = number_arg(t, "mean", b)) v = b.plus(std::move(v), *m);
+      if (const auto softmax = softmax_of(t, shape, b)) return b.softmax(std::move(v), softmax->first, softmax->second);
       return v;
     }
     case InitKind::Randint: {
@@ -196,6 +256,7 @@ typename Builder::Values init_values(const TensorSpec& t, const std::vector<std:
       if (high && lo >= hi)
         b.fail("randint needs low < high, got [" + std::to_string(lo) + ", " + std::to_string(hi) + ").", "");
       if (complex) return b.randint_cast(lo, hi, shape, dtype);
+      if (const auto scope = distinct_scope(t, shape, lo, hi, b)) return b.distinct(lo, hi, shape, *scope, dtype);
       return b.randint(lo, hi, shape, dtype);
     }
     case InitKind::Zeros: return b.zeros(shape, dtype);

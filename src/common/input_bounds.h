@@ -1,5 +1,6 @@
-// What the op allows of an input that it uses as an index or a mask: the one table of which argument of which op is an
-// index into which dim of which other argument, and the bounds it gives for one Case. The load stage narrows random
+// What the op allows of an input that it uses as an index or a mask, or expects of an input it takes as its forward's
+// result: the one table of which argument of which op is an index into which dim of which other argument (and where
+// its values may not repeat), or a softmax output, and the bounds it gives for one Case. The load stage narrows random
 // inputs to these bounds (manifest/narrow_inputs.cpp); the exec layer names them when pinned values make the CPU
 // reference raise. No libtorch here.
 #pragma once
@@ -18,6 +19,9 @@ struct InputBound {
   enum class Kind {
     IndexRange,  // integer values within [low, high): an index into a dim (or into every element) of another input
     TrueCount,   // a bool mask with at most max_true true values (each counted as often as broadcasting repeats it)
+    Distinct,    // an index whose values may not repeat along `along` (-1: anywhere): the op's result is undefined
+                 // where indices repeat (index_copy, index_put and put without accumulate, scatter without reduce)
+    SoftmaxOutput,  // the `output` of a (log_)softmax backward op: a (log_)softmax along `along`
   };
   Kind kind = Kind::IndexRange;
   std::size_t input = 0;   // position of the input in Case::inputs
@@ -28,6 +32,10 @@ struct InputBound {
   std::int64_t max_true = 0;  // TrueCount: most true values the mask may hold (counted over its stored values)
   std::int64_t limit = 0;     // TrueCount: most true values the op takes once the mask is broadcast (source's size)
   std::int64_t spread = 1;    // TrueCount: elements of the broadcast shape per element of the mask's own shape
+  std::int64_t along = -1;    // Distinct, SoftmaxOutput: the dim of the input (non-negative); Distinct: -1 for all
+  std::int64_t count = 0;     // Distinct: values that must differ (along `along`, or the input's elements)
+  bool log = false;           // SoftmaxOutput: a log_softmax
+  std::string impossible;     // Distinct: why no draw can avoid repeats where the op's shapes alone decide it
   std::string what;        // what the bound is: "the size of dim 0 of self", "the 8 elements of source"
 
   const TensorSpec& spec(const Case& c) const;

@@ -31,11 +31,12 @@ std::optional<std::int64_t> int_value(const TensorSpec& t, const std::string& ke
 }
 
 /// Replaces or adds init_args[key], keeping init_args sorted by key as the loader leaves them.
-void set_arg(TensorSpec& t, const std::string& key, std::int64_t value) {
+void set_arg(TensorSpec& t, const std::string& key, PyValue value) {
   auto at = std::find_if(t.init_args.begin(), t.init_args.end(), [&](const auto& kv) { return kv.first >= key; });
-  if (at != t.init_args.end() && at->first == key) at->second = PyValue::integer(value);
-  else t.init_args.insert(at, {key, PyValue::integer(value)});
+  if (at != t.init_args.end() && at->first == key) at->second = std::move(value);
+  else t.init_args.insert(at, {key, std::move(value)});
 }
+void set_arg(TensorSpec& t, const std::string& key, std::int64_t value) { set_arg(t, key, PyValue::integer(value)); }
 
 SourceLoc where(const Case& c, const TensorSpec& t) { return t.loc.line > 0 ? t.loc : c.loc; }
 
@@ -88,14 +89,81 @@ void cap_mask(Case& c, const InputBound& b, DiagnosticList& diags) {
                 c.id, "write init_args {max_true: " + std::to_string(b.max_true) + "}, or pin the mask with init: data");
 }
 
+/// A random index of an op whose result is undefined where indices repeat is drawn without repeats
+/// (init_args.distinct, or distinct_along for scatter's lines), within a range of positions that are all different
+/// elements; when no draw can avoid repeats, a warning says why.
+void draw_distinct(Case& c, const InputBound& b, DiagnosticList& diags) {
+  TensorSpec& t = b.spec(c);
+  if (find_arg(t, "distinct") || find_arg(t, "distinct_along")) return;  // the manifest says where
+  const std::string init = init_kind_name(t.init), along = b.along < 0 ? "" : " along dim " + std::to_string(b.along);
+  const std::string undefined = c.op + "'s result is undefined where " +
+                                (b.along < 0 ? "indices repeat" : "two positions" + along + " write one element");
+  auto cannot = [&](const std::string& why, const std::string& fix) {
+    diags.warning(where(c, t), b.arg + ": " + init + " cannot draw its values without repeats: " + why + "; " + undefined,
+                  c.id, fix);
+  };
+  if (!b.impossible.empty()) return cannot(b.impossible, "pin the indices with init: data");
+  for (std::size_t d = 0; d < t.shape.size() && d < t.stride.size(); ++d)
+    if (t.stride[d] == 0 && t.shape[d] > 1 && (b.along < 0 || static_cast<std::int64_t>(d) == b.along))
+      return cannot("its stride-0 dim " + std::to_string(d) + " repeats each value",
+                    "give " + b.arg + " a non-zero stride, or pin its values with init: data");
+  bool bad = false;
+  const std::int64_t lo = int_value(t, "low", false, bad).value_or(0);
+  const auto written_hi = int_value(t, "high", true, bad);
+  if (bad || (t.init == InitKind::Randint && !written_hi)) return;  // the input builder names what is wrong
+  const std::int64_t hi = written_hi.value_or(1);
+  // A negative low keeps negative indices: the window [low, low + size) names each position once.
+  const std::int64_t top = lo < 0 ? std::min(hi, lo + b.high) : hi;
+  const std::string count = std::to_string(b.count) + " values" + along;
+  if (b.count > b.high)
+    return cannot(b.arg + " holds " + count + " and " + b.what + " is " + std::to_string(b.high),
+                  "give " + b.arg + " at most " + std::to_string(b.high) + " values" + along +
+                      ", or pin them with init: data");
+  if (b.count > top - lo)
+    return cannot(b.arg + " holds " + count + " and [" + std::to_string(lo) + ", " + std::to_string(top) + ") only " +
+                      std::to_string(top - lo),
+                  "write init_args {low: 0, high: " + std::to_string(b.high) + "}, " + b.what +
+                      ", or pin the values with init: data");
+  std::string changes;
+  if (top != hi) {
+    set_arg(t, "high", top);
+    changes = ", high " + std::to_string(hi) + " narrowed to " + std::to_string(top);
+  }
+  const std::string written = b.along < 0 ? "distinct: true" : "distinct_along: " + std::to_string(b.along);
+  if (b.along < 0) set_arg(t, "distinct", PyValue::boolean(true));
+  else set_arg(t, "distinct_along", b.along);
+  diags.warning(where(c, t), b.arg + ": " + init + " drawn without repeats" + along + changes + ", as " + undefined,
+                c.id, "write init_args {" + written + "}, or pin the values with init: data");
+}
+
+/// A random `output` of a (log_)softmax backward op is the (log_)softmax of its draw, as the forward would give.
+void make_softmax(Case& c, const InputBound& b, DiagnosticList& diags) {
+  TensorSpec& t = b.spec(c);
+  const bool random = t.init == InitKind::Rand || t.init == InitKind::Uniform || t.init == InitKind::Randn;
+  if (!random || !dtype_is_floating(t.dtype) || find_arg(t, "softmax_along") || find_arg(t, "log_softmax_along"))
+    return;
+  const auto d = static_cast<std::size_t>(b.along);
+  if (d < t.stride.size() && t.stride[d] == 0 && t.shape[d] > 1) return;  // one value along the dim: no softmax
+  const std::string key = b.log ? "log_softmax_along" : "softmax_along";
+  set_arg(t, key, b.along);
+  diags.warning(where(c, t),
+                b.arg + ": " + init_kind_name(t.init) + " values replaced by " + b.what + " of them, as " + c.op +
+                    " takes the forward's result",
+                c.id, "write init_args {" + key + ": " + std::to_string(b.along) + "}, or pin the values with init: data");
+}
+
 }  // namespace
 
 void narrow_random_inputs(ManifestSet& set) {
+  using K = InputBound::Kind;
   for (auto& m : set.manifests)
     for (auto& c : m.cases)
       for (const InputBound& b : input_bounds(c)) {
-        if (!drawn_at_random(b.spec(c)) || b.spec(c).numel() == 0) continue;
-        if (b.kind == InputBound::Kind::IndexRange) narrow_index(c, b, set.diagnostics);
+        if (b.spec(c).numel() == 0) continue;
+        if (b.kind == K::SoftmaxOutput) make_softmax(c, b, set.diagnostics);
+        else if (!drawn_at_random(b.spec(c))) continue;
+        else if (b.kind == K::IndexRange) narrow_index(c, b, set.diagnostics);
+        else if (b.kind == K::Distinct) draw_distinct(c, b, set.diagnostics);
         else cap_mask(c, b, set.diagnostics);
       }
 }

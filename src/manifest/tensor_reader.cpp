@@ -336,6 +336,17 @@ void InputReader::read_init_args(const TensorFields& f, const InitRecipe& init, 
     }
     PyValue v;
     if (!read_value(init_args.value(i), k.text(), v)) continue;
+    const std::string_view key = k.text();
+    if (key == "distinct" || (key.size() > 6 && key.substr(key.size() - 6) == "_along")) {
+      // A flag (distinct) or a dim (distinct_along, softmax_along, log_softmax_along): common/init_recipes.h.
+      const bool flag = k.text() == "distinct";
+      if (v.kind != (flag ? PyValue::Kind::Bool : PyValue::Kind::Int))
+        error(init_args.value(i), "init_args " + in_quotes(k.text()) + " must be " +
+                                      (flag ? "true or false" : "an integer (a dim of the tensor)") + ", got " + v.repr());
+      else
+        out.init_args.emplace_back(std::string(k.text()), std::move(v));
+      continue;
+    }
     const bool bool_ok = k.text() == "fill_value";  // torch.full(shape, True, dtype=torch.bool)
     if (!v.is_number() || (v.kind == PyValue::Kind::Bool && !bool_ok)) {
       error(init_args.value(i), "init_args " + in_quotes(k.text()) + " must be a number, got " + v.repr());

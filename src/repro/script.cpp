@@ -66,13 +66,17 @@ std::string py_literal(const PyValue& v, LiteralUse use) {
   }
 }
 
+/// The script assets the input recipes' Python calls.
+struct RecipeHelpers {
+  bool scaled = false, distinct = false, loader = false;
+};
+
 /// The Python of the input recipes (common/init_recipes.h), written as the text of a script. A spec opcheck refuses
 /// is still written as far as its recipe goes: the run reports the refusal.
 struct PythonValues {
   using Values = std::string;
   using Shape = std::vector<std::int64_t>;
-  bool& uses_scaled;
-  bool& uses_loader;
+  RecipeHelpers& uses;
 
   static std::string lit(const PyValue& v) { return py_literal(v, LiteralUse::Data); }
   static std::string made(const char* fn, const Shape& shape, DType d) {
@@ -92,8 +96,16 @@ struct PythonValues {
   std::string at_most_true(std::string m, std::int64_t n) {
     return "(lambda m: m & (m.reshape(-1).cumsum(0) <= " + std::to_string(n) + ").reshape(m.shape))(" + m + ")";
   }
+  std::string distinct(std::int64_t lo, std::int64_t hi, const Shape& shape, std::int64_t dim, DType d) {
+    uses.distinct = true;
+    return "distinct(" + std::to_string(lo) + ", " + std::to_string(hi) + ", " + py_shape(shape) + ", " +
+           (dim == recipe_detail::kAllElements ? std::string("None") : std::to_string(dim)) + ", " + py_dtype(d) + ")";
+  }
+  std::string softmax(std::string v, std::int64_t dim, bool log) {
+    return std::string(log ? "torch.log_softmax(" : "torch.softmax(") + v + ", " + std::to_string(dim) + ")";
+  }
   std::string scaled(std::string r, const PyValue& lo, const PyValue& hi) {
-    uses_scaled = true;
+    uses.scaled = true;
     return "scaled(" + r + ", " + lit(lo) + ", " + lit(hi) + ")";
   }
   std::string complex(std::string re, std::string im) { return "torch.complex(" + re + ", " + im + ")"; }
@@ -119,16 +131,15 @@ struct PythonValues {
   std::string file(const std::string& path, const PyValue* key) {
     if (!key && tensor_file_format(path) == TensorFileFormat::Pt)
       return "torch.load(" + py_str(path) + ").contiguous()";
-    uses_loader = true;
+    uses.loader = true;
     return "load_tensor_file(" + py_str(path) + (key ? ", " + py_str(key->s) : std::string()) + ")";
   }
   std::string eye(std::int64_t n, DType d) { return "torch.eye(" + std::to_string(n) + ", dtype=" + py_dtype(d) + ")"; }
 };
 
 /// The Python of a tensor's logical values over `value_shape` (torch.manual_seed already called).
-std::string values_expr(const TensorSpec& t, const std::vector<std::int64_t>& value_shape, bool& uses_scaled,
-                        bool& uses_loader) {
-  PythonValues b{uses_scaled, uses_loader};
+std::string values_expr(const TensorSpec& t, const std::vector<std::int64_t>& value_shape, RecipeHelpers& uses) {
+  PythonValues b{uses};
   return init_values(t, value_shape, b);
 }
 
@@ -212,7 +223,8 @@ struct ScriptInputs {
   std::string build;               // the body of inputs() before its return
   std::vector<std::string> args;   // positional argument expressions
   std::vector<bool> host_slot;     // per tensor slot: placed on the host
-  bool uses_scaled = false, uses_place = false, uses_loader = false;
+  RecipeHelpers uses;
+  bool uses_place = false;
 };
 
 /// Whether a tensor is its values laid out plainly (row-major, no offset, no expanded dims); else `value_shape` is
@@ -243,7 +255,7 @@ void tensor_lines(const Case& c, const TensorSpec& t, std::size_t i, std::option
   if (!t.shape_from_file) py << " stride " << py_shape(t.stride) << " offset " << t.storage_offset;
   py << (t.placement == Placement::Host ? ", stays on the host" : "") << "\n";
   if (t.shape_from_file) {
-    py << "    " << var << " = " << values_expr(t, t.shape, in.uses_scaled, in.uses_loader) << "\n";
+    py << "    " << var << " = " << values_expr(t, t.shape, in.uses) << "\n";
     in.build += py.str();
     return;
   }
@@ -258,7 +270,7 @@ void tensor_lines(const Case& c, const TensorSpec& t, std::size_t i, std::option
        << (seed < 0 ? std::to_string(static_cast<std::uint64_t>(seed)) : std::to_string(seed)) << ")  # seed " << c.seed
        << " + 1000 * " << i << (j ? " + " + std::to_string(*j) : std::string()) << "\n";
   }
-  const std::string values = values_expr(t, full ? t.shape : value_shape, in.uses_scaled, in.uses_loader);
+  const std::string values = values_expr(t, full ? t.shape : value_shape, in.uses);
   if (plain) {
     py << "    " << var << " = " << values << "\n";
   } else {
@@ -396,8 +408,9 @@ std::string judge_text() {
 std::string python_repro_script(const Case& c, const ScriptDevice& device, const ScriptBundle& bundle) {
   const ScriptInputs in = script_inputs(c);
   std::string py = filled(repro_script_head(), head_values(c, device, bundle));
-  if (in.uses_loader) py += repro_script_load_tensor_file();
-  if (in.uses_scaled) py += repro_script_scaled();
+  if (in.uses.loader) py += repro_script_load_tensor_file();
+  if (in.uses.scaled) py += repro_script_scaled();
+  if (in.uses.distinct) py += repro_script_distinct();
   if (in.uses_place) py += repro_script_place();
   std::string names, host;
   for (std::size_t s = 0; s < in.host_slot.size(); ++s) {

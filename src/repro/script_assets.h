@@ -12,6 +12,8 @@ std::string_view repro_script_head();
 std::string_view repro_script_load_tensor_file();
 /// scaled.py: rand/uniform values in [low, high).
 std::string_view repro_script_scaled();
+/// distinct.py: index values drawn without repeats (an op whose result is undefined where indices repeat).
+std::string_view repro_script_distinct();
 /// place.py: a tensor in the manifest's strides and storage offset.
 std::string_view repro_script_place();
 /// inputs.py: inputs() and HOST_INPUTS (placeholders).

@@ -122,8 +122,10 @@ def test_both_real_v2_configs_validate_unmodified():
     r = opcheck("validate", V2 / "gpt-oss-20b.yaml", V2 / "Meta-Llama-3.1-8B-Instruct_spyre.yaml")
     assert r.rc == 0, r
     # validate says what a run of the same files says: the Llama config exists only as a `_spyre` variant, so a run
-    # leaves it out, with this warning (issue 22: validate used to say "0 warnings").
-    assert r.last_line == "2 manifests, 297 cases: 0 errors, 1 warning", r
+    # leaves it out, with this warning (issue 22: validate used to say "0 warnings"). The other 5 say that the random
+    # index_copy_ indices are drawn without repeats (issue 29).
+    assert r.last_line == "2 manifests, 297 cases: 0 errors, 6 warnings", r
+    assert r.err.count("warning: index: randint drawn without repeats, as torch.index_copy_'s result") == 5, r
     assert "model 'Meta-Llama-3.1-8B-Instruct' has only 'spyre' variant files" in r.err, r
     models = opcheck("list-models", "--manifests", V2)
     assert re.search(r"^gpt-oss-20b\s+\S+gpt-oss-20b.yaml\s+243 cases\s+base$", models.out, re.M), models

@@ -39,6 +39,32 @@ def _scaled_unit(r, args):
     return high * r + low * (1 - r)
 
 
+def _distinct(low, high, shape, args, dtype):
+    """An index drawn without repeats: `distinct: true` (no two values equal) or `distinct_along: d` (no two equal along
+    d). Per line of k values: k sorted draws from [0, high - low - k + 1), each shifted up by its rank (0..k-1) so no
+    two are equal, then put in the order of a stable argsort of torch.rand over the line."""
+    if "distinct_along" not in args or not shape:
+        n = 1
+        for size in shape:
+            n *= size
+        return _distinct(low, high, [n], {"distinct_along": 0}, dtype).reshape(shape)
+    d = args["distinct_along"] % len(shape)
+    k = shape[d]
+    ranks = torch.arange(k).reshape([k if i == d else 1 for i in range(len(shape))])
+    sorted_draws = torch.randint(0, high - low - k + 1, shape).sort(dim=d).values
+    order = torch.rand(shape).argsort(dim=d, stable=True)
+    return (torch.gather(sorted_draws + ranks, d, order) + low).to(dtype)
+
+
+def _softmax(t, args):
+    """A (log_)softmax backward's `output`: softmax_along / log_softmax_along: d passes the draw through it."""
+    if "softmax_along" in args:
+        return torch.softmax(t, args["softmax_along"])
+    if "log_softmax_along" in args:
+        return torch.log_softmax(t, args["log_softmax_along"])
+    return t
+
+
 def values(shape, dtype, init, args, data=None, file=None):
     """The logical values of one tensor spec over `shape` (torch.manual_seed already called)."""
     if init in ("rand", "uniform"):
@@ -51,22 +77,26 @@ def values(shape, dtype, init, args, data=None, file=None):
             ii = torch.iinfo(dtype)
             low = min(max(args.get("low", 0), ii.min), ii.max)
             high = min(max(args.get("high", 1), ii.min), ii.max)
+            if args.get("distinct") or "distinct_along" in args:
+                return _distinct(math.floor(low), math.ceil(high), shape, args, dtype)
             return torch.randint(math.floor(low), math.ceil(high), shape, dtype=dtype)
         if dtype.is_complex:
             real = _scaled_unit(torch.rand(shape, dtype=REAL_OF[dtype]), args)
             imag = _scaled_unit(torch.rand(shape, dtype=REAL_OF[dtype]), args)
             return torch.complex(real, imag)
-        return _scaled_unit(torch.rand(shape, dtype=dtype), args)
+        return _softmax(_scaled_unit(torch.rand(shape, dtype=dtype), args), args)
     if init == "randn":
         t = torch.randn(shape, dtype=dtype)
         if "std" in args:
             t = t * args["std"]
         if "mean" in args:
             t = t + args["mean"]
-        return t
+        return _softmax(t, args)
     if init == "randint":
         if dtype.is_complex:
             return torch.randint(args.get("low", 0), args["high"], shape).to(dtype)
+        if args.get("distinct") or "distinct_along" in args:
+            return _distinct(args.get("low", 0), args["high"], shape, args, dtype)
         return torch.randint(args.get("low", 0), args["high"], shape, dtype=dtype)
     if init == "zeros":
         return torch.zeros(shape, dtype=dtype)
@@ -167,6 +197,19 @@ PARITY_SPECS = [
     {"shape": [11, 6], "dtype": "bool", "init": "rand", "seed": 18},
     {"shape": [11, 6], "dtype": "bool", "init": "rand", "init_args": {"max_true": 7}, "seed": 36},
     {"shape": [4, 6], "stride": [0, 1], "dtype": "bool", "init": "uniform", "init_args": {"max_true": 2}, "seed": 37},
+    # Index values drawn without repeats (index_copy, index_put, put, scatter), and softmax-backward outputs.
+    {"shape": [12], "dtype": "int64", "init": "randint", "init_args": {"high": 16, "distinct": True}, "seed": 38},
+    {"shape": [3, 4], "dtype": "int64", "init": "randint", "init_args": {"low": -20, "high": 0, "distinct": True},
+     "seed": 39},
+    {"shape": [4, 8], "dtype": "int64", "init": "randint", "init_args": {"high": 10, "distinct_along": 1}, "seed": 40},
+    {"shape": [7, 3], "dtype": "int32", "init": "rand", "init_args": {"low": 0, "high": 10, "distinct_along": -2},
+     "seed": 41},
+    {"shape": [2, 5], "dtype": "int64", "init": "randint", "init_args": {"high": 5, "distinct_along": 1}, "seed": 42},
+    {"shape": [], "dtype": "int64", "init": "randint", "init_args": {"high": 3, "distinct": True}, "seed": 43},
+    {"shape": [4, 33], "dtype": "fp16", "init": "rand", "init_args": {"softmax_along": 1}, "seed": 44},
+    {"shape": [4, 33], "dtype": "bf16", "init": "randn", "init_args": {"std": 8, "log_softmax_along": -1}, "seed": 45},
+    {"shape": [6, 5], "dtype": "fp32", "init": "uniform", "init_args": {"low": -3, "high": 3, "softmax_along": 0},
+     "seed": 46},
     {"shape": [2, 4, 8], "dtype": "fp16", "init": "arange", "seed": 19},
     {"shape": [3, 4], "dtype": "bool", "init": "arange", "seed": 19},
     {"shape": [64, 48], "dtype": "bf16", "init": "xavier", "seed": 20},
@@ -285,6 +328,8 @@ def test_bad_specs_are_errors_not_crashes(tmp_path):
         {"shape": [2, 2], "dtype": "fp32", "init": "data", "data": [[1, 2], [3]]},
         {"shape": [2, 2], "stride": [1, 1], "dtype": "fp32", "init": "rand"},
         {"shape": [3], "dtype": "int32", "init": "randn"},
+        {"shape": [9], "dtype": "int64", "init": "randint", "init_args": {"high": 8, "distinct": True}},
+        {"shape": [3], "dtype": "fp32", "init": "rand", "init_args": {"softmax_along": 1}},
     ], tmp_path)
     assert "high" in lines[0]["error"]
     assert "unknown init_args key 'lo'" in lines[1]["error"]
@@ -292,6 +337,8 @@ def test_bad_specs_are_errors_not_crashes(tmp_path):
     assert "ragged" in lines[3]["error"]
     assert "share storage" in lines[4]["error"]
     assert "randn" in lines[5]["error"]
+    assert "cannot draw 9 distinct values from [0, 8)" in lines[6]["error"] and "Fix:" in lines[6]["error"]
+    assert "init_args.softmax_along must be a dim of the tensor's 1 dims, got 1" in lines[7]["error"]
 
 
 def test_npy_and_safetensors_files_read_back_exactly(tmp_path):

@@ -53,7 +53,13 @@ TEST(RealFixtures, EveryFileLoadsWithoutErrors) {
   };
   for (const auto& e : expected) {
     ManifestSet s = load_manifests({kFixtures + "/" + e.file});
-    EXPECT_TRUE(s.diagnostics.items.empty()) << e.file << "\n" << all_diags(s);
+    // Their random index_copy_ indices are drawn without repeats (the result is undefined where they repeat), each
+    // with its warning; nothing else is said.
+    for (const auto& d : s.diagnostics.items)
+      EXPECT_NE(d.format().find(": warning: index: randint drawn without repeats, as torch.index_copy_'s result is "
+                                "undefined where indices repeat"),
+                std::string::npos)
+          << e.file << "\n" << all_diags(s);
     const Manifest& m = only(s);
     EXPECT_EQ(m.model, e.model);
     EXPECT_EQ(m.variant, e.variant);

@@ -81,6 +81,33 @@ cases:
       - value: 0
       - tensor: {shape: [2], dtype: int64, data: [4, 1]}
       - tensor: {shape: [2, 3], init: arange}
+  - name: index_copy.random
+    op: torch.index_copy_
+    inputs:
+      - tensor: {shape: [9, 3], init: zeros}
+      - value: 0
+      - tensor: {shape: [7], dtype: int64, init: randint, init_args: {high: 1000}}
+      - tensor: {shape: [7, 3], init: arange}
+  - name: scatter.random
+    op: torch.Tensor.scatter_
+    inputs:
+      - tensor: {shape: [3, 8], init: zeros}
+      - value: 1
+      - tensor: {shape: [3, 6], dtype: int64, init: randint, init_args: {high: 8}}
+      - tensor: {shape: [3, 6], init: arange}
+  - name: put.random
+    op: torch.Tensor.put_
+    inputs:
+      - tensor: {shape: [4, 5], init: zeros}
+      - tensor: {shape: [3, 4], dtype: int64, init: randint, init_args: {low: -20, high: 20}}
+      - tensor: {shape: [12], init: arange}
+  - name: log_softmax_backward.half
+    op: aten::_log_softmax_backward_data
+    inputs:
+      - tensor: {shape: [4, 12], dtype: fp16, init: randn}
+      - tensor: {shape: [4, 12], dtype: fp16, init: randn}
+      - value: 1
+      - value: torch.float16
   - name: mul.expanded
     op: torch.mul
     inputs:

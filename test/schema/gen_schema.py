@@ -119,19 +119,31 @@ defs["settings"] = {"$comment": "Settings shared by `defaults` and by each case.
 def init_args_of(keys, integer=False):
     return {"type": "object", "additionalProperties": False,
             "properties": {k: {"type": "integer" if integer else "number"} for k in keys}}
+DISTINCT_ARGS = {"distinct": {"type": "boolean"}, "distinct_along": {"type": "integer"}}
+SOFTMAX_ARGS = {"softmax_along": {"type": "integer"}, "log_softmax_along": {"type": "integer"}}
 defs["init_args"] = d("init_args", "Parameters of the init kind: low/high for rand and uniform (max_true for a bool "
                       "tensor: at most that many true values, the first ones drawn), low/high "
                       "(integers; high required and exclusive) for randint, mean/std for randn, gain for xavier, "
+                      "distinct (no two values equal) or distinct_along (no two equal along that dim) for an integer "
+                      "rand, uniform or randint, softmax_along or log_softmax_along (the values passed through it "
+                      "along that dim) for a floating rand, uniform or randn, "
                       "fill_value (required) for full, path (instead of `file`) and key (a dict's entry or a "
                       "safetensors name) for file; zeros, ones, arange, eye and data take none. low must be below high.",
                       type="object",
                       properties={**{k: {"type": "number"} for k in ["low", "high", "mean", "std", "gain"]},
                                   "fill_value": {"type": ["number", "boolean"]},
                                   "max_true": {"type": "integer", "minimum": 0},
+                                  **DISTINCT_ARGS, **SOFTMAX_ARGS,
                                   "path": {"type": "string", "minLength": 1},
                                   "key": {"type": "string", "minLength": 1}})
 RAND_ARGS = init_args_of(["low", "high"])
 RAND_ARGS["properties"]["max_true"] = {"type": "integer", "minimum": 0}
+RAND_ARGS["properties"].update(DISTINCT_ARGS)
+RAND_ARGS["properties"].update(SOFTMAX_ARGS)
+RANDN_ARGS = init_args_of(["mean", "std"])
+RANDN_ARGS["properties"].update(SOFTMAX_ARGS)
+RANDINT_ARGS = dict(init_args_of(["low", "high"], integer=True), required=["high"])
+RANDINT_ARGS["properties"].update(DISTINCT_ARGS)
 FILE_ARGS = {"type": "object", "additionalProperties": False,
              "properties": {"path": {"type": "string", "minLength": 1}, "key": {"type": "string", "minLength": 1}}}
 HAS_PATH = {"required": ["init_args"], "properties": {"init_args": {"type": "object", "required": ["path"]}}}
@@ -173,7 +185,7 @@ preset_rules = [
                       {"not": {"anyOf": [{"required": ["init"]}, {"required": ["data"]}, {"required": ["file"]}]}}]},
      "then": {"properties": {"init_args": RAND_ARGS}}},
     {"if": {"required": ["init"], "properties": {"init": {"const": "randn"}}},
-     "then": {"properties": {"init_args": init_args_of(["mean", "std"])}}},
+     "then": {"properties": {"init_args": RANDN_ARGS}}},
     {"if": {"required": ["init"], "properties": {"init": {"const": "xavier"}}},
      "then": {"properties": {"init_args": init_args_of(["gain"])}}},
     {"if": {"anyOf": [{"required": ["init"], "properties": {"init": {"enum": ["zeros", "ones", "arange", "eye", "data"]}}},
@@ -188,7 +200,7 @@ preset_rules = [
                                            "properties": {"fill_value": {"type": ["number", "boolean"]}}}}}},
     {"if": {"required": ["init"], "properties": {"init": {"const": "randint"}}},
      "then": {"required": ["init_args"],
-              "properties": {"init_args": dict(init_args_of(["low", "high"], integer=True), required=["high"])}}},
+              "properties": {"init_args": RANDINT_ARGS}}},
     {"if": {"required": ["init"], "properties": {"init": {"const": "data"}}}, "then": {"required": ["data"]}},
     {"if": {"required": ["init"], "properties": {"init": {"const": "file"}}},
      "then": {"anyOf": [{"required": ["file"]}, HAS_PATH]}},
