@@ -105,6 +105,7 @@ void write_case_properties(XmlOut& x, const CaseRecord& rec) {
   if (r.figures.pcc) x.property(d, "pcc", shortest_number(*r.figures.pcc));
   x.property(d, "device_ms", shortest_number(r.device_ms));
   if (r.compile_ms > 0) x.property(d, "compile_ms", shortest_number(r.compile_ms));
+  if (r.golden_ms > 0) x.property(d, "golden_ms", shortest_number(r.golden_ms));
   x.property(d, "reference_ms", shortest_number(r.reference_ms));
   x.property(d, "reference_upcast", r.reference_upcast ? "true" : "false");
   if (!r.reference_made.empty()) x.property(d, "reference_made", r.reference_made);

@@ -47,11 +47,11 @@ constexpr std::size_t field_count() {
 }
 
 static_assert(std::is_aggregate_v<Result> && std::is_aggregate_v<CaseRecord> && std::is_aggregate_v<CompareFigures>);
-static_assert(field_count<Result>() == 24,
+static_assert(field_count<Result>() == 27,
               "Result's fields changed: update encode_result/decode_result (runner/result_wire.cpp), "
               "write_case_record/case_record_from_json (report/record_json.cpp), write_junit (report/junit.cpp) "
               "where the field belongs in JUnit, sample_result() and the checks in this file, then this count");
-static_assert(field_count<CompareFigures>() == 8,
+static_assert(field_count<CompareFigures>() == 9,
               "CompareFigures' fields changed: update the same codecs as for Result, sample_result() and this count");
 static_assert(field_count<CaseRecord>() == 19,
               "CaseRecord's fields changed: update write_case_record/case_record_from_json (report/record_json.cpp), "
@@ -68,6 +68,8 @@ Result sample_result() {
   r.resolved_op = "aten::_softmax";
   r.decomposed = true;
   r.reference_upcast = true;
+  r.reference_made = "float64 (the CPU refused float16 with float32: expected scalar type Half but found Float)";
+  r.judge_notes = {"output: the float64 judge passed 2 element(s)", "1 index(es) differ from the CPU's"};
   r.values_compared = false;
   r.figures.max_abs_diff = 0.5;
   r.figures.max_rel_diff = 0.25;
@@ -77,6 +79,8 @@ Result sample_result() {
   r.figures.worst_index = {2, 5};
   r.figures.worst_device = 1.5;
   r.figures.worst_reference = 1.0;
+  r.figures.worst_golden = 1.125;
+  r.golden_ms = 8.25;
   r.materialize_ms = 1.25;
   r.reference_ms = 2.5;
   r.device_ms = 3.75;
@@ -105,6 +109,9 @@ void expect_same_result(const Result& a, const Result& b) {
   EXPECT_EQ(a.resolved_op, b.resolved_op);
   EXPECT_EQ(a.decomposed, b.decomposed);
   EXPECT_EQ(a.reference_upcast, b.reference_upcast);
+  EXPECT_EQ(a.reference_made, b.reference_made);
+  EXPECT_EQ(a.judge_notes, b.judge_notes);
+  EXPECT_EQ(a.golden_ms, b.golden_ms);
   EXPECT_EQ(a.values_compared, b.values_compared);
   // By value; NaN equals NaN here (a figure that was NaN must come back NaN).
   auto same_figure = [](const std::optional<double>& x, const std::optional<double>& y, const char* name) {
@@ -123,6 +130,7 @@ void expect_same_result(const Result& a, const Result& b) {
   EXPECT_EQ(a.figures.worst_index, b.figures.worst_index);
   same_figure(a.figures.worst_device, b.figures.worst_device, "worst_device");
   same_figure(a.figures.worst_reference, b.figures.worst_reference, "worst_reference");
+  same_figure(a.figures.worst_golden, b.figures.worst_golden, "worst_golden");
   EXPECT_EQ(a.materialize_ms, b.materialize_ms);
   EXPECT_EQ(a.reference_ms, b.reference_ms);
   EXPECT_EQ(a.device_ms, b.device_ms);
@@ -279,8 +287,9 @@ TEST(RecordJunit, WritesEveryFieldItShows) {
   for (auto tc : suite.children("testcase"))
     (property_of(tc, "deduplicated_from") == "<absent>" ? tc_ran : tc_dedup) = tc;
   ASSERT_TRUE(tc_ran && tc_dedup);
-  // The ran case's time is the sum of its six timings (reference_cache_ms's 7.5 included): 26.1875 ms.
-  EXPECT_STREQ(tc_ran.attribute("time").value(), "0.026");
+  // The ran case's time is the sum of its seven timings (reference_cache_ms's 7.5 and golden_ms's 8.25 included):
+  // 34.4375 ms.
+  EXPECT_STREQ(tc_ran.attribute("time").value(), "0.034");
 
   // Case fields.
   EXPECT_STREQ(tc_ran.attribute("classname").value(), "llama");                   // model
@@ -306,6 +315,9 @@ TEST(RecordJunit, WritesEveryFieldItShows) {
   EXPECT_EQ(property_of(tc_ran, "resolved_op"), "aten::_softmax");
   EXPECT_EQ(property_of(tc_ran, "decomposed"), "true");
   EXPECT_EQ(property_of(tc_ran, "reference_upcast"), "true");
+  EXPECT_EQ(property_of(tc_ran, "reference_made"), ran.result.reference_made);
+  EXPECT_EQ(property_of(tc_ran, "judge_notes"), ran.result.judge_notes[0] + "; " + ran.result.judge_notes[1]);
+  EXPECT_EQ(property_of(tc_ran, "golden_ms"), "8.25");
   EXPECT_EQ(property_of(tc_ran, "values_compared").rfind("false", 0), 0u);
   EXPECT_EQ(property_of(tc_ran, "max_abs_diff"), "0.5");
   EXPECT_EQ(property_of(tc_ran, "max_rel_diff"), "0.25");
@@ -314,8 +326,9 @@ TEST(RecordJunit, WritesEveryFieldItShows) {
       << "mismatched and total reach JUnit through the message";
   const std::string failure_message = tc_ran.child("failure").attribute("message").value();
   EXPECT_NE(failure_message.find("\ncall: " + ran.call + "\n"), std::string::npos) << failure_message;  // call
-  EXPECT_NE(failure_message.find("\nworst element at [2, 5]: device 1.5, reference 1\n"), std::string::npos)
-      << failure_message;  // worst_index, worst_device, worst_reference
+  EXPECT_NE(failure_message.find("\nworst element at [2, 5]: device 1.5, reference 1, float64 1.125\n"),
+            std::string::npos)
+      << failure_message;  // worst_index, worst_device, worst_reference, worst_golden
   EXPECT_EQ(property_of(tc_ran, "reference_ms"), "2.5");
   EXPECT_EQ(property_of(tc_ran, "device_ms"), "3.75");
   EXPECT_EQ(property_of(tc_ran, "compile_ms"), "6.0625");
