@@ -76,3 +76,68 @@ def test_off_fails_exactly_the_cases_whose_device_ops_include_the_op(tmp_path, m
     for c in m["cases"]:
         if c["id"] in hit:
             assert c["stage"] == "INCORRECT_RESULT", c
+
+
+def tensor(shape, dtype, init="randn", extra=""):
+    return f"      - tensor: {{shape: {shape}, dtype: {dtype}, init: {init}{extra}}}"
+
+
+def pinned(shape, dtype, data):
+    return [f"      - tensor:", f"          shape: {shape}", f"          dtype: {dtype}", "          init: data",
+            f"          data: {data}"]
+
+
+def freedom_case(name, op, *inputs):
+    lines = [f"  - name: {name}", f"    op: {op}", "    inputs:"]
+    for i in inputs:
+        lines += i if isinstance(i, list) else [i]
+    return lines
+
+
+# What each mode's device does that PyTorch allows a backend (issue 29's calls), as cases a real accelerator gives.
+FREEDOMS = {
+    "precise": [
+        freedom_case("mm_fp16", "torch.mm", tensor("[2, 1024]", "fp16"), tensor("[1024, 4096]", "fp16")),
+        freedom_case("embedding_dense_backward_fp16", "torch.ops.aten.embedding_dense_backward.default",
+                     tensor("[2, 512, 128]", "fp16"), tensor("[2, 512]", "int64", "randint", ", init_args: {high: 2}"),
+                     "      - value: 2", "      - value: -1", "      - value: false"),
+        freedom_case("softmax_half_to_float", "torch.ops.aten._softmax.default", tensor("[4, 8]", "fp16"),
+                     "      - value: -1", "      - value: true"),
+        freedom_case("softmax_backward_fp32_for_fp16", "torch.ops.aten._softmax_backward_data.default",
+                     tensor("[4, 8]", "fp32"), tensor("[4, 8]", "fp32", "rand"), "      - value: -1",
+                     "      - value: torch.float16"),
+        freedom_case("layer_norm_backward_fp32_stats", "torch.ops.aten.native_layer_norm_backward.default",
+                     tensor("[4, 8]", "fp16"), tensor("[4, 8]", "fp16"), "      - value: [8]",
+                     tensor("[4, 1]", "fp32"), tensor("[4, 1]", "fp32", "rand"), tensor("[8]", "fp16"),
+                     tensor("[8]", "fp16"), "      - value: [true, true, true]"),
+    ],
+    "stats_fp32": [
+        freedom_case("native_layer_norm_fp16", "torch.ops.aten.native_layer_norm.default", tensor("[4, 8]", "fp16"),
+                     "      - value: [8]", tensor("[8]", "fp16"), tensor("[8]", "fp16"), "      - value: 1.0e-5"),
+    ],
+    "any_writer": [
+        freedom_case("index_put_repeated", "torch.Tensor.index_put_", tensor("[4]", "fp32"),
+                     ["      - tensor_list:", "          - {shape: [3], dtype: int64, init: data, data: [1, 1, 1]}"],
+                     tensor("[3]", "fp32")),
+        freedom_case("topk_ties_bf16", "torch.topk", tensor("[11, 32]", "bf16", "randint", ", init_args: {high: 4}"),
+                     "      - value: 4"),
+    ],
+    "shuffle_accumulate": [
+        freedom_case("index_add_fp16", "torch.index_add", tensor("[8, 16]", "fp16"), "      - value: 0",
+                     tensor("[512]", "int64", "randint", ", init_args: {high: 8}"), tensor("[512, 16]", "fp16")),
+    ],
+}
+
+
+@pytest.mark.parametrize("mode", sorted(FREEDOMS))
+def test_a_freedom_a_real_accelerator_takes_passes_in_its_mode(tmp_path, mode):
+    manifest = tmp_path / "freedoms.yaml"
+    manifest.write_text("\n".join(["model: freedoms", "cases:"] + sum(FREEDOMS[mode], [])) + "\n")
+    out = tmp_path / "m.json"
+    r = opcheck("run", "--manifests", manifest, "--device", "loopback", "-j", "2", "--metrics-json", out,
+                env={"OPCHECK_LOOPBACK_MODE": mode})
+    assert out.exists(), r
+    failed = [(c["name"], c["stage"], (c.get("message") or "")[:300]) for c in metrics(out)["cases"]
+              if c["outcome"] != "passed"]
+    assert not failed, failed
+    assert r.rc == 0, r
