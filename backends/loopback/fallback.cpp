@@ -14,6 +14,8 @@
 // dtype the op would have produced (asked from the Meta kernel when there is one, else: float32 results become
 // the low dtype). So ops that do have low-precision CPU kernels keep their exact CPU behaviour, and the others
 // behave like a device that computes in float32 internally and rounds once.
+#include <set>
+
 #include <ATen/ops/as_strided_native.h>
 #include <torch/library.h>
 
@@ -239,6 +241,21 @@ std::vector<c10::optional<at::ScalarType>> result_dtypes_from_cpu(const c10::Ope
   return dtypes;
 }
 
+/// Ops that only select, move or pad elements: exact in any dtype, so precise runs them as given (in float64 a
+/// gather from a 1 GB bf16 table would take 4 GB more for nothing).
+bool moves_elements_only(const c10::FunctionSchema& schema) {
+  static const std::set<std::string> kMoving = {
+      "aten::index",     "aten::index_select", "aten::gather",         "aten::take",         "aten::embedding",
+      "aten::cat",       "aten::stack",        "aten::clone",          "aten::copy_",        "aten::_to_copy",
+      "aten::flip",      "aten::roll",         "aten::repeat",         "aten::masked_select", "aten::narrow_copy",
+      "aten::constant_pad_nd", "aten::index_copy", "aten::index_copy_", "aten::tril",        "aten::triu",
+      "aten::masked_scatter", "aten::masked_scatter_", "aten::masked_fill", "aten::masked_fill_"};
+  const std::string& overload = schema.overload_name();
+  if (schema.name() == "aten::scatter" || schema.name() == "aten::scatter_")
+    return overload.find("reduce") == std::string::npos;  // scatter with reduce= computes
+  return kMoving.count(schema.name()) != 0;
+}
+
 /// Ops whose result depends on more than the precision of their dtype (its limits, its spacing, the random stream
 /// drawn for it, bits reinterpreted): computing them in float64 would change what they mean.
 bool keeps_its_dtype_under_precise(const c10::FunctionSchema& schema) {
@@ -262,7 +279,7 @@ bool keeps_its_dtype_under_precise(const c10::FunctionSchema& schema) {
 /// argument's dtype). Nullopt when the op has nothing floating, or must keep its dtype.
 c10::optional<Widening> precise_widening(const c10::OperatorHandle& op, const std::vector<c10::IValue>& args) {
   const auto& params = op.schema().arguments();
-  if (keeps_its_dtype_under_precise(op.schema())) return c10::nullopt;
+  if (keeps_its_dtype_under_precise(op.schema()) || moves_elements_only(op.schema())) return c10::nullopt;
   c10::optional<at::ScalarType> first;
   for (std::size_t i = 0; i < args.size(); ++i) {
     for_each_tensor(args[i], [&](const at::Tensor& t) {

@@ -196,9 +196,10 @@ bool stats_fp32_dtypes(const c10::OperatorHandle& op, const std::vector<c10::IVa
   return true;
 }
 
-std::function<void(torch::jit::Stack&)> reorder_writes(const c10::OperatorHandle& op, torch::jit::Stack& host) {
-  const bool any_writer = mode_on(Mode::AnyWriter), shuffle = mode_on(Mode::ShuffleAccumulate);
-  if (!any_writer && !shuffle) return {};
+namespace {
+
+std::function<void(torch::jit::Stack&)> reorder(const c10::OperatorHandle& op, torch::jit::Stack& host,
+                                                bool any_writer, bool shuffle) {
   const auto& s = op.schema();
   const std::string& name = s.name();
   const std::string& overload = s.overload_name();
@@ -233,6 +234,20 @@ std::function<void(torch::jit::Stack&)> reorder_writes(const c10::OperatorHandle
     return flip_ties(host, s);
   }
   return {};
+}
+
+}  // namespace
+
+std::function<void(torch::jit::Stack&)> reorder_writes(const c10::OperatorHandle& op, torch::jit::Stack& host) {
+  const bool any_writer = mode_on(Mode::AnyWriter), shuffle = mode_on(Mode::ShuffleAccumulate);
+  if (!any_writer && !shuffle) return {};
+  const torch::jit::Stack given = host;
+  try {
+    return reorder(op, host, any_writer, shuffle);
+  } catch (const c10::Error&) {
+    host = given;  // arguments the op refuses: its CPU kernel says why, in its own words
+    return {};
+  }
 }
 
 }  // namespace opcheck::loopback

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <string_view>
 
+#include <torch/library.h>
+
 #include "common/spelling.h"
 #include "loopback.h"
 
@@ -104,5 +106,19 @@ void note_device_use() {
               "the forked child (OPCHECK_LOOPBACK_MODE=fork_sensitive). Fix: use the device only after forking, in "
               "the process that runs the cases");
 }
+
+namespace {
+
+// native_group_norm has a composite kernel for every backend without one of its own (it decomposes into var_mean
+// and friends, whose statistics keep the input's dtype); CUDA owns it. Under stats_fp32 the loopback owns it too,
+// through the fallback, so its statistics come back in float32 as CUDA's do.
+const bool g_stats_kernels = [] {
+  if (!mode_on(Mode::StatsFp32)) return false;
+  static torch::Library lib(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
+  lib.impl("native_group_norm", torch::CppFunction::makeFromBoxedFunction<&cpu_fallback_with_faults>());
+  return true;
+}();
+
+}  // namespace
 
 }  // namespace opcheck::loopback

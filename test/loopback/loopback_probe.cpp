@@ -52,10 +52,15 @@ bool scenario(const std::string& op, const at::Device& dev) {
   } else if (op == "topk_ties") {  // values and the index chosen among equal elements
     auto [values, indices] = at::topk(at::tensor({1.f, 3.f, 3.f, 2.f}).to(dev), 1);
     print_values(at::cat({values, indices.to(at::kFloat)}));
-  } else if (op == "layer_norm_stats") {  // dtypes of output, mean and rstd
-    auto out = at::native_layer_norm(at::randn({4, 8}).to(at::kHalf).to(dev), {8}, {}, {}, 1e-5);
-    std::printf("ok %s %s %s\n", c10::toString(std::get<0>(out).scalar_type()),
-                c10::toString(std::get<1>(out).scalar_type()), c10::toString(std::get<2>(out).scalar_type()));
+  } else if (op == "norm_stats") {  // dtypes of output, mean and rstd of layer_norm, then group_norm
+    const at::Tensor x = at::randn({2, 4, 8}).to(at::kHalf).to(dev);
+    auto layer = at::native_layer_norm(x, {8}, {}, {}, 1e-5);
+    auto group = at::native_group_norm(x, {}, {}, 2, 4, 8, 2, 1e-5);
+    std::printf("ok");
+    for (const auto* out : {&layer, &group})
+      std::printf(" %s %s %s", c10::toString(std::get<0>(*out).scalar_type()),
+                  c10::toString(std::get<1>(*out).scalar_type()), c10::toString(std::get<2>(*out).scalar_type()));
+    std::printf("\n");
   } else if (op == "index_add_twice") {  // fp16 sums of the same call, twice: bitwise the same or not
     at::manual_seed(0);
     const at::Tensor index = at::zeros({2000}, at::kLong).to(dev);

@@ -639,11 +639,11 @@ TEST(LoopbackEnv, AnyWriterBreaksTiesTheOtherWay) {
   EXPECT_EQ(flipped, "ok 3 2\n");  // the same value, the other of the two equal elements
 }
 
-TEST(LoopbackEnv, StatsFp32ReturnsLayerNormStatisticsInFloat32) {
-  auto [plain, s0] = probe("", "layer_norm_stats");
-  EXPECT_EQ(plain, "ok Half Half Half\n");
-  auto [wide, s1] = probe("", "layer_norm_stats", "stats_fp32");
-  EXPECT_EQ(wide, "ok Half Float Float\n");
+TEST(LoopbackEnv, StatsFp32ReturnsLayerNormAndGroupNormStatisticsInFloat32) {
+  auto [plain, s0] = probe("", "norm_stats");
+  EXPECT_EQ(plain, "ok Half Half Half Half Half Half\n");
+  auto [wide, s1] = probe("", "norm_stats", "stats_fp32");
+  EXPECT_EQ(wide, "ok Half Float Float Half Float Float\n");
 }
 
 TEST(LoopbackEnv, ShuffleAccumulateChangesTheRoundingOfEachCall) {
