@@ -141,3 +141,16 @@ def test_a_freedom_a_real_accelerator_takes_passes_in_its_mode(tmp_path, mode):
               if c["outcome"] != "passed"]
     assert not failed, failed
     assert r.rc == 0, r
+
+
+def test_fork_sensitive_workers_that_replace_crashed_ones_start_too(tmp_path):
+    """A worker that crashed is replaced by a fresh fork of the run's process, which must still be clean."""
+    r, m = bundled_run(tmp_path, {"OPCHECK_LOOPBACK_MODE": "fork_sensitive",
+                                  "OPCHECK_LOOPBACK_FAULTS": f"{FAULTED_OP}=segv"})
+    assert m is not None, r
+    crashed = [c for c in m["cases"] if c["stage"] == "CRASHED"]
+    assert crashed, r
+    for c in crashed:
+        assert "SIGSEGV" in c["message"], c
+    # A crashed case records no device_ops (its worker died): every other case ran in a replacement and passed.
+    assert m["totals"]["passed"] == len(m["cases"]) - len(crashed), r
