@@ -52,6 +52,8 @@ bool scenario(const std::string& op, const at::Device& dev) {
   } else if (op == "topk_ties") {  // values and the index chosen among equal elements
     auto [values, indices] = at::topk(at::tensor({1.f, 3.f, 3.f, 2.f}).to(dev), 1);
     print_values(at::cat({values, indices.to(at::kFloat)}));
+  } else if (op == "mul_half_zeros") {  // fp16 zeros times ones: what a value fault does to a 0
+    print_values(at::mul(at::zeros({3}, at::kHalf).to(dev), at::ones({3}, at::kHalf).to(dev)));
   } else if (op == "norm_stats") {  // dtypes of output, mean and rstd of layer_norm, then group_norm
     const at::Tensor x = at::randn({2, 4, 8}).to(at::kHalf).to(dev);
     auto layer = at::native_layer_norm(x, {8}, {}, {}, 1e-5);

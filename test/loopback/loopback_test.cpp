@@ -591,6 +591,14 @@ TEST(LoopbackEnv, OffMovesTheFirstElementByXRelativeAndAtLeastFourUnits) {
   ASSERT_EQ(std::sscanf(tiny.c_str(), "ok %f", &first), 1) << tiny;
   EXPECT_GE(3.0 - first, 4 * std::ldexp(1.0, -22)) << tiny;
   EXPECT_LT(3.0 - first, 1e-5) << tiny;
+  // A 0 moves too: by X (its magnitude counts as 1), and by at least 4 units in the last place of fp16 at 1.
+  auto [zero, s3] = probe("aten::mul.Tensor=off:1e-2", "mul_half_zeros");
+  ASSERT_EQ(std::sscanf(zero.c_str(), "ok %f", &first), 1) << zero;
+  EXPECT_NEAR(first, -0.01, 1e-5) << zero;
+  EXPECT_NE(zero.find(" 0 0\n"), std::string::npos) << zero;
+  auto [zero_tiny, s4] = probe("aten::mul.Tensor=off:1e-9", "mul_half_zeros");
+  ASSERT_EQ(std::sscanf(zero_tiny.c_str(), "ok %f", &first), 1) << zero_tiny;
+  EXPECT_LE(first, -4 * std::ldexp(1.0, -10)) << zero_tiny;
   auto [bad, s2] = probe("aten::add.Tensor=off", "add");
   EXPECT_NE(bad.find("'off' needs a number"), std::string::npos) << bad;
 }
