@@ -14,6 +14,10 @@
 // dtype the op would have produced (asked from the Meta kernel when there is one, else: float32 results become
 // the low dtype). So ops that do have low-precision CPU kernels keep their exact CPU behaviour, and the others
 // behave like a device that computes in float32 internally and rounds once.
+//
+// OPCHECK_LOOPBACK_MODE changes that (modes.cpp): under precise every floating op computes in float64 and rounds
+// once; under stats_fp32 the norm ops compute in float32 and keep their statistics there; any_writer and
+// shuffle_accumulate reorder the writes in the host arguments before the kernel runs (mode_ops.cpp).
 #include <set>
 
 #include <ATen/ops/as_strided_native.h>
