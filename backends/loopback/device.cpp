@@ -46,6 +46,7 @@ void free_block(void* base) {
 class LoopbackAllocator final : public c10::Allocator {
  public:
   c10::DataPtr allocate(std::size_t n) override {
+    note_device_use();
     const int device = t_current_device;
     if (allocation_failure_armed()) {
       disarm_allocation_failure();
@@ -81,8 +82,12 @@ class LoopbackGuard final : public c10::impl::DeviceGuardImplInterface {
     setDevice(d);
     return old;
   }
-  c10::Device getDevice() const override { return c10::Device(c10::DeviceType::PrivateUse1, t_current_device); }
+  c10::Device getDevice() const override {
+    note_device_use();
+    return c10::Device(c10::DeviceType::PrivateUse1, t_current_device);
+  }
   void setDevice(c10::Device d) const override {
+    note_device_use();
     TORCH_CHECK(d.type() == c10::DeviceType::PrivateUse1, "loopback guard asked to switch to ", d);
     if (d.index() < 0) return;  // "the current device": nothing to change
     TORCH_CHECK(d.index() < device_count(), "loopback device ", static_cast<int>(d.index()),
@@ -90,13 +95,18 @@ class LoopbackGuard final : public c10::impl::DeviceGuardImplInterface {
     t_current_device = d.index();
   }
   void uncheckedSetDevice(c10::Device d) const noexcept override {
+    if (used_in_parent_before_fork()) return;  // cannot throw here; the next checked use does
     if (d.index() >= 0 && d.index() < device_count()) t_current_device = d.index();
   }
   c10::Stream getStream(c10::Device d) const noexcept override { return c10::Stream(c10::Stream::DEFAULT, d); }
   c10::Stream exchangeStream(c10::Stream s) const noexcept override {
     return c10::Stream(c10::Stream::DEFAULT, s.device());
   }
-  c10::DeviceIndex deviceCount() const noexcept override { return device_count(); }
+  // Cannot throw: a process forked after use gets the count, as CUDA's cached one, and fails on its next use.
+  c10::DeviceIndex deviceCount() const noexcept override {
+    (void)used_in_parent_before_fork();
+    return device_count();
+  }
   bool queryStream(const c10::Stream&) const override { return true; }
   void synchronizeStream(const c10::Stream&) const override {}
 };

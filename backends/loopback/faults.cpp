@@ -2,6 +2,7 @@
 // purpose. Parsed once when the library loads; every loopback kernel and the fallback consult it by operator name.
 #include <atomic>
 #include <cerrno>
+#include <cmath>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
@@ -28,7 +29,7 @@ struct KindName {
   bool takes_number;
 };
 constexpr KindName kKinds[] = {
-    {"bias", FaultKind::Bias, true},    {"ulp", FaultKind::Ulp, false},       {"zeros", FaultKind::Zeros, false},
+    {"bias", FaultKind::Bias, true},    {"off", FaultKind::Off, true},        {"ulp", FaultKind::Ulp, false},       {"zeros", FaultKind::Zeros, false},
     {"segv", FaultKind::Segv, false},   {"abort", FaultKind::Abort, false},   {"hang", FaultKind::Hang, false},
     {"nondet", FaultKind::Nondet, false}, {"oom", FaultKind::Oom, false},     {"throw", FaultKind::Throw, false},
     {"notimpl", FaultKind::NotImpl, false}, {"garbage", FaultKind::Garbage, false}, {"host", FaultKind::Host, false},
@@ -123,13 +124,46 @@ void flip_low_bit_strided(const at::Tensor& host, std::int64_t flat_index) {
   p[0] ^= 1u;
 }
 
+/// The spacing of `dtype`'s values at magnitude `m` >= 1 (units in the last place); 1 for integers.
+double ulp_at(at::ScalarType dtype, double m) {
+  int exponent = 0;
+  std::frexp(m, &exponent);  // m = f * 2^exponent, f in [0.5, 1)
+  const int digits = dtype == at::kHalf ? 11 : dtype == at::kBFloat16 ? 8 : dtype == at::kFloat ? 24
+                     : dtype == at::kDouble ? 53 : dtype == at::kFloat8_e4m3fn || dtype == at::kFloat8_e4m3fnuz ? 4
+                     : dtype == at::kFloat8_e5m2 || dtype == at::kFloat8_e5m2fnuz ? 3 : 0;
+  return digits == 0 ? 1.0 : std::ldexp(1.0, exponent - digits);
+}
+
+/// The `off` fault: the first element (row-major) moves by X relative to its magnitude, at least 1 (so a 0 moves
+/// too), and by at least 4 units in the last place of its dtype; towards zero, so it never overflows. For a complex
+/// element its real part moves; a bool flips.
+void move_first_element(const at::Tensor& host, double x) {
+  at::Tensor first = host.as_strided({1}, {1});  // the element at the tensor's data pointer: row-major first
+  if (first.scalar_type() == at::kBool) {
+    first.logical_not_();
+    return;
+  }
+  at::Tensor part = first.is_complex() ? at::view_as_real(first).select(1, 0) : first;
+  const double v = part.item<double>();
+  const double m = std::max(std::fabs(v), 1.0);
+  if (!at::isFloatingType(part.scalar_type())) {
+    const double d = std::max(std::ceil(x * std::fabs(v)), 4.0);
+    part.fill_(v >= d ? v - d : v + d);
+    return;
+  }
+  // 4.5 units: rounding the moved value to the dtype keeps it at least 4 units away.
+  const double d = std::max(std::fabs(x) * m, 4.5 * ulp_at(part.scalar_type(), m));
+  part.fill_(std::isfinite(v) ? (v >= 0 ? v - d : v + d) : 0.0);
+}
+
 void corrupt(const Fault& f, const at::Tensor& t) {
   if (!t.defined() || t.numel() == 0) return;
   at::Tensor host = host_alias(t);
   switch (f.kind) {
     case FaultKind::Bias:
-      if (host.is_floating_point() || host.is_complex()) host.add_(f.bias);
+      if (host.is_floating_point() || host.is_complex()) host.add_(f.number);
       break;
+    case FaultKind::Off: move_first_element(host, f.number); break;
     case FaultKind::Zeros: host.zero_(); break;
     case FaultKind::Ulp: flip_low_bit_strided(host, 0); break;
     case FaultKind::Nondet: {
@@ -219,7 +253,7 @@ bool parse_faults(const std::string& spec, std::vector<std::pair<std::string, Fa
     if (kind->takes_number) {
       char* end = nullptr;
       errno = 0;
-      f.bias = arg.empty() ? 0 : std::strtod(arg.c_str(), &end);
+      f.number = arg.empty() ? 0 : std::strtod(arg.c_str(), &end);
       if (arg.empty() || *end != '\0' || errno == ERANGE) {
         error = where + "'" + what + "' needs a number. Fix: write e.g. " + what + ":1e-2";
         return false;
@@ -324,17 +358,19 @@ bool set_faults(const std::string& spec, std::string& error) {
   return true;
 }
 
-const std::string& load_error() { return g_load_error; }
+const std::string& load_error() { return g_load_error.empty() ? mode_error() : g_load_error; }
 
 bool allocation_failure_armed() { return t_oom_armed; }
 void disarm_allocation_failure() { t_oom_armed = false; }
 
 FaultScope::FaultScope(const c10::OperatorName& op) {
+  note_device_use();
   fault_ = lookup(op.name, op.overload_name, op_, keep_);
   begin();
 }
 
 FaultScope::FaultScope(const char* name, const char* overload) {
+  note_device_use();
   fault_ = lookup(name, overload, op_, keep_);
   begin();
 }

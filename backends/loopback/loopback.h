@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,12 +29,51 @@ std::int64_t live_bytes(int device);
 at::Tensor host_alias(const at::Tensor& t);
 
 /// What a fault does to an op.
-enum class FaultKind { Bias, Ulp, Zeros, Segv, Abort, Hang, Nondet, Oom, Throw, NotImpl, Garbage, Host };
+enum class FaultKind { Bias, Off, Ulp, Zeros, Segv, Abort, Hang, Nondet, Oom, Throw, NotImpl, Garbage, Host };
 
 struct Fault {
   FaultKind kind;
-  double bias = 0;   // FaultKind::Bias
+  double number = 0;  // FaultKind::Bias: what is added; FaultKind::Off: the relative move
 };
+
+/// A behaviour of a real accelerator the loopback takes on when OPCHECK_LOOPBACK_MODE names it (bits, combinable).
+enum class Mode : unsigned {
+  ForkSensitive = 1,      // a process forked after the device was used fails on first use, as CUDA does
+  Precise = 2,            // floating ops computed in float64 (complex128), rounded once to the output dtype
+  StatsFp32 = 4,          // norm ops' saved statistics in float32 for fp16/bf16 input, as CUDA returns them
+  AnyWriter = 8,          // repeated-index writes applied in reverse order; ties in sort/topk broken the other way
+  ShuffleAccumulate = 16  // index accumulations in a different order on every call
+};
+
+/// Parses an OPCHECK_LOOPBACK_MODE value ("precise,fork_sensitive"). Returns false and sets `error` (naming the
+/// variable, the bad word and the known modes) for an unknown mode.
+bool parse_modes(const std::string& spec, unsigned& bits, std::string& error);
+
+/// The known modes, comma-separated.
+std::string mode_list();
+
+/// Whether OPCHECK_LOOPBACK_MODE (read once, on first use) turns `m` on.
+bool mode_on(Mode m);
+
+/// What was wrong with OPCHECK_LOOPBACK_MODE, or "".
+const std::string& mode_error();
+
+/// Marks the device used by this process. Under fork_sensitive, throws CUDA's "initialization error" in a process
+/// forked from one that had used the device.
+void note_device_use();
+
+/// Under fork_sensitive: whether this process was forked from one that had used the device (and so may not use it);
+/// marks the device used by this process otherwise. Never throws.
+bool used_in_parent_before_fork();
+
+/// Under any_writer or shuffle_accumulate: puts the writes (or the tie candidates) of `op` in another order in its
+/// host arguments, and returns what maps its host returns back (tie-broken indices), or an empty function.
+std::function<void(torch::jit::Stack&)> reorder_writes(const c10::OperatorHandle& op, torch::jit::Stack& host);
+
+/// Under stats_fp32, for a norm op (forward or backward) with fp16/bf16 input: true, and the dtypes of its returns
+/// as CUDA gives them (saved statistics in float32); the op is then computed in float32 (float64 under precise).
+bool stats_fp32_dtypes(const c10::OperatorHandle& op, const std::vector<c10::IValue>& args,
+                       std::vector<c10::optional<at::ScalarType>>& out);
 
 /// Parses an OPCHECK_LOOPBACK_FAULTS spec ("aten::add.Tensor=bias:1e-2;aten::exp=segv"). Returns false and sets
 /// `error` for an invalid spec; only then is `error` touched.

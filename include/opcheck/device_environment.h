@@ -1,4 +1,4 @@
-// Environment variables that change what opcheck's own devices compute (fault injection, pyloop's eager mode).
+// Environment variables that change what opcheck's own devices compute (fault injection, loopback's modes, pyloop's eager mode).
 #pragma once
 
 #include <cstdlib>
@@ -10,8 +10,8 @@ namespace opcheck {
 
 /// Bundles record the ones set so their rerun sets them too; a run's identity holds them, so results computed under
 /// one fault setting are never reused under another.
-inline constexpr const char* kDeviceEnvironment[] = {"OPCHECK_LOOPBACK_FAULTS", "OPCHECK_PYLOOP_FAULTS",
-                                                     "OPCHECK_PYLOOP_EAGER"};
+inline constexpr const char* kDeviceEnvironment[] = {"OPCHECK_LOOPBACK_FAULTS", "OPCHECK_LOOPBACK_MODE",
+                                                     "OPCHECK_PYLOOP_FAULTS", "OPCHECK_PYLOOP_EAGER"};
 
 /// The ones set (and not empty) in this process, as (name, value), in kDeviceEnvironment's order.
 inline std::vector<std::pair<std::string, std::string>> device_environment_set() {

@@ -2,10 +2,18 @@
 #include "exec/python_device.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <mutex>
 #include <sys/stat.h>
@@ -176,8 +184,80 @@ bool device_type_present(c10::DeviceType t) {
   }
 }
 
-/// Index must exist on the device; -1 (not given) becomes 0.
-bool check_index(const std::string& what, c10::DeviceType t, int& index, std::string& error) {
+/// What a forked child found out about a device type: whether it is present and how many devices it has.
+struct DeviceProbe {
+  bool present = false;
+  int count = -1;  // -1: the backend has no guard to ask
+};
+
+/// Asks for the device's presence and count in a forked child, which then ends: most device runtimes (CUDA's among
+/// them) do not survive fork, and this process forks the workers that use the device. False and `error` when the
+/// child dies, overruns `budget_s` or cannot be started.
+bool probe_in_child(const std::string& what, c10::DeviceType t, double budget_s, DeviceProbe& out,
+                    std::string& error) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    error = "probing device '" + what + "' failed: pipe: " + std::strerror(errno);
+    return false;
+  }
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    error = "probing device '" + what + "' failed: fork: " + std::strerror(errno);
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return false;
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    int answer[2] = {0, -1};
+    try {
+      answer[0] = device_type_present(t) ? 1 : 0;
+      if (answer[0] != 0 && c10::impl::hasDeviceGuardImpl(t)) answer[1] = c10::impl::getDeviceGuardImpl(t)->deviceCount();
+    } catch (...) {
+      answer[0] = 0;
+    }
+    (void)!::write(fds[1], answer, sizeof answer);
+    ::_exit(0);  // no atexit handlers, no static destructors: they belong to the parent
+  }
+  ::close(fds[1]);
+  int answer[2] = {0, -1};
+  std::size_t got = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(budget_s);
+  while (got < sizeof answer) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    pollfd p{fds[0], POLLIN, 0};
+    const int ready = left.count() > 0 ? ::poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 1000))) : 0;
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0 && left.count() > 0) continue;
+    const ssize_t n = ready > 0 ? ::read(fds[0], reinterpret_cast<char*>(answer) + got, sizeof answer - got) : 0;
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  ::close(fds[0]);
+  if (got < sizeof answer) ::kill(pid, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (got < sizeof answer) {
+    error = "probing device '" + what + "' in a child process failed: " +
+            (WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL
+                 ? "it died with signal " + std::to_string(WTERMSIG(status)) + " (" + strsignal(WTERMSIG(status)) + ")"
+                 : "no answer within " + std::to_string(static_cast<int>(budget_s)) + " s (--start-timeout)") +
+            ". Fix: check that the device's runtime starts (its driver, its library)";
+    return false;
+  }
+  out.present = answer[0] != 0;
+  out.count = answer[1];
+  return true;
+}
+
+/// Index must exist on the device; -1 (not given) becomes 0. The device is asked in a forked child (probe_in_child):
+/// this process never initialises it. `known`: what a probe of the caller's already found.
+bool check_index(const std::string& what, c10::DeviceType t, int& index, double budget_s, std::string& error,
+                 const DeviceProbe* known = nullptr) {
   if (index < 0) index = 0;
   if (t == c10::DeviceType::CPU) {
     if (index != 0) {
@@ -187,10 +267,12 @@ bool check_index(const std::string& what, c10::DeviceType t, int& index, std::st
     return true;
   }
   if (!c10::impl::hasDeviceGuardImpl(t)) return true;  // nothing to ask; the first op will tell
-  const auto count = c10::impl::getDeviceGuardImpl(t)->deviceCount();
-  if (index >= count) {
+  DeviceProbe probe;
+  if (known != nullptr) probe = *known;
+  else if (!probe_in_child(what, t, budget_s, probe, error)) return false;
+  if (index >= probe.count) {
     error = "device '" + what + "': index " + std::to_string(index) + " does not exist (the backend reports " +
-            std::to_string(count) + " device(s))";
+            std::to_string(std::max(probe.count, 0)) + " device(s))";
     return false;
   }
   return true;
@@ -395,7 +477,7 @@ bool setup_device(const ExecOptions& opts, DeviceSetup& out, std::string& error)
 
   if (type == "cpu") {
     if (library_unused("cpu")) return false;
-    if (!check_index(opts.device, c10::DeviceType::CPU, index, error)) return false;
+    if (!check_index(opts.device, c10::DeviceType::CPU, index, opts.start_timeout_s, error)) return false;
     out.device = at::Device(at::kCPU);
     out.name = opts.device_name.empty() ? "cpu" : opts.device_name;
   } else if (type == "loopback") {
@@ -403,7 +485,7 @@ bool setup_device(const ExecOptions& opts, DeviceSetup& out, std::string& error)
     std::string lib = find_loopback_library(opts, error);
     if (lib.empty()) return false;
     if (!load_privateuse1_library(lib, error)) return false;
-    if (!check_index(opts.device, c10::DeviceType::PrivateUse1, index, error)) return false;
+    if (!check_index(opts.device, c10::DeviceType::PrivateUse1, index, opts.start_timeout_s, error)) return false;
     out.device = at::Device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(index));
     out.lib = g_loaded_privateuse1_lib;
     out.name = opts.device_name.empty() ? "loopback" : opts.device_name;
@@ -426,7 +508,7 @@ bool setup_device(const ExecOptions& opts, DeviceSetup& out, std::string& error)
               "'). Fix: use --device " + registered + " or --device privateuseone";
       return false;
     }
-    if (!check_index(opts.device, c10::DeviceType::PrivateUse1, index, error)) return false;
+    if (!check_index(opts.device, c10::DeviceType::PrivateUse1, index, opts.start_timeout_s, error)) return false;
     out.device = at::Device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(index));
     out.name = opts.device_name.empty() ? registered : opts.device_name;
   } else {
@@ -440,13 +522,15 @@ bool setup_device(const ExecOptions& opts, DeviceSetup& out, std::string& error)
       return false;
     }
     if (library_unused(type)) return false;
-    if (!device_type_present(t)) {
+    DeviceProbe probe;
+    if (!probe_in_child(opts.device, t, opts.start_timeout_s, probe, error)) return false;
+    if (!probe.present) {
       error = "device '" + opts.device + "' is not available: the linked libtorch (" + TORCH_VERSION +
               ") has no working " + type + " support on this machine. Fix: use --device loopback or cpu" +
               installed_hint(opts, registered);
       return false;
     }
-    if (!check_index(opts.device, t, index, error)) return false;
+    if (!check_index(opts.device, t, index, opts.start_timeout_s, error, &probe)) return false;
     out.device = at::Device(t, static_cast<c10::DeviceIndex>(index));
     out.name = opts.device_name.empty() ? type : opts.device_name;
   }

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <cmath>
 #include <map>
 #include <set>
 #include <chrono>
@@ -543,9 +544,11 @@ TEST_F(Loopback, ForkedWorkersRunDeviceOpsAndIsolateADeviceCrash) {
   EXPECT_EQ(stats.parent_threads, 1);
 }
 
-/// Runs the probe in a fresh process with OPCHECK_LOOPBACK_FAULTS set; returns its stdout and wait status.
-std::pair<std::string, int> probe(const std::string& faults, const std::string& op) {
-  const std::string cmd = "OPCHECK_LOOPBACK_FAULTS='" + faults + "' " + LOOPBACK_PROBE + " " + op + " 2>/dev/null";
+/// Runs the probe in a fresh process with OPCHECK_LOOPBACK_FAULTS and OPCHECK_LOOPBACK_MODE set; returns its stdout
+/// and wait status.
+std::pair<std::string, int> probe(const std::string& faults, const std::string& op, const std::string& mode = "") {
+  const std::string cmd = "OPCHECK_LOOPBACK_FAULTS='" + faults + "' OPCHECK_LOOPBACK_MODE='" + mode + "' " +
+                          LOOPBACK_PROBE + " " + op + " 2>/dev/null";
   FILE* p = popen(cmd.c_str(), "r");
   std::string out;
   std::array<char, 512> buf{};
@@ -574,6 +577,96 @@ TEST(LoopbackEnv, InvalidSpecIsAClearErrorAtSetup) {
   EXPECT_NE(out.find("setup error: device library"), std::string::npos) << out;
   EXPECT_NE(out.find("unknown fault kind 'segfault'"), std::string::npos) << out;
   EXPECT_NE(out.find("Fix:"), std::string::npos) << out;
+}
+
+TEST(LoopbackEnv, OffMovesTheFirstElementByXRelativeAndAtLeastFourUnits) {
+  // add gives 3 4 5 6: 3 moves by 1e-2 relative (0.03) towards zero, the others stay.
+  auto [moved, s0] = probe("aten::add.Tensor=off:1e-2", "add");
+  float first = 0;
+  ASSERT_EQ(std::sscanf(moved.c_str(), "ok %f", &first), 1) << moved;
+  EXPECT_FLOAT_EQ(first, 2.97f) << moved;
+  EXPECT_NE(moved.find(" 4 5 6\n"), std::string::npos) << moved;
+  // A tiny X still moves the element by at least 4 units in the last place of float32 (at 3: 4 * 2^-22).
+  auto [tiny, s1] = probe("aten::add.Tensor=off:1e-12", "add");
+  ASSERT_EQ(std::sscanf(tiny.c_str(), "ok %f", &first), 1) << tiny;
+  EXPECT_GE(3.0 - first, 4 * std::ldexp(1.0, -22)) << tiny;
+  EXPECT_LT(3.0 - first, 1e-5) << tiny;
+  // A 0 moves too: by X (its magnitude counts as 1), and by at least 4 units in the last place of fp16 at 1.
+  auto [zero, s3] = probe("aten::mul.Tensor=off:1e-2", "mul_half_zeros");
+  ASSERT_EQ(std::sscanf(zero.c_str(), "ok %f", &first), 1) << zero;
+  EXPECT_NEAR(first, -0.01, 1e-5) << zero;
+  EXPECT_NE(zero.find(" 0 0\n"), std::string::npos) << zero;
+  auto [zero_tiny, s4] = probe("aten::mul.Tensor=off:1e-9", "mul_half_zeros");
+  ASSERT_EQ(std::sscanf(zero_tiny.c_str(), "ok %f", &first), 1) << zero_tiny;
+  EXPECT_LE(first, -4 * std::ldexp(1.0, -10)) << zero_tiny;
+  auto [bad, s2] = probe("aten::add.Tensor=off", "add");
+  EXPECT_NE(bad.find("'off' needs a number"), std::string::npos) << bad;
+}
+
+TEST(LoopbackEnv, UnknownModeIsAClearErrorAtSetup) {
+  auto [out, status] = probe("", "add", "precise,forksensitive");
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 4) << status;
+  EXPECT_NE(out.find("OPCHECK_LOOPBACK_MODE: unknown mode 'forksensitive' (did you mean 'fork_sensitive'?)"),
+            std::string::npos) << out;
+  EXPECT_NE(out.find("Fix: use one or more of fork_sensitive, precise, stats_fp32, any_writer, shuffle_accumulate"),
+            std::string::npos) << out;
+  auto [ok, s1] = probe("", "add", " precise , fork_sensitive ");
+  EXPECT_EQ(ok, "ok 3 4 5 6\n");
+}
+
+TEST(LoopbackEnv, ForkSensitiveFailsAChildForkedAfterTheDeviceWasUsed) {
+  // The negative control: the parent used the device, then forked; the child's first use fails as CUDA's does.
+  auto [out, status] = probe("", "fork_after_use", "fork_sensitive");
+  EXPECT_NE(out.find("child error: loopback error: initialization error: the loopback device was initialised in "
+                     "process "), std::string::npos) << out;
+  EXPECT_NE(out.find("Fix: use the device only after forking"), std::string::npos) << out;
+  EXPECT_NE(out.find("ok 3 3\n"), std::string::npos) << out;  // the parent keeps its device
+  // Without the mode the same child works.
+  auto [plain, s1] = probe("", "fork_after_use");
+  EXPECT_EQ(plain, "ok 2 2\nok 3 3\n");
+}
+
+TEST(LoopbackEnv, SetupDeviceLeavesTheProcessFreeToFork) {
+  // setup_device resolved the device, checked its index and counted its kernels; a child forked after it still
+  // initialises the device itself.
+  auto [out, status] = probe("", "fork_after_setup", "fork_sensitive");
+  EXPECT_EQ(out, "ok 2 2\nok 3 3\n");
+}
+
+TEST(LoopbackEnv, AnyWriterLetsAnotherOfRepeatedWritesWin) {
+  auto [plain, s0] = probe("", "index_put_repeated");
+  EXPECT_EQ(plain, "ok 0 30 0 0\n");  // the CPU applies the writes in order: the last wins
+  auto [reversed, s1] = probe("", "index_put_repeated", "any_writer");
+  EXPECT_EQ(reversed, "ok 0 10 0 0\n");
+}
+
+TEST(LoopbackEnv, AnyWriterBreaksTiesTheOtherWay) {
+  auto [plain, s0] = probe("", "topk_ties");
+  auto [flipped, s1] = probe("", "topk_ties", "any_writer");
+  EXPECT_EQ(plain, "ok 3 1\n");
+  EXPECT_EQ(flipped, "ok 3 2\n");  // the same value, the other of the two equal elements
+}
+
+TEST(LoopbackEnv, StatsFp32ReturnsLayerNormAndGroupNormStatisticsInFloat32) {
+  auto [plain, s0] = probe("", "norm_stats");
+  EXPECT_EQ(plain, "ok Half Half Half Half Half Half\n");
+  auto [wide, s1] = probe("", "norm_stats", "stats_fp32");
+  EXPECT_EQ(wide, "ok Half Float Float Half Float Float\n");
+}
+
+TEST(LoopbackEnv, ShuffleAccumulateChangesTheRoundingOfEachCall) {
+  auto [plain, s0] = probe("", "index_add_twice");
+  EXPECT_EQ(plain, "ok same\n");
+  auto [shuffled, s1] = probe("", "index_add_twice", "shuffle_accumulate");
+  EXPECT_EQ(shuffled, "ok differ\n");
+}
+
+TEST(LoopbackEnv, PreciseRoundsAFloat64ResultOnce) {
+  auto [plain, s0] = probe("", "mm_fp16");
+  auto [precise, s1] = probe("", "mm_fp16", "precise");
+  EXPECT_EQ(precise, "ok Half 0\n");  // every element is float64's, rounded once
+  EXPECT_NE(plain, "ok Half 0\n") << "the CPU's own fp16 mm no longer differs from float64: pick another call";
+  EXPECT_EQ(plain.rfind("ok Half ", 0), 0u) << plain;
 }
 
 }  // namespace
