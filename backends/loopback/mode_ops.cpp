@@ -226,6 +226,14 @@ std::function<void(torch::jit::Stack&)> reorder(const c10::OperatorHandle& op, t
       const at::Tensor order = write_order(indices.numel(), true);
       host[g] = tensor_at(host, g).reshape({indices.numel(), -1}).index_select(0, order);
       host[i] = indices.index_select(0, order);
+      // As CUDA's kernel does: the sums in float32 (in the shuffled order), rounded once to the gradient's dtype.
+      const at::ScalarType given = tensor_at(host, g).scalar_type();
+      if (given == at::kHalf || given == at::kBFloat16) {
+        host[g] = tensor_at(host, g).to(at::kFloat);
+        return [given](torch::jit::Stack& out) {
+          if (!out.empty() && out[0].isTensor()) out[0] = out[0].toTensor().to(given);
+        };
+      }
     }
   } else if (any_writer && (name == "aten::topk" || name == "aten::sort" || name == "aten::kthvalue" ||
                             name == "aten::mode" || ((name == "aten::max" || name == "aten::min") &&

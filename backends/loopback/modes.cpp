@@ -109,12 +109,17 @@ void note_device_use() {
 
 namespace {
 
-// native_group_norm has a composite kernel for every backend without one of its own (it decomposes into var_mean
-// and friends, whose statistics keep the input's dtype); CUDA owns it. Under stats_fp32 the loopback owns it too,
-// through the fallback, so its statistics come back in float32 as CUDA's do.
-const bool g_stats_kernels = [] {
-  if (!mode_on(Mode::StatsFp32)) return false;
+// native_layer_norm and native_group_norm have composite kernels for every backend without one of their own (they
+// decompose into native_batch_norm and addcmul, var_mean and friends, each rounding to the input's dtype); CUDA owns
+// both. The modes that behave as an accelerator does (precise, stats_fp32, any_writer, shuffle_accumulate) own them
+// too, through the fallback: computed whole (in float64 under precise), statistics in float32 under stats_fp32. The
+// default loopback keeps the composites, so that a decomposition on the device is still exercised.
+const bool g_norm_kernels = [] {
+  if (!mode_on(Mode::Precise) && !mode_on(Mode::StatsFp32) && !mode_on(Mode::AnyWriter) &&
+      !mode_on(Mode::ShuffleAccumulate))
+    return false;
   static torch::Library lib(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
+  lib.impl("native_layer_norm", torch::CppFunction::makeFromBoxedFunction<&cpu_fallback_with_faults>());
   lib.impl("native_group_norm", torch::CppFunction::makeFromBoxedFunction<&cpu_fallback_with_faults>());
   return true;
 }();

@@ -134,6 +134,8 @@ c10::IValue cast_back(const c10::IValue& v, const c10::IValue* want, at::ScalarT
       return t.scalar_type() == target ? t : t.to(target);
     }
     if (fallback && t.scalar_type() == compute) return t.to(*fallback);
+    if (fallback && t.is_complex() && t.scalar_type() == c10::toComplexType(compute))
+      return t.to(c10::toComplexType(*fallback));
     return t;
   }
   auto item_want = [&](std::size_t i, std::size_t n, const std::vector<c10::IValue>* w) -> const c10::IValue* {
@@ -436,17 +438,24 @@ Engine::Reference Engine::run_reference(const Case& c, const Invocation& inv, co
   } catch (...) {
     have_native = false;
   }
-  // Without meta kernels: the output takes the low-precision dtype the inputs shared.
+  // Without meta kernels (many have theirs in Python only): the output takes the precision the call is in, the
+  // narrowest floating dtype among its widened inputs and dtype arguments (float16 for a float16 input with float32
+  // statistics, as a device gives it); two of one width (float16, bfloat16) promote.
   std::optional<at::ScalarType> fallback;
-  for (std::size_t s = 0; s < host.size(); ++s) {
-    if (!upcasts_to(host[s].scalar_type(), *compute)) continue;
-    if (!fallback) fallback = host[s].scalar_type();
-    else if (*fallback != host[s].scalar_type()) fallback = at::promoteTypes(*fallback, host[s].scalar_type());
+  auto narrowest = [&](at::ScalarType t) {
+    if (!fallback || c10::elementSize(t) < c10::elementSize(*fallback)) fallback = t;
+    else if (*fallback != t && c10::elementSize(t) == c10::elementSize(*fallback)) fallback = at::promoteTypes(*fallback, t);
+  };
+  for (const at::Tensor& h : host) {
+    if (upcasts_to(h.scalar_type(), *compute)) narrowest(h.scalar_type());
+    else if (widened(h.scalar_type(), *compute)) narrowest(c10::toRealValueType(h.scalar_type()));
   }
-  if (!fallback) {
-    for (const auto& [k, v] : c.kwargs)
-      if (v.kind == PyValue::Kind::DType && upcasts_to(to_scalar_type(v.dtype), *compute)) fallback = to_scalar_type(v.dtype);
-  }
+  for (const auto& in : c.inputs)
+    if (in.kind == Input::Kind::Value && in.value.kind == PyValue::Kind::DType &&
+        upcasts_to(to_scalar_type(in.value.dtype), *compute))
+      narrowest(to_scalar_type(in.value.dtype));
+  for (const auto& [k, v] : c.kwargs)
+    if (v.kind == PyValue::Kind::DType && upcasts_to(to_scalar_type(v.dtype), *compute)) narrowest(to_scalar_type(v.dtype));
   ref.outcome.output = cast_back(ref.outcome.output, have_native ? &native : nullptr, *compute, fallback);
   for (std::size_t k = 0; k < ref.outcome.written.size(); ++k) {
     const auto want = host.at(inv.written_slots[k]).scalar_type();
