@@ -173,10 +173,13 @@ void run_on_host(const c10::OperatorHandle& op, const std::vector<c10::IValue>& 
         }
       }
     }
-    const c10::optional<at::ScalarType> want = j < expected.size() ? expected[j] : c10::nullopt;
+    // A plain ScalarType, not an optional one: gcc 12 reads an optional captured here as maybe uninitialized once
+    // Tensor::to is inlined (-Wmaybe-uninitialized in TensorBody.h).
+    const bool has_want = j < expected.size() && expected[j].has_value();
+    const at::ScalarType want = has_want ? *expected[j] : at::ScalarType::Undefined;
     stack->push_back(map_tensors(host[j], [&](const at::Tensor& t) {
       at::ScalarType dtype = t.scalar_type();
-      if (widen) dtype = want ? *want : (dtype == at::kFloat ? low : dtype);
+      if (widen) dtype = has_want ? want : (dtype == at::kFloat ? low : dtype);
       return device ? t.to(*device, dtype) : t.to(dtype);
     }));
   }
