@@ -16,6 +16,7 @@ import pathlib
 import re
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -94,6 +95,8 @@ def workdir(tmp_path):
     env = dict(os.environ, PATH=f"{bindir}:{os.environ['PATH']}", NO_COLOR="1",
                OPCHECK_BUILD_DIR=str(pathlib.Path(BIN).parent))
     env.pop("OPCHECK_MANIFESTS", None)
+    # scripts/ lines bootstrap: without OPCHECK_PYTHON (pytest run by hand) they would make and fill a .venv.
+    env.setdefault("OPCHECK_PYTHON", sys.executable)
     return tmp_path, env
 
 

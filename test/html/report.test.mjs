@@ -389,7 +389,8 @@ test('failure groups: the two faults of a real run are two rows, as the metrics 
   { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1', OPCHECK_LOOPBACK_FAULTS: 'aten::mul.Tensor=bias:1e-1;aten::rsqrt=throw' }, timeout: 900000 });
   assert.equal(r.status, 1, r.stdout + r.stderr);
   const m = readJson(`${tmp}/g.json`);
-  assert.deepEqual(m.failure_groups.map((g) => [g.op, g.count]), [['aten::mul.Tensor', 40], ['aten::rsqrt', 4]]);
+  // tiny-gpt's three mul calls and tiny-llama's one; each model's rsqrt.
+  assert.deepEqual(m.failure_groups.map((g) => [g.op, g.count]), [['aten::mul.Tensor', 4], ['aten::rsqrt', 2]]);
   const context = await browser.newContext({ viewport: { width: 1360, height: 900 } });
   const page = await context.newPage();
   await page.goto(`file://${tmp}/g.html`);
