@@ -30,6 +30,11 @@ opcheck_install_packages() {
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return 0
+  # What each is for, where the caller says (scripts/test.sh's OPCHECK_PACKAGE_WHY), before anything is installed.
+  if declare -p OPCHECK_PACKAGE_WHY >/dev/null 2>&1; then
+    opcheck_log "the tests need these Debian packages, which are missing:"
+    for p in "${missing[@]}"; do opcheck_log "  $p: ${OPCHECK_PACKAGE_WHY[$p]:-the build}"; done
+  fi
   if [ "$(id -u)" -ne 0 ]; then
     opcheck_log "missing Debian packages; install them with:"
     echo "sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
@@ -155,7 +160,8 @@ opcheck_configure() {
   command -v ninja >/dev/null && gen=(-G Ninja)
   opcheck_log "configuring $dir"
   cmake -S "$OPCHECK_ROOT" -B "$dir" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
-    -DOPCHECK_TORCH_CMAKE_PREFIX="$OPCHECK_TORCH_CMAKE_PREFIX" -DOPCHECK_PYTHON="$OPCHECK_PYTHON" "$@" >&2
+    -DOPCHECK_TORCH_CMAKE_PREFIX="$OPCHECK_TORCH_CMAKE_PREFIX" -DOPCHECK_PYTHON="$OPCHECK_PYTHON" \
+    -DOPCHECK_WERROR="$([ "${OPCHECK_WERROR:-0}" = 1 ] && echo ON || echo OFF)" "$@" >&2
 }
 
 # Builds build folder $1 (incrementally); extra args go to `cmake --build` (e.g. --target NAME...).

@@ -25,7 +25,8 @@ for t in "${targets[@]}"; do
   mkdir -p "$corpus" "$findings"
   cp -n "$root/test/fuzz/corpus/$t/"* "$corpus/" 2>/dev/null || true
   if [ "$t" = manifest ]; then
-    for f in "$fixtures"/torch-spyre/*.yaml "$root"/test/manifest/bad/*.yaml "$root"/manifests/*.yaml; do
+    # The real corpus's manifests where it is present; the repository's own torch-spyre fixtures always.
+    for f in "$fixtures"/torch-spyre/*.yaml "$root"/test/fixtures/torch-spyre/*.yaml "$root"/test/manifest/bad/*.yaml "$root"/manifests/*.yaml; do
       [ -f "$f" ] && cp -n "$f" "$corpus/seed-$(basename "$f")"
     done
   fi

@@ -2,18 +2,76 @@
 # Builds and runs every test: the ctest suite (unit + end-to-end), the sanitizer suite, and the fuzzers.
 #   scripts/test.sh            everything (what CI runs)
 #   scripts/test.sh --quick    only the main ctest suite
+#   scripts/test.sh --ci       everything, and the suite's proof that a clone needs nothing beside it (.ci/run)
+# The corpus tests read the real torch-spyre corpus in OPCHECK_FIXTURES (default ../shared/fixtures); without it they
+# are skipped, and listed with the reason at the end. Every other test reads only the repository (test/fixtures).
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/bootstrap.sh"
-# Debian packages the tests need beyond the build; the Python ones (pytest, PyYAML, NumPy) go into the torch's environment.
-OPCHECK_TEST_PACKAGES=(node:nodejs npm:npm clang libclang-rt-14-dev chromium:chromium fonts-dejavu-core universal-ctags)
-quick=0
-[ "${1:-}" = "--quick" ] && quick=1
+quick=0 ci=0
+case "${1:-}" in
+  --quick) quick=1 ;;
+  --ci) ci=1 ;;
+esac
+
+# Debian packages the tests need beyond the build, each with the tests that need it (said before installing); the
+# Python ones (pytest, PyYAML, NumPy) go into the torch's environment.
+declare -A OPCHECK_PACKAGE_WHY=(
+  [nodejs]="node, for the JUnit readers, the JSON Schema check and the HTML report test (test/report, test/schema, test/html)"
+  [npm]="npm, which installs those tests' pinned packages (package-lock.json in each folder)"
+  [chromium]="a headless browser for the HTML report test (test/html)"
+  [fonts-dejavu-core]="a font for that browser's page layout"
+  [universal-ctags]="ctags, which the layout_limits test uses to measure functions"
+  [clang]="clang, for the fuzzers (scripts/fuzz.sh; not with --quick)"
+  [libclang-rt-14-dev]="libFuzzer and the sanitizer runtimes for clang (not with --quick)")
+OPCHECK_TEST_PACKAGES=(node:nodejs npm:npm chromium:chromium fonts-dejavu-core universal-ctags)
+[ $quick -eq 0 ] && OPCHECK_TEST_PACKAGES+=(clang libclang-rt-14-dev)
 
 opcheck_bootstrap --tests "${OPCHECK_TEST_PACKAGES[@]}" || exit 3
 status=0
+corpus="${OPCHECK_FIXTURES:-$(dirname "$OPCHECK_ROOT")/shared/fixtures}"
+log="$OPCHECK_BUILD_DIR/Testing/test-sh.log"
+mkdir -p "$(dirname "$log")"
 
-opcheck_log "ctest: main suite"
-(cd "$OPCHECK_BUILD_DIR" && ctest --output-on-failure -j 2 --timeout 1500) || status=1
+# ctest with the corpus tests reading folder $1; the rest of the arguments go to ctest. Reconfiguring changes only
+# what ctest passes the tests (nothing is compiled again).
+ctest_with_corpus() {
+  local dir="$1"; shift
+  cmake -DOPCHECK_FIXTURES="$dir" "$OPCHECK_BUILD_DIR" >/dev/null || return 1
+  (cd "$OPCHECK_BUILD_DIR" && ctest --output-on-failure -j 2 --timeout 1500 "$@") | tee -a "$log"
+  return "${PIPESTATUS[0]}"
+}
+
+: >"$log"
+if [ $ci -eq 1 ]; then
+  # What a clone sees: every test but the corpus tests, with the corpus hidden (a folder that does not exist), so
+  # that a test reading it unawares fails here; the corpus tests run once, next, with the corpus, which CI has.
+  opcheck_log "ctest: main suite, the corpus hidden (as in a clone)"
+  ctest_with_corpus "$OPCHECK_BUILD_DIR/no-corpus" -LE corpus || status=1
+  opcheck_log "ctest: the corpus tests, on $corpus"
+  OPCHECK_REQUIRE_CORPUS=1 ctest_with_corpus "$corpus" -L corpus || status=1
+else
+  opcheck_log "ctest: main suite"
+  ctest_with_corpus "$corpus" || status=1
+fi
+
+# Only corpus tests skip, and only without the corpus; a skip with the corpus present is a test that stopped running.
+skipped=$(sed -n 's/^ *[0-9]*\/[0-9]* Test *#[0-9]*: \([^ ]*\) .*\*\*\*Skipped.*/\1/p' "$log" | sort -u)
+if [ -n "$skipped" ]; then
+  corpus_tests=$(cd "$OPCHECK_BUILD_DIR" && ctest -N -L corpus | sed -n 's/^ *Test *#[0-9]*: //p' | sort -u)
+  stray=$(comm -23 <(echo "$skipped") <(echo "$corpus_tests"))
+  if [ -n "$stray" ]; then
+    opcheck_log "skipped, but not corpus tests (only corpus tests may skip):"; sed 's/^/[opcheck]   /' <<<"$stray" >&2
+    status=1
+  fi
+  if [ -d "$corpus" ]; then
+    opcheck_log "corpus tests skipped although the corpus is at $corpus:"; sed 's/^/[opcheck]   /' <<<"$skipped" >&2
+    status=1
+  else
+    opcheck_log "skipped: $(wc -l <<<"$skipped") corpus tests, because the real torch-spyre corpus is not at $corpus"
+    opcheck_log "(set OPCHECK_FIXTURES=DIR to run them):"
+    sed 's/^/[opcheck]   /' <<<"$skipped" >&2
+  fi
+fi
 
 if [ $quick -eq 0 ]; then
   opcheck_log "ctest: AddressSanitizer + UndefinedBehaviorSanitizer suite"

@@ -76,14 +76,14 @@ int cmd_list_cases(const ManifestFlags& f, bool json) {
 void add_list_commands(CLI::App& app, Commands& commands) {
   auto models = std::make_shared<ManifestFlags>();
   auto* list_models = app.add_subcommand("list-models", "One line per manifest: model, file, case count, variant");
-  list_models->footer("Example: opcheck list-models --manifests ../shared/fixtures/torch-spyre");
+  list_models->footer("Example: opcheck list-models --manifests manifests");
   add_manifest_flags(*list_models, *models, false);
   commands.add(list_models, [models] { return cmd_list_models(*models); });
 
   auto cases = std::make_shared<ManifestFlags>();
   auto json = std::make_shared<bool>(false);
   auto* list_cases = app.add_subcommand("list-cases", "One line per selected case: model::case  op  (path:line)");
-  list_cases->footer("Example: opcheck list-cases --model gpt-oss-20b -m \"not bf16operation\" -k linear\n"
+  list_cases->footer("Example: opcheck list-cases --model gpt_oss -m \"attention and not constant\" -k linear\n"
                      "         opcheck list-cases 'gpt_oss::torch.add.*' --deselect gpt_oss::torch.add.3");
   add_manifest_flags(*list_cases, *cases, true);
   add_case_id_args(*list_cases, *cases);

@@ -86,7 +86,10 @@ void add_report_commands(CLI::App& app, Commands& commands) {
   auto m = std::make_shared<MergeFlags>();
   auto* merge =
       app.add_subcommand("merge", "Combine shard metrics files into the reports one machine would have written");
-  merge->footer("Example: opcheck merge shard-*.json --junit-xml all.xml --metrics-json all.json\n"
+  merge->footer("Examples (each shard's metrics from its own run --shard):\n"
+                "  opcheck run --model gpt_oss -k mul --device loopback --shard 0/2 --metrics-json shard-0.json\n"
+                "  opcheck run --model gpt_oss -k mul --device loopback --shard 1/2 --metrics-json shard-1.json\n"
+                "  opcheck merge shard-*.json --junit-xml all.xml --metrics-json all.json\n"
                 "Exit codes: as `run` would exit on the merged cases (0 all passed, 1 failures or errors, 2 interrupted "
                 "shards), 2 when the shards cannot be merged.");
   merge->add_option("metrics", m->inputs, "Metrics files of the shards")->required();
@@ -99,7 +102,11 @@ void add_report_commands(CLI::App& app, Commands& commands) {
   auto paths = std::make_shared<std::pair<std::string, std::string>>();
   auto* diff = app.add_subcommand(
       "diff", "Regressions, fixes, added and removed cases between two metrics files (exit 1 on regressions)");
-  diff->footer("Example: opcheck diff last-night.json tonight.json");
+  diff->footer("Examples (last night's run, then tonight's with a wrong mul kernel: a regression):\n"
+               "  opcheck run --model gpt_oss -k mul --device loopback --metrics-json last-night.json\n"
+               "  OPCHECK_LOOPBACK_FAULTS='aten::mul.Tensor=bias:1e-1' opcheck run --model gpt_oss -k mul "
+               "--device loopback --metrics-json tonight.json\n"
+               "  opcheck diff last-night.json tonight.json");
   diff->add_option("old", paths->first, "Earlier metrics file")->required();
   diff->add_option("new", paths->second, "Later metrics file")->required();
   commands.add(diff, [paths] { return cmd_diff(paths->first, paths->second); });
@@ -107,7 +114,9 @@ void add_report_commands(CLI::App& app, Commands& commands) {
   auto r = std::make_shared<std::array<std::string, 3>>();  // metrics, history folder, html
   auto* report = app.add_subcommand(
       "report", "Write a self-contained HTML dashboard of a metrics file (with --history: the nightly trend)");
-  report->footer("Example: opcheck report tonight.json --history nightly/ --html report.html");
+  report->footer("Examples (nightly/ holds earlier runs' metrics files):\n"
+                 "  opcheck run --model gpt_oss -k mul --device loopback --metrics-json nightly/tonight.json\n"
+                 "  opcheck report nightly/tonight.json --history nightly/ --html report.html");
   report->add_option("metrics", (*r)[0], "Metrics file of the run")->required();
   report->add_option("--history", (*r)[1], "Folder of earlier runs' metrics files, for the trend")->type_name("DIR");
   report->add_option("--html", (*r)[2], "Write the HTML report here")->type_name("PATH")->required();

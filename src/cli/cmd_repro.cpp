@@ -29,9 +29,12 @@ void add_repro_command(CLI::App& app, Commands& commands) {
                "a PyTorch script that builds the same inputs and calls the op on cpu and on the device");
   cmd->footer(
       "Examples:\n"
-      "  opcheck repro gpt-oss-20b::torch.mul.3 --device loopback\n"
-      "  opcheck repro gpt-oss-20b::torch.mul.3 --python > repro.py && python3 repro.py\n"
-      "  opcheck repro --bundle failures/gpt-oss-20b__torch.mul.3 --python > repro.py   # a --save-failures bundle\n"
+      "  opcheck repro gpt_oss::torch.mul.3 --device loopback\n"
+      "  opcheck repro gpt_oss::torch.mul.3 --python > repro.py && python3 repro.py\n"
+      "  OPCHECK_LOOPBACK_FAULTS='aten::mul.Tensor=bias:1e-1' opcheck run gpt_oss::torch.mul.3 --device loopback "
+      "--save-failures failures\n"
+      "  opcheck repro --bundle failures/gpt_oss__torch.mul.3 --python > repro.py   # the bundle that run saved\n"
+      "A script runs under the Python opcheck was built against (its torch) whatever python3 starts it.\n"
       "The settings flags (--device ... --timeout) are run's; without any, a bundle's recorded ones are used.\n"
       "Exit codes: 0 printed, 2 a manifest does not load, 4 unknown case or bundle.");
   cmd->add_option("case", f.case_id, "Case id (model::case), as reports and list-cases print it");

@@ -55,7 +55,8 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
                "at most 100 calls and 60 s per group); metrics carry it as failure_groups[].minimal");
   app.add_flag("--no-groups", f.no_groups,
                "Leave the failure groups (root causes, largest first) out of the console: failures case by case only");
-  app.add_option("--deadline", f.request.settings.deadline, "Stop starting new cases after this long, e.g. 90m, 2h")
+  app.add_option("--deadline", f.request.settings.deadline, "End the run after this long, e.g. 90m, 2h: no case starts after it, and the cases still running "
+                 "are ended (not run (deadline)); the reports follow within 2 s")
       ->type_name("DURATION");
   app.add_option("--junit-xml", f.request.reports.junit_xml,
                  "Write JUnit XML (pytest's xunit2 shape, one testsuite for the run)")

@@ -97,7 +97,8 @@ void add_validate_command(CLI::App& app, Commands& commands) {
   auto v = std::make_shared<ValidateFlags>();
   auto* validate =
       app.add_subcommand("validate", "Check manifests and report every problem with file:line (exit 2 on errors)");
-  validate->footer("Example: opcheck validate manifests/ my_model.yaml\n"
+  validate->footer("Example: opcheck validate manifests/\n"
+                   "         opcheck validate --config manifests/opcheck.example.yaml   # a status config, too\n"
                    "         opcheck validate --ops manifests/   # also resolve every op and bind its arguments");
   add_manifest_flags(*validate, *f, false);
   validate->add_flag("--strict-markers", f->strict_markers, "A mark not registered in markers.yaml is an error");

@@ -45,6 +45,21 @@ void suggest_flags(const CLI::App& app, int argc, char** argv) {
   }
 }
 
+// A first word that names no subcommand (`opcheck lst-cases`): the subcommand that was probably meant. CLI11 takes
+// such a word for an extra argument and says only that a subcommand is required.
+void suggest_subcommand(const CLI::App& app, int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return;
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+    names.push_back(sub->get_name());
+  const std::string word = argv[1];
+  if (std::find(names.begin(), names.end(), word) != names.end()) return;
+  const std::string guess = opcheck::closest_spelling(word, names);
+  std::cerr << "opcheck: '" << word << "' is not a subcommand";
+  if (!guess.empty()) std::cerr << "; did you mean " << guess << "?";
+  std::cerr << "\n  Fix: run `opcheck --help` for the list\n";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -56,7 +71,7 @@ int main(int argc, char** argv) {
       "Examples:\n"
       "  opcheck list-models\n"
       "  opcheck list-cases --model gpt_oss -k linear\n"
-      "  opcheck validate ../manifests\n"
+      "  opcheck validate manifests\n"
       "  opcheck run --model gpt_oss --device loopback\n"
       "Exit codes (pytest's): 0 ok, 1 failures, 2 interrupted or invalid input, 3 internal error, 4 usage error, "
       "5 nothing selected.");
@@ -78,7 +93,10 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
-    if (rc != 0) suggest_flags(app, argc, argv);
+    if (rc != 0) {
+      suggest_subcommand(app, argc, argv);
+      suggest_flags(app, argc, argv);
+    }
     return rc == 0 ? kOk : kUsageError;
   }
   commands.argv.assign(argv + 1, argv + argc);

@@ -150,12 +150,16 @@ RunReport merge_reports(const std::vector<RunReport>& shards, bool allow_partial
     }
   }
 
-  // One machine running everything would not have been given --shard.
+  // One machine running everything would not have been given --shard, nor the first shard's report paths (which
+  // the reports shown would then seem to be).
+  static const std::set<std::string> kPerShard = {"--shard", "--metrics-json", "--junit-xml", "--junit-dir",
+                                                  "--html", "--artifact-dir", "--durations-from"};
   std::vector<std::string> argv;
   for (std::size_t i = 0; i < info.argv.size(); ++i) {
-    if (info.argv[i] == "--shard") { ++i; continue; }
-    if (info.argv[i].rfind("--shard=", 0) == 0) continue;
-    argv.push_back(info.argv[i]);
+    const std::string& a = info.argv[i];
+    if (kPerShard.count(a)) { ++i; continue; }
+    if (kPerShard.count(a.substr(0, a.find('=')))) continue;
+    argv.push_back(a);
   }
   info.argv = argv;
   info.enabled_ops = enabled;

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "common/backend_freedoms_table.h"
+#include "common/device_choice.h"
 #include "common/init_recipes.h"
 #include "common/text_escape.h"
 #include "manifest/tensor_file.h"
@@ -191,6 +192,8 @@ std::map<std::string, std::string> head_values(const Case& c, const ScriptDevice
     return v ? py_literal(PyValue::real(*v), LiteralUse::Data) : "None";
   };
   return {
+      {"PYTHON", hosting_python("")},
+      {"PYTHON_STR", py_str(hosting_python(""))},
       {"CASE_ID", docstring_text(c.id)},
       {"CASE_OP", docstring_text(c.op)},
       {"CASE_LOCATION", docstring_text(c.loc.file + ":" + std::to_string(c.loc.line))},

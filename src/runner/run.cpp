@@ -6,6 +6,7 @@
 #include <set>
 
 #include "common/call_signature.h"
+#include "common/device_choice.h"
 #include "common/regular_file.h"
 #include "common/sha256.h"
 #include "common/text.h"
@@ -128,7 +129,12 @@ int report_device_not_started(const RunRequest& r, const Prepared& p, const std:
   RunReport report;
   report.info = describe_run(r.argv, r.policy, p.loaded.set);
   report.info.device = r.settings.device;
-  report.info.device_name = !r.settings.device_name.empty() ? r.settings.device_name : r.settings.device;
+  // `auto` names no device: the one it chose did not start (the loopback, for a mistyped fault).
+  report.info.device_name = !r.settings.device_name.empty()
+                                ? r.settings.device_name
+                                : resolve_auto_device(r.settings.device, r.settings.device_lib,
+                                                      !r.settings.device_imports.empty(), nullptr,
+                                                      r.settings.installed_backends);
   report.info.device_lib = r.settings.device_lib;
   report.info.compile_backend = r.settings.compile_backend;
   for (const auto& [name, value] : r.settings.device_environment) report.info.device_environment.push_back(name + "=" + value);
@@ -279,7 +285,8 @@ int execute(const RunRequest& r, Prepared& p, RunSession& session, RunReport& re
   pool.min_start_budget_s = r.settings.start_timeout_s;
   pool.isolation = r.settings.isolation;
   std::ostream& err = host.err;
-  pool.abort_running = StopSignals::abort_running([&err](const std::string& line) { note_to(err, line); });
+  pool.abort_running =
+      StopSignals::abort_running(report, [&err](const std::string& line) { note_to(err, line); });
   std::string error;
   try {
     if (!session.open(report.info, error)) {
@@ -314,11 +321,12 @@ bool fault_op_matches(const std::string& fault_op, const std::string& reached) {
 
 // An injected fault whose op no case reached on the device proves nothing, and a run that passes with it must not
 // read as a device that survived it. A fault that kills or hangs the worker takes the case's record of what it
-// reached along (CRASHED, TIMEOUT), so with such cases in the run it may have fired unseen, and nothing is said.
+// reached along (CRASHED, TIMEOUT), so with such cases in the run it may have fired unseen, and nothing is said. So
+// does a stop (a signal, the deadline) that ended the cases still running: a hung case ended there has no record.
 std::vector<std::string> unfired_fault_warnings(const RunSettings& settings, const RunReport& report) {
   std::vector<std::string> warnings;
   std::set<std::string> reached;
-  bool worker_lost = false;
+  bool worker_lost = report.info.stopped_by == "signal" || report.info.stopped_by == "deadline";
   for (const auto& rec : report.cases) {
     for (const auto& d : rec.result.device_ops) reached.insert(d.op);
     worker_lost = worker_lost || rec.result.stage == Stage::CRASHED || rec.result.stage == Stage::TIMEOUT;
@@ -334,7 +342,10 @@ std::vector<std::string> unfired_fault_warnings(const RunSettings& settings, con
       if (std::any_of(reached.begin(), reached.end(), [&](const std::string& r) { return fault_op_matches(op, r); }))
         continue;
       warnings.push_back(name + ": fault " + op + "=" + kind + " never fired: no case reached " + op +
-                         " on the device");
+                         " on the device" +
+                         (report.info.not_run > 0 ? " in the cases that ran (" + std::to_string(report.info.not_run) +
+                                                        " did not run: " + report.info.stop_reason + ")"
+                                                  : std::string()));
     }
   }
   return warnings;

@@ -76,11 +76,15 @@ const volatile bool* StopSignals::flag() { return &g_interrupted; }
 
 bool StopSignals::received() { return g_interrupted; }
 
-std::function<bool()> StopSignals::abort_running(NoteSink note) {
+std::function<bool()> StopSignals::abort_running(const RunReport& report, NoteSink note) {
   auto said = std::make_shared<bool>(false);
-  return [said, note = std::move(note)] {
-    if (g_signals == 0) return false;
-    if (note && !*said) note("stopping: ending the cases still running (they count as not run)");
+  return [said, &report, note = std::move(note)] {
+    // A deadline is a bound on the run's wall time: a hung case must not hold the run past it until its --timeout.
+    const bool deadline = report.info.stopped_by == "deadline";
+    if (g_signals == 0 && !deadline) return false;
+    if (note && !*said)
+      note(std::string(deadline ? "deadline reached" : "stopping") +
+           ": ending the cases still running (they count as not run)");
     *said = true;
     return true;
   };

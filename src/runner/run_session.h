@@ -38,7 +38,8 @@ struct RunSessionOptions {
 };
 
 /// SIGINT/SIGTERM from the start of a run (loading included): the first stops starting cases and ends the running
-/// ones at once (their workers are killed; they count as not run). Reports are written either way.
+/// ones at once (their workers are killed; they count as not run). --deadline ends them the same way. Reports are
+/// written either way.
 class StopSignals {
  public:
   /// Installs the handlers (for the rest of the process), whatever disposition opcheck inherited: a shell that ran
@@ -47,8 +48,9 @@ class StopSignals {
   /// The flag the handlers set (for PlanExecutionOptions::interrupted).
   static const volatile bool* flag();
   static bool received();
-  /// For PoolOptions::abort_running: true once running cases must end now; says why through `note`.
-  static std::function<bool()> abort_running(NoteSink note);
+  /// For PoolOptions::abort_running: true once running cases must end now (a stop signal came, or `report` says the
+  /// deadline stopped the run); says why through `note`.
+  static std::function<bool()> abort_running(const RunReport& report, NoteSink note);
 };
 
 class RunSession {

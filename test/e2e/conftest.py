@@ -3,14 +3,23 @@ import json
 import os
 import pathlib
 import subprocess
+import sys
 
 import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+from corpus_plugin import pytest_configure, pytest_runtest_setup  # noqa: E402,F401  the `corpus` mark
 
 SOURCE_DIR = pathlib.Path(os.environ.get("OPCHECK_SOURCE_DIR", pathlib.Path(__file__).resolve().parents[2]))
 BUILD_DIR = pathlib.Path(os.environ.get("OPCHECK_BUILD_DIR", SOURCE_DIR / "build"))
 BIN = pathlib.Path(os.environ.get("OPCHECK_BIN", BUILD_DIR / "opcheck"))
+# The real torch-spyre corpus, read only by tests marked `corpus` (skipped with the reason when it is absent).
 FIXTURES = pathlib.Path(os.environ.get("OPCHECK_FIXTURES", SOURCE_DIR.parent / "shared" / "fixtures"))
 SPYRE = FIXTURES / "torch-spyre"
+# The repository's own fixtures in torch-spyre's dialects (written by test/fixtures/make_fixtures.py).
+OWN = SOURCE_DIR / "test" / "fixtures"
+OWN_SPYRE = OWN / "torch-spyre"
+OWN_V2 = OWN / "torch-spyre-v2"
 
 
 class Run:

@@ -318,6 +318,24 @@ def test_an_unknown_op_in_the_fault_spec_is_a_clear_error(tmp_path):
     assert overload.rc == 4 and "aten::softmax has overloads " in overload.err and "int" in overload.err, overload
 
 
+def test_a_mistyped_fault_under_the_default_device_names_the_loopback_that_did_not_start(tmp_path):
+    # No --device: `auto` chose the loopback, and the error record says which device failed, not "auto".
+    m = write_manifest(tmp_path / "f.yaml", "f", SOFTMAX)
+    r = opcheck("run", "--manifests", m, "--artifact-dir", tmp_path / "a", "--metrics-json", tmp_path / "r.json",
+                env={"OPCHECK_LOOPBACK_FAULTS": "aten::sofmax.int=bias:1e-2"})
+    assert r.rc == 4, r
+    assert "ERROR device::loopback [FAILED_SETUP] - the device loopback did not start" in r.out, r
+    assert "device::auto" not in r.out + r.err, r
+    assert [c["id"] for c in json.loads((tmp_path / "r.json").read_text())["cases"]][0] == "device::loopback"
+
+
+def test_a_mistyped_subcommand_gets_a_did_you_mean():
+    r = opcheck("lst-cases")
+    assert r.rc == 4, r
+    assert "opcheck: 'lst-cases' is not a subcommand; did you mean list-cases?" in r.err, r
+    assert "Fix: run `opcheck --help`" in r.err, r
+
+
 PYLOOP = ["--device-import", "opcheck_pyloop", "--device", "pyloop", "-j", "1"]
 
 

@@ -1,9 +1,14 @@
 """Dedupe: the plan's counts against a count made straight from the YAML, without opcheck."""
 import re
 
+import pytest
 import yaml
 
-from conftest import SOURCE_DIR, SPYRE, opcheck
+from conftest import OWN_SPYRE, SOURCE_DIR, SPYRE, opcheck
+
+# (folder, model, its base and _spyre files, cases per file): the repository's fixtures, and the real corpus.
+PAIRS = [pytest.param(OWN_SPYRE, "tiny-gpt", 34, id="own"),
+         pytest.param(SPYRE, "gpt-oss-20b", 229, id="corpus", marks=pytest.mark.corpus)]
 
 # opcheck's one table of op spellings (src/common/op_names.cpp), read from the source rather than restated here:
 # its prefix rules ({"F.", "torch.nn.functional.", ""}) and its aliases ({"torch.truediv", "torch.div"}).
@@ -60,40 +65,45 @@ def plan_counts(*args):
     return tuple(int(g) for g in m.groups()), r
 
 
-def test_gpt_oss_pair_dedupe_counts_match_independent_count():
-    files = [SPYRE / "gpt-oss-20b.yaml", SPYRE / "gpt-oss-20b_spyre.yaml"]
+@pytest.mark.parametrize("folder,model,n", PAIRS)
+def test_base_and_spyre_pair_dedupe_counts_match_independent_count(folder, model, n):
+    files = [folder / f"{model}.yaml", folder / f"{model}_spyre.yaml"]
     keys = independent_keys(files[0]) + independent_keys(files[1])
     (cases, unique, served), r = plan_counts("--manifests", *files, "--variant", "all")
-    assert cases == len(keys) == 458
+    assert cases == len(keys) == 2 * n
     assert unique == len(set(keys)), r
     assert served == cases - unique
     assert served > 0
 
 
-def test_every_model_dedupes_like_the_independent_count():
-    for name in ["Meta-Llama-3.1-8B-Instruct.yaml", "gpt-oss-20b.yaml"]:
-        keys = independent_keys(SPYRE / name)
-        (cases, unique, _), r = plan_counts("--manifests", SPYRE / name)
+@pytest.mark.parametrize("folder,names", [
+    pytest.param(OWN_SPYRE, ["tiny-llama.yaml", "tiny-gpt.yaml"], id="own"),
+    pytest.param(SPYRE, ["Meta-Llama-3.1-8B-Instruct.yaml", "gpt-oss-20b.yaml"], id="corpus", marks=pytest.mark.corpus)])
+def test_every_model_dedupes_like_the_independent_count(folder, names):
+    for name in names:
+        keys = independent_keys(folder / name)
+        (cases, unique, _), r = plan_counts("--manifests", folder / name)
         assert (cases, unique) == (len(keys), len(set(keys))), (name, r)
 
 
 def test_no_dedupe_runs_every_occurrence():
-    (cases, unique, served), _ = plan_counts("--manifests", SPYRE / "gpt-oss-20b.yaml", "--no-dedupe")
-    assert cases == unique == 229 and served == 0
+    (cases, unique, served), _ = plan_counts("--manifests", OWN_SPYRE / "tiny-gpt.yaml", "--no-dedupe")
+    assert cases == unique == 34 and served == 0
 
 
-def test_duplicates_name_their_first_occurrence():
+@pytest.mark.parametrize("folder,model,n", PAIRS)
+def test_duplicates_name_their_first_occurrence(folder, model, n):
     # The base file and its backend variant share calls (same op, shapes and dtypes under different names). The
     # listing names each unique case (its first occurrence in load order, base file first), then `also ID` for each
     # later occurrence it serves.
-    files = [SPYRE / "gpt-oss-20b.yaml", SPYRE / "gpt-oss-20b_spyre.yaml"]
+    files = [folder / f"{model}.yaml", folder / f"{model}_spyre.yaml"]
     names = {path: [case["name"] for case in yaml.safe_load(open(path))["cases"]] for path in files}
     # A case name both files use is told apart by its file's stem (README, "Choosing cases").
     shared = set(names[files[0]]) & set(names[files[1]])
     expected, first_of_key = {}, {}
     for path in files:
         for name, key in zip(names[path], independent_keys(path)):
-            case_id = f"gpt-oss-20b::{path.stem}/{name}" if name in shared else f"gpt-oss-20b::{name}"
+            case_id = f"{model}::{path.stem}/{name}" if name in shared else f"{model}::{name}"
             if key in first_of_key:
                 expected[case_id] = first_of_key[key]
             else:
@@ -112,7 +122,7 @@ def test_duplicates_name_their_first_occurrence():
 
 
 def test_shards_partition_the_unique_cases():
-    files = ["--manifests", SPYRE / "gpt-oss-20b.yaml"]
+    files = ["--manifests", OWN_SPYRE / "tiny-gpt.yaml"]
     (_, unique, _), _ = plan_counts(*files)
     seen = []
     for i in range(3):

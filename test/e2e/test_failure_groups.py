@@ -11,6 +11,10 @@ import pytest
 
 from conftest import SPYRE, opcheck
 
+# The counts are the real corpus's (a corpus test); the grouping itself is also covered without it by
+# test/report/failure_groups_test.cpp.
+pytestmark = pytest.mark.corpus
+
 SELECTION = ["--manifests", SPYRE, "--device", "loopback", "-k",
              "torch.mul or torch.rsqrt or scaled_dot_product_attention", "-r", "N"]
 BOTH = {"OPCHECK_LOOPBACK_FAULTS": "aten::mul.Tensor=bias:1e-1;aten::rsqrt=throw"}

@@ -5,7 +5,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from conftest import SPYRE, opcheck, write_manifest
+from conftest import OWN_SPYRE, opcheck, write_manifest
 from synth import generate
 
 CASES_PER_MODEL = 70  # 3 models: 210 cases
@@ -91,7 +91,7 @@ def test_undefined_outputs_compare_as_no_result(tmp_path):
 def test_an_output_left_on_the_host_fails_naming_both_devices(tmp_path):
     """A device kernel that returns a CPU tensor (the host fault) fails, naming both devices, on the torch-spyre
     fixture; the cases that never call mul still pass."""
-    r = opcheck("run", "--manifests", SPYRE, "--model", "gpt-oss-20b", "-k", "torch.mul or torch.matmul",
+    r = opcheck("run", "--manifests", OWN_SPYRE, "--model", "tiny-gpt", "-k", "torch.mul or torch.matmul",
                 "--device", "loopback", "--metrics-json", tmp_path / "m.json", "--artifact-dir", tmp_path / "a",
                 env={"OPCHECK_LOOPBACK_FAULTS": "aten::mul.Tensor=host"})
     assert r.rc == 1, r

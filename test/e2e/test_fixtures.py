@@ -6,6 +6,8 @@ import pytest
 
 from conftest import SPYRE, opcheck
 
+pytestmark = pytest.mark.corpus
+
 FILES = [SPYRE / "gpt-oss-20b.yaml", SPYRE / "Meta-Llama-3.1-8B-Instruct.yaml"]
 OPCHECK_SIDE = {"INVALID_CASE", "FAILED_INPUT", "FAILED_REFERENCE"}
 

@@ -193,6 +193,7 @@ def test_keys_carry_the_new_version_and_an_older_cache_is_not_served(run, manife
     assert "unchanged cases served from" not in text, text
 
 
+@pytest.mark.corpus
 def test_a_real_v2_config_with_an_index_drawn_past_its_dim_reaches_a_verdict(tmp_path):
     # torch-spyre's gpt-oss config indexes hidden_states [11, 2880] with token_idx; real manifests write high 1000 for
     # such an index (issue 23), as this copy does.

@@ -7,7 +7,7 @@ import re
 import pytest
 import torch
 
-from conftest import BIN, SOURCE_DIR, SPYRE, opcheck
+from conftest import BIN, OWN_SPYRE, SOURCE_DIR, SPYRE, opcheck
 
 BAD_DIR = SOURCE_DIR / "test" / "manifest" / "bad"
 
@@ -32,58 +32,60 @@ def test_list_models_shows_bundled_gpt_oss():
 
 
 def test_list_models_on_fixtures_marks_variants_and_templates():
-    r = opcheck("list-models", "--manifests", SPYRE)
+    r = opcheck("list-models", "--manifests", OWN_SPYRE)
     assert r.rc == 0, r
     by_file = {pathlib.Path(l.split()[1]).name: l for l in r.out.splitlines()}
-    assert "variant spyre" in by_file["gpt-oss-20b_spyre.yaml"]
-    assert "229 cases" in by_file["gpt-oss-20b.yaml"]
+    assert "variant spyre" in by_file["tiny-gpt_spyre.yaml"]
+    assert "34 cases" in by_file["tiny-gpt.yaml"]
     assert "template" in by_file["template.yaml"]
 
 
-def test_list_cases_gpt_oss_20b_prints_229_cases():
-    r = opcheck("list-cases", "--manifests", SPYRE, "--model", "gpt-oss-20b")
+def test_list_cases_tiny_gpt_prints_its_34_cases():
+    r = opcheck("list-cases", "--manifests", OWN_SPYRE, "--model", "tiny-gpt")
     assert r.rc == 0, r
     lines = r.out.splitlines()
-    assert len(lines) == 229
+    assert len(lines) == 34
     first = lines[0].split()
-    assert first[0] == "gpt-oss-20b::torch.nn.functional.embedding.1"
+    assert first[0] == "tiny-gpt::torch.nn.functional.embedding.1"
     assert first[1] == "torch.nn.functional.embedding"
-    assert re.fullmatch(r"\(.*gpt-oss-20b\.yaml:\d+\)", first[2])
+    assert re.fullmatch(r"\(.*tiny-gpt\.yaml:\d+\)", first[2])
 
 
 def test_list_cases_model_matching_is_case_and_dash_insensitive():
-    a = opcheck("list-cases", "--manifests", SPYRE, "--model", "GPT_OSS_20B")
-    assert a.rc == 0 and len(a.out.splitlines()) == 229, a
+    a = opcheck("list-cases", "--manifests", OWN_SPYRE, "--model", "TINY_GPT")
+    assert a.rc == 0 and len(a.out.splitlines()) == 34, a
 
 
 def test_list_cases_json_and_filters():
-    r = opcheck("list-cases", "--manifests", SPYRE, "--model", "gpt-oss-20b", "-m", "bf16operation and not constant",
-                "-k", "linear", "--json")
+    r = opcheck("list-cases", "--manifests", OWN_SPYRE, "--model", "tiny-gpt", "-m", "bf16operation and not constant",
+                "-k", "linear or matmul", "--json")
     assert r.rc == 0, r
     cases = json.loads(r.out)
-    assert len(cases) == 8, r
+    assert [c["id"] for c in cases] == ["tiny-gpt::torch.nn.functional.linear.1", "tiny-gpt::torch.matmul.2",
+                                        "tiny-gpt::torch.matmul.3"], r
     for c in cases:
         assert "bf16operation" in c["marks"] and "constant" not in c["marks"]
-        assert "linear" in (c["id"] + c["op"]).lower()
+        assert "linear" in c["id"] or "matmul" in c["id"]
     # Every selected case is one the unfiltered listing has too, at the same place.
-    everything = {c["id"]: c for c in json.loads(opcheck("list-cases", "--manifests", SPYRE, "--model", "gpt-oss-20b",
+    everything = {c["id"]: c for c in json.loads(opcheck("list-cases", "--manifests", OWN_SPYRE, "--model", "tiny-gpt",
                                                          "--json").out)}
     assert all(everything[c["id"]] == c for c in cases)
 
 
 def test_unknown_model_is_a_usage_error_with_suggestion():
-    r = opcheck("list-cases", "--manifests", SPYRE, "--model", "gpt-os-20b")
+    r = opcheck("list-cases", "--manifests", OWN_SPYRE, "--model", "tiny-gtp")
     assert r.rc == 4, r
-    assert "gpt-oss-20b" in r.err
+    assert "tiny-gpt" in r.err
 
 
 def test_nothing_selected_exits_5():
-    r = opcheck("list-cases", "--manifests", SPYRE, "--model", "gpt-oss-20b", "-k", "no_such_case_anywhere")
+    r = opcheck("list-cases", "--manifests", OWN_SPYRE, "--model", "tiny-gpt", "-k", "no_such_case_anywhere")
     assert r.rc == 5, r
 
 
-def test_validate_real_fixtures_has_zero_errors():
-    r = opcheck("validate", SPYRE)
+@pytest.mark.parametrize("folder", [OWN_SPYRE, pytest.param(SPYRE, marks=pytest.mark.corpus)], ids=["own", "corpus"])
+def test_validate_torch_spyre_manifests_has_zero_errors(folder):
+    r = opcheck("validate", folder)
     assert r.rc == 0, r
     assert re.search(r": 0 errors", r.out), r
 

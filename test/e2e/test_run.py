@@ -3,7 +3,7 @@ import re
 
 import pytest
 
-from conftest import SOURCE_DIR, SPYRE, opcheck
+from conftest import SOURCE_DIR, opcheck
 
 SUMMARY = re.compile(r"^(\d+ (passed|failed|skipped|xfailed|xpassed|errors?|deselected)(, )?)+ in \d+\.\d+s$")
 

@@ -9,10 +9,10 @@ import os
 import subprocess
 import sys
 
-from conftest import BIN, SPYRE, opcheck, write_manifest
+from conftest import BIN, OWN_SPYRE, opcheck, write_manifest
 
-MANIFEST = SPYRE / "gpt-oss-20b.yaml"
-CASE = "gpt-oss-20b::torch.mul.3"  # bf16[2880] * fp32[1,11,2880]
+MANIFEST = OWN_SPYRE / "tiny-gpt.yaml"
+CASE = "tiny-gpt::torch.mul.3"  # bf16[32] * fp32[1,11,32]
 FAULT = {"OPCHECK_LOOPBACK_FAULTS": "aten::mul.Tensor=bias:1e-1"}
 
 
@@ -28,7 +28,7 @@ def test_shrink_writes_a_smaller_call_that_run_fails_the_same_way(tmp_path):
     assert r.rc == 0, r
     facts = json.loads((out / "shrink.json").read_text())
     original, minimal = facts["original"], facts["minimal"]
-    assert original["input_elements"] == 2880 + 11 * 2880, facts
+    assert original["input_elements"] == 32 + 11 * 32, facts
     assert minimal["input_elements"] < original["input_elements"], facts
     assert original["signature"].startswith("INCORRECT_RESULT"), facts
     assert minimal["signature"] == original["signature"], facts
@@ -118,8 +118,8 @@ def test_sweep_prints_a_verdict_per_dtype_and_layout_and_reports_each_variant(tm
     assert r.rc == 1, r
     rows = table_rows(r.out)
     assert len(rows) == 25, r
-    assert rows[0][:3] == ("bf16+fp32", "as written", "[2880] [1,11,2880]"), r  # the call as the manifest writes it
-    verdict = {(d, l): v for d, l, s, v in rows if s == "[2880] [1,11,2880]"}
+    assert rows[0][:3] == ("bf16+fp32", "as written", "[32] [1,11,32]"), r  # the call as the manifest writes it
+    verdict = {(d, l): v for d, l, s, v in rows if s == "[32] [1,11,32]"}
     for dtype in ("fp32", "fp16", "bf16"):
         for layout in ("contiguous", "transposed", "offset"):
             assert verdict.get((dtype, layout)) == "FAILED", (dtype, layout, r)
@@ -129,12 +129,12 @@ def test_sweep_prints_a_verdict_per_dtype_and_layout_and_reports_each_variant(tm
     assert len(cases) == 25 and len({c["id"] for c in cases}) == 25, cases
     assert all(c["id"].startswith(CASE + "[") for c in cases), cases
     by_id = {c["id"]: c for c in cases}
-    offset = by_id[CASE + "[bf16,offset,[2880];[1,11,2880]]"]
+    offset = by_id[CASE + "[bf16,offset,[32];[1,11,32]]"]
     assert offset["outcome"] == "failed", offset
     # Each variant runs the layout its row names: the reports' call shows it.
-    assert offset["call"] == "torch.mul(bf16[2880]{offset 3}, bf16[1,11,2880]{offset 3})", offset
-    transposed = by_id[CASE + "[fp32,transposed,[2880];[1,11,2880]]"]
-    assert transposed["call"] == "torch.mul(fp32[2880], fp32[1,11,2880]{stride 31680,1,11})", transposed
+    assert offset["call"] == "torch.mul(bf16[32]{offset 3}, bf16[1,11,32]{offset 3})", offset
+    transposed = by_id[CASE + "[fp32,transposed,[32];[1,11,32]]"]
+    assert transposed["call"] == "torch.mul(fp32[32], fp32[1,11,32]{stride 352,1,11})", transposed
     testcases = ET.parse(junit).getroot().iter("testcase")
     assert len(list(testcases)) == 25
 
@@ -185,7 +185,7 @@ def opcheck_shell(line, cwd, env):
 def test_run_shrink_puts_each_groups_minimal_call_into_the_metrics(tmp_path):
     """`run --shrink`: every failure group's example is shrunk as `opcheck shrink` shrinks it, and the metrics'
     failure_groups[].minimal hold that call; without --shrink it stays null."""
-    cases = ["gpt-oss-20b::torch.mul.2", CASE, "gpt-oss-20b::torch.sin.1"]
+    cases = ["tiny-gpt::torch.mul.2", CASE, "tiny-gpt::torch.sin.1"]
     metrics = tmp_path / "m.json"
     r = opcheck("run", *cases, "--manifests", MANIFEST, "--device", "loopback", "-j", "2", "--shrink",
                 "--metrics-json", metrics, "--artifact-dir", tmp_path / "art", env=FAULT)
@@ -203,7 +203,7 @@ def test_run_shrink_puts_each_groups_minimal_call_into_the_metrics(tmp_path):
 
 
 def test_shrink_of_an_unknown_case_or_to_an_unwritable_folder_is_a_usage_error(tmp_path):
-    r, out = shrink(tmp_path, case="gpt-oss-20b::torch.nope.1")
+    r, out = shrink(tmp_path, case="tiny-gpt::torch.nope.1")
     assert r.rc == 4 and "torch.nope.1" in r.err and "Fix:" in r.err, r
     assert not out.exists(), "the -o folder is made only for a case that exists"
     blocker = tmp_path / "file"
@@ -216,7 +216,7 @@ def test_shrink_and_sweep_judge_with_the_status_configs_tolerances(tmp_path):
     """A status config that loosens the case's tolerances past the fault's bias makes it pass, for shrink and sweep as
     for run: shrink has nothing to shrink (exit 1), every variant of the sweep passes."""
     config = tmp_path / "opcheck.yaml"
-    config.write_text('rules:\n  - id: "gpt-oss-20b::torch.mul.3"\n    rtol: 1.0\n    atol: 1.0\n'
+    config.write_text('rules:\n  - id: "tiny-gpt::torch.mul.3"\n    rtol: 1.0\n    atol: 1.0\n'
                       '    reason: the bias stays within these\n')
     r, out = shrink(tmp_path, "--config", config)
     assert r.rc == 1 and "does not fail" in r.out, r
@@ -229,7 +229,7 @@ def test_shrink_and_sweep_judge_with_the_status_configs_tolerances(tmp_path):
 def test_merge_keeps_the_minimal_calls_run_shrink_found_in_each_shard(tmp_path):
     """Shards run with --shrink each shrink their own groups' examples; the merged metrics regroup the cases and keep
     a minimal call for the group (the merged example's, else one a member's shard found)."""
-    cases = ["gpt-oss-20b::torch.mul.2", CASE, "gpt-oss-20b::torch.sin.1"]
+    cases = ["tiny-gpt::torch.mul.2", CASE, "tiny-gpt::torch.sin.1"]
     found = []
     for k in (0, 1):
         shard = tmp_path / f"s{k}.json"

@@ -8,6 +8,7 @@ import signal
 import stat
 import subprocess
 import time
+import xml.etree.ElementTree as ET
 
 import pytest
 
@@ -79,6 +80,33 @@ def test_a_stop_with_a_case_in_flight_ends_the_run_within_2_s_and_the_case_count
     took, out, err = stop_and_time(proc, sig)
     assert_stopped_with_the_hung_case_not_run(tmp_path, proc.returncode, took, out, err)
     assert "stopping: ending the cases still running (they count as not run)" in err, err
+
+
+def test_the_deadline_ends_hung_cases_in_flight_and_reports_them_not_run(tmp_path):
+    """--deadline bounds the run: at the deadline the cases in flight (hung in aten::add.Tensor) are ended, their
+    workers killed, and reported as `not run (deadline)` in the console, the metrics and JUnit, as a signal stop
+    reports them; not left to run to their --timeout, and not called a fault that never fired."""
+    sent = time.time()
+    r = opcheck("run", "--model", "gpt_oss", "--device", "loopback", "--deadline", "3s", "--timeout", "120",
+                "--metrics-json", tmp_path / "m.json", "--junit-xml", tmp_path / "j.xml",
+                "--artifact-dir", tmp_path / "art", env={"OPCHECK_LOOPBACK_FAULTS": "aten::add.Tensor=hang"},
+                timeout=600)
+    took = time.time() - sent
+    assert r.rc == 2, r
+    # Not a timing test: a run that waited for the hung cases would take their --timeout, 120 s.
+    assert took < 100, (took, r)
+    m = metrics(tmp_path / "m.json")
+    assert m["run"]["stopped_by"] == "deadline", m["run"]
+    assert "deadline reached: ending the cases still running (they count as not run)" in r.err, r
+    not_run = [c for c in m["cases"] if c["message"] == "not run: the run stopped (deadline reached)"]
+    assert any(c["op"] == "torch.add" for c in not_run), [c["id"] for c in not_run]
+    assert m["run"]["not_run"] == len(not_run) > 0, m["run"]
+    assert not [c["id"] for c in m["cases"] if c["stage"] == "TIMEOUT"], r
+    assert f"{len(not_run)} not run (deadline) in " in r.last_line, r
+    assert "never fired" not in r.out + r.err, r
+    skipped = [tc for tc in ET.parse(tmp_path / "j.xml").getroot().iter("testcase")
+               if tc.find("skipped") is not None and "deadline reached" in tc.find("skipped").get("message")]
+    assert len(skipped) == len(not_run), r
 
 
 def test_a_stop_reaches_opcheck_started_with_sigint_ignored(tmp_path):

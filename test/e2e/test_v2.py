@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 import pytest
 import yaml
 
-from conftest import FIXTURES, SPYRE, opcheck
+from conftest import FIXTURES, OWN_SPYRE, OWN_V2, SPYRE, opcheck
 
 V2 = FIXTURES / "torch-spyre-v2"
 DTYPE_NAMES = ["bfloat16", "float16", "float32", "float64", "int64", "int32", "int16", "int8", "uint8", "bool"]
@@ -118,18 +118,28 @@ def every_outcome(tmp_path_factory):
     return d, r
 
 
-def test_both_real_v2_configs_validate_unmodified():
-    r = opcheck("validate", V2 / "gpt-oss-20b.yaml", V2 / "Meta-Llama-3.1-8B-Instruct_spyre.yaml")
+# (folder, base model and its entries, the model only a `_spyre` config has and its entries): the repository's own
+# configs, and the real corpus.
+# The last figure: warnings that random index_copy_ indices are drawn without repeats.
+CONFIGS = [pytest.param(OWN_V2, "tiny-gpt", 34, "tiny-llama", 8, 1, id="own"),
+           pytest.param(V2, "gpt-oss-20b", 243, "Meta-Llama-3.1-8B-Instruct", 54, 5, id="corpus",
+                        marks=pytest.mark.corpus)]
+
+
+@pytest.mark.parametrize("folder,base,n_base,spyre_only,n_spyre,n_norepeat", CONFIGS)
+def test_both_v2_configs_validate_unmodified(folder, base, n_base, spyre_only, n_spyre, n_norepeat):
+    r = opcheck("validate", folder / f"{base}.yaml", folder / f"{spyre_only}_spyre.yaml")
     assert r.rc == 0, r
     # validate says what a run of the same files says: the Llama config exists only as a `_spyre` variant, so a run
-    # leaves it out, with this warning (issue 22: validate used to say "0 warnings"). The other 5 say that the random
+    # leaves it out, with this warning (issue 22: validate used to say "0 warnings"). The others say that random
     # index_copy_ indices are drawn without repeats (issue 29).
-    assert r.last_line == "2 manifests, 297 cases: 0 errors, 6 warnings", r
-    assert r.err.count("warning: index: randint drawn without repeats, as torch.index_copy_'s result") == 5, r
-    assert "model 'Meta-Llama-3.1-8B-Instruct' has only 'spyre' variant files" in r.err, r
-    models = opcheck("list-models", "--manifests", V2)
-    assert re.search(r"^gpt-oss-20b\s+\S+gpt-oss-20b.yaml\s+243 cases\s+base$", models.out, re.M), models
-    assert re.search(r"^Meta-Llama-3.1-8B-Instruct\s+\S+_spyre.yaml\s+54 cases\s+variant spyre$", models.out, re.M), models
+    assert r.last_line == f"2 manifests, {n_base + n_spyre} cases: 0 errors, {1 + n_norepeat} warning{'s' if n_norepeat else ''}", r
+    assert r.err.count("warning: index: randint drawn without repeats, as torch.index_copy_'s result") == n_norepeat, r
+    assert f"model '{spyre_only}' has only 'spyre' variant files" in r.err, r
+    models = opcheck("list-models", "--manifests", folder)
+    assert re.search(rf"^{base}\s+\S+{base}.yaml\s+{n_base} cases\s+base$", models.out, re.M), models
+    assert re.search(rf"^{re.escape(spyre_only)}\s+\S+_spyre.yaml\s+{n_spyre} cases\s+variant spyre$", models.out,
+                     re.M), models
 
 
 def independent_key(op, seed, rtol, atol, args, kwargs):
@@ -174,20 +184,23 @@ def v2_keys(path):
     return keys
 
 
-def test_v1_and_v2_files_of_one_model_share_dedupe_keys():
-    v1, v2 = SPYRE / "gpt-oss-20b.yaml", V2 / "gpt-oss-20b.yaml"
+@pytest.mark.parametrize("v1_folder,folder,model,n1,n2,n_shared", [
+    pytest.param(OWN_SPYRE, OWN_V2, "tiny-gpt", 34, 34, 30, id="own"),
+    pytest.param(SPYRE, V2, "gpt-oss-20b", 229, 243, 200, id="corpus", marks=pytest.mark.corpus)])
+def test_v1_and_v2_files_of_one_model_share_dedupe_keys(v1_folder, folder, model, n1, n2, n_shared):
+    v1, v2 = v1_folder / f"{model}.yaml", folder / f"{model}.yaml"
     r = opcheck("run", "--collect-only", "--manifests", v1, v2)
     assert r.rc == 0, r
     m = re.search(r"^(\d+) cases, (\d+) unique, (\d+) duplicates? served$", r.out, re.M)
     assert m, r
     cases, unique, served = map(int, m.groups())
     k1, k2 = v1_keys(v1), v2_keys(v2)
-    assert cases == len(k1) + len(k2) == 229 + 243
+    assert cases == len(k1) + len(k2) == n1 + n2
     assert unique == len(set(k1) | set(k2)), r
     shared = set(k1) & set(k2)
-    assert len(shared) > 200, len(shared)
+    assert len(shared) > n_shared, len(shared)
     # Every v2 occurrence of a call the v1 file has is served by the v1 run ("also" lines name the served ones).
-    also = [l for l in r.out.splitlines() if l.startswith("    also gpt-oss-20b::torch-spyre-v2/")]
+    also = [l for l in r.out.splitlines() if l.startswith(f"    also {model}::{folder.name}/")]
     assert len(also) >= len(shared), r
 
 

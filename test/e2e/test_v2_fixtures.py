@@ -6,6 +6,8 @@ import json
 import pytest
 
 from conftest import SPYRE, opcheck
+
+pytestmark = pytest.mark.corpus
 from test_v2 import V2, ingest, v1_keys, v2_keys
 
 FILES = [SPYRE / "gpt-oss-20b.yaml", V2 / "gpt-oss-20b.yaml", V2 / "Meta-Llama-3.1-8B-Instruct_spyre.yaml"]

@@ -14,7 +14,7 @@ import numpy
 import pytest
 import torch
 
-from conftest import SPYRE, opcheck
+from conftest import OWN_SPYRE, opcheck
 from tensor_files import raw, write_safetensors
 
 
@@ -258,12 +258,12 @@ def test_derived_marks_select_v2_and_v1_cases_without_strict_marker_errors(inits
     assert other.rc == 5 and "0 selected" in other.out, other
     # One warning, about the mark no case has (the config itself loads without warnings).
     assert other.err.count("warning:") == 1 and "-m names mark 'platform__no_such_arch'" in other.err, other
-    # v1: the shared gpt-oss-20b manifest's linear calls, by torch-spyre's op__ spelling of the op.
-    v1 = SPYRE / "gpt-oss-20b.yaml"
-    linear = opcheck("list-cases", "--manifests", v1, "--model", "gpt-oss-20b", "-m",
+    # v1: a torch-spyre manifest's linear calls, by torch-spyre's op__ spelling of the op.
+    v1 = OWN_SPYRE / "tiny-gpt.yaml"
+    linear = opcheck("list-cases", "--manifests", v1, "--model", "tiny-gpt", "-m",
                      "op__torch_nn_functional_linear", "--strict-markers")
     assert linear.rc == 0, linear
-    ids = re.findall(r"gpt-oss-20b::\S+", linear.out)
+    ids = re.findall(r"tiny-gpt::\S+", linear.out)
     want = len(re.findall(r"^\s+op: torch\.nn\.functional\.linear\s*$", v1.read_text(), re.M))
     assert want > 0 and len(ids) == want, linear
     assert "not found in `markers`" not in linear.out + linear.err

@@ -7,11 +7,10 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from conftest import FIXTURES, SPYRE, opcheck, write_manifest
+from conftest import OWN_SPYRE, OWN_V2, opcheck, write_manifest
 
-GPT_OSS = SPYRE / "gpt-oss-20b.yaml"
+GPT_OSS = OWN_SPYRE / "tiny-gpt.yaml"  # torch-spyre's dialect, the repository's own fixture
 NOTIMPL = {"OPCHECK_LOOPBACK_FAULTS": "aten::mul.Tensor=notimpl"}
-V2 = FIXTURES / "torch-spyre-v2"
 
 
 def props(tc):
@@ -142,20 +141,20 @@ def test_junit_failure_message_carries_the_error_the_call_and_the_repro_command(
 
 def test_warnings_are_counted_before_the_summary_line_and_validate_lists_the_same(tmp_path):
     # torch-spyre's v2 folder holds a model only as a `_spyre` variant: a run leaves it out and warns.
-    r = opcheck("run", "--manifests", V2 / "Meta-Llama-3.1-8B-Instruct_spyre.yaml", "--manifests", GPT_OSS,
+    r = opcheck("run", "--manifests", OWN_V2 / "tiny-llama_spyre.yaml", "--manifests", GPT_OSS,
                 "--device", "cpu", "-k", "mul", "--metrics-json", tmp_path / "m.json",
                 "--artifact-dir", tmp_path / "b")
     m = json.loads((tmp_path / "m.json").read_text())
     warnings = m["run"]["warnings"]
     assert warnings and m["run"]["warning_count"] == len(warnings), m["run"]
-    assert any("Meta-Llama-3.1-8B-Instruct" in w and "none of its cases will run" in w for w in warnings), warnings
+    assert any("tiny-llama" in w and "none of its cases will run" in w for w in warnings), warnings
     lines = [l for l in r.out.splitlines() if l.strip()]
     head = f"{len(warnings)} warning{'s' if len(warnings) != 1 else ''} (opcheck validate lists them):"
     assert head in lines, r
     assert lines.index(head) < len(lines) - 1, r  # before the summary line, which stays last
-    assert any("Meta-Llama-3.1-8B-Instruct" in l for l in lines[lines.index(head):]), r
+    assert any("tiny-llama" in l for l in lines[lines.index(head):]), r
 
-    v = opcheck("validate", V2 / "Meta-Llama-3.1-8B-Instruct_spyre.yaml", GPT_OSS)
+    v = opcheck("validate", OWN_V2 / "tiny-llama_spyre.yaml", GPT_OSS)
     listed = [l for l in v.err.splitlines() if ": warning: " in l]
     assert sorted(w.splitlines()[0] for w in warnings) == sorted(listed), (warnings, v.err)
     assert f", {len(listed)} warning" in v.out, v

@@ -1,6 +1,8 @@
 // A manifest of >= 150 distinct aten ops by schema name: every one binds, runs on cpu and passes.
 #include <gtest/gtest.h>
 
+#include "corpus_dir.h"
+
 #include <fstream>
 #include <set>
 
@@ -54,7 +56,7 @@ TEST(RealNames, EveryRealNamePassesOnCpu) {
   std::set<std::string> ops;
   for (const auto& c : set.manifests[0].cases) ops.insert(c.op);
 
-  std::ifstream doc(std::string(OPCHECK_FIXTURES) + "/../docs/real-op-names.md");
+  std::ifstream doc(opcheck::test::corpus_dir() + "/../docs/real-op-names.md");
   std::string line;
   int listed = 0;
   while (std::getline(doc, line)) {

@@ -135,6 +135,13 @@ def check(tmp_path, manifests, min_compared):
     assert compared >= min_compared
 
 
+def test_torch_spyre_manifests_bind_like_python(tmp_path):
+    # The repository's own manifests in torch-spyre's dialect (test/fixtures/make_fixtures.py).
+    base = os.path.join(SOURCE_DIR, "test", "fixtures", "torch-spyre")
+    check(tmp_path, [os.path.join(base, n) for n in sorted(os.listdir(base)) if n.endswith(".yaml")], min_compared=80)
+
+
+@pytest.mark.corpus
 def test_real_manifests_bind_like_python(tmp_path):
     base = os.path.join(FIXTURES, "torch-spyre")
     names = ["Meta-Llama-3.1-8B-Instruct.yaml", "gpt-oss-20b.yaml", "Meta-Llama-3.1-8B-Instruct_spyre.yaml",

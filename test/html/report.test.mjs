@@ -12,6 +12,8 @@ const dir = process.env.OPCHECK_HTML_OUT;
 const artifacts = process.env.OPCHECK_ARTIFACTS;
 const executablePath = process.env.OPCHECK_CHROMIUM;
 const opcheck = process.env.OPCHECK_BIN;
+// The repository's own fixtures in torch-spyre's dialects (test/fixtures/make_fixtures.py).
+const ownFixtures = join(import.meta.dirname, '..', 'fixtures');
 if (!dir || !artifacts || !executablePath || !opcheck) throw new Error('run through run.sh: OPCHECK_HTML_OUT, OPCHECK_ARTIFACTS, OPCHECK_CHROMIUM or OPCHECK_BIN is unset');
 
 const readJson = (path) => JSON.parse(readFileSync(path, 'utf8'));
@@ -355,10 +357,9 @@ test('opcheck report: unreadable inputs give a located error and exit 2, a missi
 
 // torch-spyre's v2 config: every entry is `mode: xfail` (non-strict) and passes on the loopback. Each is a correct
 // result, so the headline is not "PASS RATE 0.0%" in red (issue 22), and it says what the metrics say.
-test('a real v2 config whose non-strict xfails all pass headlines its pass rate in green', async () => {
-  const fixtures = process.env.OPCHECK_FIXTURES ?? join(import.meta.dirname, '..', '..', '..', 'shared', 'fixtures');
+test('a v2 config whose non-strict xfails all pass headlines its pass rate in green', async () => {
   const tmp = mkdtempSync(join(tmpdir(), 'opcheck-v2-'));
-  const r = spawnSync(opcheck, ['run', '--manifests', join(fixtures, 'torch-spyre-v2', 'gpt-oss-20b.yaml'), '--device',
+  const r = spawnSync(opcheck, ['run', '--manifests', join(ownFixtures, 'torch-spyre-v2', 'tiny-gpt.yaml'), '--device',
     'loopback', '-q', '--html', `${tmp}/v2.html`, '--metrics-json', `${tmp}/v2.json`, '--artifact-dir', `${tmp}/art`],
   { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' }, timeout: 900000 });
   assert.equal(r.status, 0, r.stdout + r.stderr);
@@ -381,15 +382,15 @@ test('a real v2 config whose non-strict xfails all pass headlines its pass rate 
 // Root causes (issue 23): the torch-spyre fixture on the loopback with a biased mul and a throwing rsqrt has two
 // failure groups; the page lists exactly the metrics' groups, in order, with their counts, ops and examples.
 test('failure groups: the two faults of a real run are two rows, as the metrics file has them', async () => {
-  const fixtures = process.env.OPCHECK_FIXTURES ?? join(import.meta.dirname, '..', '..', '..', 'shared', 'fixtures');
   const tmp = mkdtempSync(join(tmpdir(), 'opcheck-groups-'));
-  const r = spawnSync(opcheck, ['run', '--manifests', join(fixtures, 'torch-spyre'), '--device', 'loopback', '-k',
+  const r = spawnSync(opcheck, ['run', '--manifests', join(ownFixtures, 'torch-spyre'), '--device', 'loopback', '-k',
     'torch.mul or torch.rsqrt', '-q', '--tb', 'no', '--html', `${tmp}/g.html`, '--metrics-json', `${tmp}/g.json`,
     '--artifact-dir', `${tmp}/art`],
   { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1', OPCHECK_LOOPBACK_FAULTS: 'aten::mul.Tensor=bias:1e-1;aten::rsqrt=throw' }, timeout: 900000 });
   assert.equal(r.status, 1, r.stdout + r.stderr);
   const m = readJson(`${tmp}/g.json`);
-  assert.deepEqual(m.failure_groups.map((g) => [g.op, g.count]), [['aten::mul.Tensor', 40], ['aten::rsqrt', 4]]);
+  // tiny-gpt's three mul calls and tiny-llama's one; each model's rsqrt.
+  assert.deepEqual(m.failure_groups.map((g) => [g.op, g.count]), [['aten::mul.Tensor', 4], ['aten::rsqrt', 2]]);
   const context = await browser.newContext({ viewport: { width: 1360, height: 900 } });
   const page = await context.newPage();
   await page.goto(`file://${tmp}/g.html`);

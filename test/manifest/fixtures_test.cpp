@@ -1,8 +1,12 @@
-// The real torch-spyre manifests load with zero errors, and their cases normalize as the YAML says.
+// torch-spyre's manifests load with zero errors, and their cases normalize as the YAML says: the repository's own
+// (test/fixtures, OwnFixtures) always, the real corpus (RealFixtures, a corpus test) where it is present.
 #include <gtest/gtest.h>
+
+#include "corpus_dir.h"
 
 #include <filesystem>
 #include <set>
+#include <vector>
 
 #include "opcheck/case.h"
 
@@ -11,7 +15,8 @@ using namespace opcheck;
 
 namespace {
 
-const std::string kFixtures = std::string(OPCHECK_FIXTURES) + "/torch-spyre";
+const std::string kFixtures = opcheck::test::corpus_dir() + "/torch-spyre";
+const std::string kOwn = std::string(OPCHECK_TEST_FIXTURES) + "/torch-spyre";
 
 std::string all_diags(const ManifestSet& s) {
   std::string out;
@@ -33,26 +38,19 @@ const Case& by_name(const Manifest& m, const std::string& name) {
   return none;
 }
 
-}  // namespace
+struct Expect {
+  const char* file;
+  const char* model;
+  const char* variant;
+  bool is_template;
+  std::size_t cases;
+};
 
-TEST(RealFixtures, EveryFileLoadsWithoutErrors) {
-  struct Expect {
-    const char* file;
-    const char* model;
-    const char* variant;
-    bool is_template;
-    std::size_t cases;
-  };
-  const Expect expected[] = {
-      {"gpt-oss-20b.yaml", "gpt-oss-20b", "", false, 229},
-      {"gpt-oss-20b_spyre.yaml", "gpt-oss-20b", "spyre", false, 229},
-      {"Meta-Llama-3.1-8B-Instruct.yaml", "Meta-Llama-3.1-8B-Instruct", "", false, 113},
-      {"Meta-Llama-3.1-8B-Instruct_spyre.yaml", "Meta-Llama-3.1-8B-Instruct", "spyre", false, 113},
-      {"template.yaml", "template", "", true, 9},
-      {"rfc-branch-template.yaml", "template", "", true, 13},
-  };
+// Each file loads alone without a diagnostic, as the model, variant, template or not, with the cases expected; every
+// case has its id, a line, and a stride per dim.
+void expect_each_file_loads(const std::string& dir, const std::vector<Expect>& expected) {
   for (const auto& e : expected) {
-    ManifestSet s = load_manifests({kFixtures + "/" + e.file});
+    ManifestSet s = load_manifests({dir + "/" + e.file});
     // Their random index_copy_ indices are drawn without repeats (the result is undefined where they repeat), each
     // with its warning; nothing else is said.
     for (const auto& d : s.diagnostics.items)
@@ -76,6 +74,50 @@ TEST(RealFixtures, EveryFileLoadsWithoutErrors) {
       }
     }
   }
+}
+
+}  // namespace
+
+TEST(OwnFixtures, EveryFileLoadsWithoutErrorsAsTheYamlSays) {
+  expect_each_file_loads(kOwn, {
+                                   {"tiny-gpt.yaml", "tiny-gpt", "", false, 34},
+                                   {"tiny-gpt_spyre.yaml", "tiny-gpt", "spyre", false, 34},
+                                   {"tiny-llama.yaml", "tiny-llama", "", false, 8},
+                                   {"tiny-llama_spyre.yaml", "tiny-llama", "spyre", false, 8},
+                                   {"template.yaml", "template", "", true, 4},
+                               });
+  // The dialect's features, as torch-spyre writes them, arrive in the case.
+  ManifestSet s = load_manifests({kOwn + "/tiny-gpt_spyre.yaml"});
+  const Manifest& m = only(s);
+  const Case& emb = by_name(m, "torch.nn.functional.embedding.1_spyre");
+  EXPECT_EQ(emb.inputs.at(0).tensor.init, InitKind::Randint);
+  EXPECT_EQ(emb.inputs.at(0).tensor.placement, Placement::Host);  // device: cpu in a _spyre file
+  EXPECT_EQ(emb.inputs.at(1).tensor.init, InitKind::Xavier);
+  EXPECT_EQ(emb.inputs.at(1).tensor.placement, Placement::DeviceUnderTest);  // cuda:0
+  EXPECT_EQ(emb.marks, (std::vector<std::string>{"bf16operation", "constant"}));
+  const Case& strided = by_name(m, "torch.getitem.2_spyre");
+  EXPECT_EQ(strided.inputs.at(0).tensor.stride, (std::vector<std::int64_t>{704, 16, 64, 1}));
+  EXPECT_EQ(strided.inputs.at(1).kind, Input::Kind::Value);  // a `py` literal
+  const Case& cat = by_name(m, "torch.cat.1_spyre");
+  EXPECT_EQ(cat.inputs.at(0).kind, Input::Kind::TensorList);
+  EXPECT_EQ(cat.inputs.at(0).list.size(), 2u);
+  const Case& mean = by_name(m, "torch.mean.1_spyre");
+  ASSERT_EQ(mean.kwargs.size(), 1u);  // kwmap
+  EXPECT_EQ(mean.kwargs[0].first, "keepdim");
+  EXPECT_EQ(mean.atol, 0.005);
+  EXPECT_EQ(mean.seed, 123);
+}
+
+TEST(RealFixtures, EveryFileLoadsWithoutErrors) {
+  expect_each_file_loads(kFixtures, {
+                                        {"gpt-oss-20b.yaml", "gpt-oss-20b", "", false, 229},
+                                        {"gpt-oss-20b_spyre.yaml", "gpt-oss-20b", "spyre", false, 229},
+                                        {"Meta-Llama-3.1-8B-Instruct.yaml", "Meta-Llama-3.1-8B-Instruct", "", false, 113},
+                                        {"Meta-Llama-3.1-8B-Instruct_spyre.yaml", "Meta-Llama-3.1-8B-Instruct", "spyre",
+                                         false, 113},
+                                        {"template.yaml", "template", "", true, 9},
+                                        {"rfc-branch-template.yaml", "template", "", true, 13},
+                                    });
 }
 
 TEST(RealFixtures, TheWholeFolderLoadsWithOnlyIdWarnings) {

@@ -2,6 +2,8 @@
 // dialect (model, names, marks, dtype, tolerances, modes, filters) and every error is checked on small documents.
 #include <gtest/gtest.h>
 
+#include "corpus_dir.h"
+
 #include <algorithm>
 #include <filesystem>
 
@@ -12,7 +14,8 @@ using namespace opcheck;
 
 namespace {
 
-const std::string kV2 = std::string(OPCHECK_FIXTURES) + "/torch-spyre-v2";
+const std::string kV2 = opcheck::test::corpus_dir() + "/torch-spyre-v2";  // the real corpus (V2Fixtures)
+const std::string kOwnV2 = std::string(OPCHECK_TEST_FIXTURES) + "/torch-spyre-v2";
 
 std::string all_diags(const ManifestSet& s) {
   std::string out;
@@ -88,6 +91,39 @@ bool has_diag(const ManifestSet& s, Diagnostic::Severity sev, int line, const st
 }
 
 }  // namespace
+
+// The repository's own config in torch-spyre's v2 dialect (test/fixtures/make_fixtures.py): what the real ones
+// exercise, without the corpus.
+TEST(V2Config, TheRepositorysConfigEntriesBecomeCasesNamedByTheirV1Tags) {
+  ManifestSet s = load_manifests({kOwnV2 + "/tiny-gpt.yaml"});
+  ASSERT_TRUE(s.diagnostics.items.empty()) << all_diags(s);
+  const Manifest& m = s.manifests.at(0);
+  EXPECT_EQ(m.model, "tiny-gpt");
+  EXPECT_EQ(m.variant, "");
+  EXPECT_EQ(m.cases.size(), 34u);
+  const Case* emb = by_name(m, "torch.nn.functional.embedding.1");
+  ASSERT_NE(emb, nullptr);
+  EXPECT_EQ(emb->id, "tiny-gpt::torch.nn.functional.embedding.1");
+  EXPECT_EQ(emb->marks, (std::vector<std::string>{"bf16operation", "constant"}));
+  EXPECT_EQ(emb->dtype, DType::Int64);  // args[0]'s: the int64 indices
+  EXPECT_EQ(emb->upstream_test, "test_model_ops_db_torch_nn_functional_embedding__0_spyre_int64");
+  EXPECT_EQ(emb->seed, 123);
+  EXPECT_EQ(emb->atol, 0.005);
+  ASSERT_EQ(emb->inputs.size(), 7u);
+  EXPECT_EQ(emb->inputs[1].tensor.shape, (std::vector<std::int64_t>{64, 32}));
+  EXPECT_EQ(emb->inputs[1].tensor.placement, Placement::DeviceUnderTest);
+  for (const auto& c : m.cases) {
+    ASSERT_EQ(c.xfail_if.size(), 1u) << c.id;  // mode: xfail, non-strict
+    EXPECT_FALSE(c.xfail_if[0].strict) << c.id;
+  }
+  const Case* mean = by_name(m, "torch.mean.1");
+  ASSERT_NE(mean, nullptr);
+  ASSERT_EQ(mean->kwargs.size(), 1u);  // the op-level kwargs
+  EXPECT_EQ(mean->kwargs[0].second.repr(), "True");
+  const Case* zeros = by_name(m, "torch.zeros.1");
+  ASSERT_NE(zeros, nullptr);
+  EXPECT_EQ(zeros->dtype, DType::Float16);  // a first argument that is not a tensor
+}
 
 TEST(V2Fixtures, BothRealConfigsLoadUnmodifiedWithOnlyTheNoRepeatWarnings) {
   ManifestSet s = load_manifests({kV2 + "/gpt-oss-20b.yaml", kV2 + "/Meta-Llama-3.1-8B-Instruct_spyre.yaml"});

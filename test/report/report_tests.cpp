@@ -671,6 +671,10 @@ std::vector<RunReport> shard_sample(const RunReport& whole) {
     shards[s].info.shard = std::to_string(s) + "/3";  // 0-based, as --shard takes it
     shards[s].info.argv.push_back("--shard");
     shards[s].info.argv.push_back(shards[s].info.shard);
+    // Each shard writes its own reports; the merged run's arguments name none of them (not the first shard's).
+    shards[s].info.argv.push_back("--metrics-json");
+    shards[s].info.argv.push_back("shard-" + std::to_string(s) + ".json");
+    shards[s].info.argv.push_back("--junit-xml=shard-" + std::to_string(s) + ".xml");
     shards[s].info.started_at = starts[s];
     shards[s].info.duration_s = durations[s];
   }

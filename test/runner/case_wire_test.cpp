@@ -23,12 +23,12 @@ Case through_the_wire(const Case& c) {
   return back;
 }
 
-// Every case of the bundled manifests and the torch-spyre fixtures computes the same after the wire: the dedupe key
+// Every case of the bundled manifests and the torch-spyre-dialect fixtures computes the same after the wire: the dedupe key
 // (every field that decides what a case computes and how it is judged) is the same, and so is what the reports and
 // bundles name (id, locations, marks, description, conditions' text, timeout, upstream test).
 TEST(CaseWire, EveryBundledAndFixtureCaseArrivesUnchanged) {
   const ManifestSet set = load_manifests({std::string(OPCHECK_TEST_DIR) + "/../../manifests",
-                                          std::string(OPCHECK_FIXTURES) + "/torch-spyre"});
+                                          std::string(OPCHECK_TEST_FIXTURES) + "/torch-spyre"});
   std::size_t checked = 0;
   for (const auto& m : set.manifests) {
     for (const auto& c : m.cases) {

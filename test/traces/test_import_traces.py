@@ -11,8 +11,8 @@ import pytest
 HERE = pathlib.Path(__file__).resolve().parent
 SOURCE_DIR = pathlib.Path(os.environ.get("OPCHECK_SOURCE_DIR", HERE.parents[1]))
 BIN = pathlib.Path(os.environ.get("OPCHECK_BIN", SOURCE_DIR / "build" / "opcheck"))
-FIXTURES = pathlib.Path(os.environ.get("OPCHECK_FIXTURES", SOURCE_DIR.parent / "shared" / "fixtures"))
-SAMPLE = FIXTURES / "op-traces" / "sample_training.txt"
+# The repository's own trace (test/fixtures/make_fixtures.py writes it).
+SAMPLE = SOURCE_DIR / "test" / "fixtures" / "op-traces" / "sample_training.txt"
 FEATURES = HERE / "real_features.txt"
 
 # Stages that mean opcheck itself failed the case (bad manifest, unbuildable input, reference that cannot run).
@@ -65,8 +65,8 @@ def test_sample_reports_only_the_impossible_view(tmp_path):
     reported = reported_lines(r.stderr, SAMPLE)
     assert len(reported) == 1, r.stderr
     (line, why), = reported.items()
-    assert "stride=(32768, 32, 256, 1)" in SAMPLE.read_text().splitlines()[line - 1]
-    assert "aten.view.default not converted" in why and "cannot be viewed as [4, 8, 4096]" in why
+    assert "stride=(512, 8, 32, 1)" in SAMPLE.read_text().splitlines()[line - 1]
+    assert "aten.view.default not converted" in why and "cannot be viewed as [2, 4, 128]" in why
 
 
 def test_converted_manifests_validate_with_strict_markers(tmp_path):

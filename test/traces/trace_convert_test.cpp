@@ -15,7 +15,8 @@
 namespace opcheck::traces {
 namespace {
 
-const std::string kSample = std::string(OPCHECK_FIXTURES) + "/op-traces/sample_training.txt";
+// The repository's own trace (test/fixtures/make_fixtures.py writes it).
+const std::string kSample = std::string(OPCHECK_TEST_FIXTURES) + "/op-traces/sample_training.txt";
 
 std::string messages(const DiagnosticList& d) {
   std::string out;
@@ -104,7 +105,7 @@ TEST(TraceConvert, SampleEveryLineConvertedOrReported) {
   std::string line;
   for (int n = 1; std::getline(again, line); ++n)
     if (n == view.loc.line) {
-      EXPECT_NE(line.find("stride=(32768, 32, 256, 1)"), std::string::npos) << line;
+      EXPECT_NE(line.find("stride=(512, 8, 32, 1)"), std::string::npos) << line;
     }
 
   // Embedding indices stay below the weight's rows, and the description says why.
@@ -112,8 +113,8 @@ TEST(TraceConvert, SampleEveryLineConvertedOrReported) {
   ASSERT_NE(emb, nullptr);
   EXPECT_EQ(emb->op, "aten::embedding.default");
   EXPECT_EQ(emb->inputs.at(1).tensor.init, InitKind::Randint);
-  EXPECT_EQ(arg_int(init_args(*emb, 1), "high"), 1000);
-  EXPECT_NE(emb->description.find("embedding rows into dim 0 of input 0 (size 1000)"), std::string::npos)
+  EXPECT_EQ(arg_int(init_args(*emb, 1), "high"), 100);
+  EXPECT_NE(emb->description.find("embedding rows into dim 0 of input 0 (size 100)"), std::string::npos)
       << emb->description;
 
   // sum.SymInt is written as the schema's overload; cnt is a description note; cnt: 0 still converts.
@@ -131,7 +132,7 @@ TEST(TraceConvert, SampleEveryLineConvertedOrReported) {
   // Strides survive; matrix-product operands get xavier values; marks follow dtypes and constants.
   const Case* addmm = c.find("aten.addmm.default.1");
   ASSERT_NE(addmm, nullptr);
-  EXPECT_EQ(addmm->inputs.at(2).tensor.stride, (std::vector<std::int64_t>{1, 256}));
+  EXPECT_EQ(addmm->inputs.at(2).tensor.stride, (std::vector<std::int64_t>{1, 32}));
   EXPECT_EQ(addmm->inputs.at(1).tensor.init, InitKind::Xavier);
   EXPECT_EQ(addmm->inputs.at(0).tensor.init, InitKind::Rand);
   EXPECT_NE(std::find(addmm->marks.begin(), addmm->marks.end(), "noncontiguous"), addmm->marks.end());

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!@PYTHON@
 """opcheck repro of @CASE_ID@: @CASE_OP@ on cpu and on the device under test, without opcheck.
 
 Case: @CASE_LOCATION@
@@ -9,6 +9,18 @@ Exit status: 0 the device agrees with the cpu, 1 it does not (or one of them rai
 output was not reproduced bit for bit.
 """
 import os
+import sys
+
+# The interpreter opcheck was built against, whose torch this script needs: `python3 THIS.py` under an interpreter
+# without torch (the system's python3 beside a virtual environment, which may be the same binary) runs the script
+# again under that one, once.
+OPCHECK_PYTHON = @PYTHON_STR@
+if os.path.exists(OPCHECK_PYTHON) and not os.environ.get("OPCHECK_REPRO_REEXEC"):
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is None:
+        os.environ["OPCHECK_REPRO_REEXEC"] = "1"
+        os.execv(OPCHECK_PYTHON, [OPCHECK_PYTHON, os.path.abspath(__file__), *sys.argv[1:]])
 
 # Must precede the first torch import: keeps oneDNN's bfloat16 kernels below AMX, as opcheck does where Linux does
 # not grant a process AMX (its first AMX instruction would raise SIGILL).
@@ -19,7 +31,6 @@ import importlib  # noqa: E402
 import math  # noqa: E402,F401
 import operator  # noqa: E402,F401
 import re  # noqa: E402
-import sys  # noqa: E402
 import types  # noqa: E402
 
 import torch  # noqa: E402
