@@ -803,7 +803,8 @@ TEST(Diff, CategoriesAndExitCode) {
   EXPECT_EQ(ids(d.removed), (std::vector<std::string>{"granite::linear"}));
   EXPECT_EQ(ids(d.other), (std::vector<std::string>{"llama::neg"}));
   EXPECT_EQ(d.regressions[0].message, "Tensor-likes are not close!");
-  EXPECT_EQ(diff_exit_code(d), 1);
+  EXPECT_EQ(diff_exit_code(d), 2);  // an added and a removed case: different case sets
+  EXPECT_EQ(diff_exit_code(d, /*allow_different_cases=*/true), 1);
   // Without --xpass-ok the unexpected pass failed the new run (strict xfail): diff calls it a regression, as the run's
   // exit code did.
   new_run.info.policy.xpass_ok = false;
@@ -812,6 +813,11 @@ TEST(Diff, CategoriesAndExitCode) {
   EXPECT_EQ(ids(strict.fixed), (std::vector<std::string>{"granite::cat"}));
 
   const std::string text = render_diff(d);
+  EXPECT_EQ(text.rfind("opcheck diff: the runs hold different case sets: 1 only in the old run, 1 only in the new, "
+                       "9 in both",
+                       0),
+            0u)
+      << text;
   EXPECT_NE(text.find("opcheck diff: 3 regressions, 2 fixed, 1 added, 1 removed, 1 other change (10 -> 10 cases)"),
             std::string::npos) << text;
   EXPECT_NE(text.find("  llama::add_f16: passed -> failed [INCORRECT_RESULT] - Tensor-likes are not close!\n"),
