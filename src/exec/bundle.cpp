@@ -18,6 +18,7 @@
 #include "exec/pickle_io.h"
 #include "manifest/manifest_writer.h"
 #include "repro/bundle_layout.h"
+#include "repro/reproduction.h"
 
 namespace fs = std::filesystem;
 
@@ -138,12 +139,11 @@ std::string source_of(const Case& c) {
 }
 
 std::string rerun_command(const BundleFacts& f) {
-  std::string cmd;
-  for (const auto& [k, v] : f.environment) cmd += k + "=" + shell_word(v) + " ";
-  cmd += shell_word(opcheck_command()) + " run";
-  for (const auto& w : repro::input_words({(f.folder / kBundleManifest).string()})) cmd += " " + shell_word(w);
-  for (const auto& a : f.device_args) cmd += " " + shell_word(a);
-  return cmd + " -v";
+  std::vector<std::string> words{opcheck_command(), "run"};
+  for (auto& w : repro::input_words({(f.folder / kBundleManifest).string()})) words.push_back(std::move(w));
+  words.insert(words.end(), f.device_args.begin(), f.device_args.end());
+  words.push_back("-v");
+  return repro::environment_prefix(f.environment) + repro::join_words(words);
 }
 
 std::string python_command(const BundleFacts& f) {
@@ -176,7 +176,7 @@ std::string readme_text(const BundleFacts& f) {
     if (!figures.empty()) os << "- figures: " << figures << "\n";
   }
   os << "- from: " << printable_text(source_of(c)) << "\n";
-  for (const auto& [k, v] : f.environment) os << "- environment: " << k << "=" << v << "\n";
+  for (const auto& [k, v] : f.environment) os << "- environment: " << k << "=" << printable_text(v) << "\n";
   if (f.r && !f.r->message.empty()) os << "\n## Message\n\n```\n" << f.r->message << "\n```\n";
   os << "\n## Files\n\n";
   os << "- `" << kBundleManifest << "`: the case alone"
