@@ -15,14 +15,16 @@ void add_settings_flags(CLI::App& app, RunSettings& s) {
   for (const SettingField& f : setting_fields()) {
     if (f.flag == nullptr) continue;
     const SettingField* field = &f;  // the table is static: it outlives every parse
-    CLI::Option* opt = app.add_option_function<std::vector<std::string>>(
-        f.flag,
-        [field, &s](const std::vector<std::string>& values) {
-          for (const auto& v : values)
-            if (std::string error = field->set(s, v); !error.empty()) throw CLI::ValidationError(error);
-        },
-        f.help);
-    opt->allow_extra_args(false);
+    const auto set = [field, &s](const std::string& v) {
+      if (std::string error = field->set(s, v); !error.empty()) throw CLI::ValidationError(error);
+    };
+    CLI::Option* opt =
+        f.repeatable
+            ? app.add_option_function<std::vector<std::string>>(
+                     f.flag, [set](const std::vector<std::string>& values) { for (const auto& v : values) set(v); },
+                     f.help)
+                  ->allow_extra_args(false)
+            : app.add_option_function<std::string>(f.flag, set, f.help);
     if (*f.type_name) opt->type_name(f.type_name);
     if (*f.default_text) opt->default_str(f.default_text);
   }

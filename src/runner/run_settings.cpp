@@ -315,6 +315,11 @@ SettingField flag_field(const char* identity, const char* flag, Values values, c
   return f;
 }
 
+SettingField repeatable(SettingField f) {
+  f.repeatable = true;
+  return f;
+}
+
 Setter text_into(std::string RunSettings::*member) {
   return [member](RunSettings& s, const std::string& v) {
     s.*member = v;
@@ -389,7 +394,7 @@ std::vector<SettingField> device_fields() {
                    return std::string();
                  },
                  "INT"),
-      flag_field(nullptr, "--device-import", [](const RunSettings& s) { return s.device_imports; },
+      repeatable(flag_field(nullptr, "--device-import", [](const RunSettings& s) { return s.device_imports; },
                  "Python module whose import registers the device under test (repeatable; also "
                  "OPCHECK_DEVICE_IMPORT, comma-separated): each worker hosts a Python interpreter, e.g. "
                  "--device-import torch_spyre --device spyre",
@@ -397,7 +402,7 @@ std::vector<SettingField> device_fields() {
                    s.device_imports.push_back(v);
                    return std::string();
                  },
-                 "MODULE"),
+                 "MODULE")),
       flag_field("compile backend", "--compile-backend",
                  [](const RunSettings& s) { return one_if(!s.compile_backend.empty(), s.compile_backend); },
                  "Run the device side of every case as torch.compile(backend=NAME) of the op's Python callable: "

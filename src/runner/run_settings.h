@@ -131,10 +131,11 @@ struct SettingField {
   bool split_only = false;
   /// A flag's command-line side: its help, the name of its value in the help ("" = CLI11's), the default the help
   /// shows ("" = none), and how one value given on the command line goes into the settings: "" when taken, else what
-  /// is wrong with it (a usage error). A flag given again sets each value in turn (--device-import adds one).
+  /// is wrong with it (a usage error).
   const char* help = nullptr;
   const char* type_name = "";
   const char* default_text = "";
+  bool repeatable = false;  // given again, each value is set in turn (--device-import); else one value
   std::function<std::string(RunSettings&, const std::string&)> set;
 };
 
