@@ -254,8 +254,13 @@ bool parse_faults(const std::string& spec, std::vector<std::pair<std::string, Fa
       char* end = nullptr;
       errno = 0;
       f.number = arg.empty() ? 0 : std::strtod(arg.c_str(), &end);
-      if (arg.empty() || *end != '\0' || errno == ERANGE) {
+      if (arg.empty() || *end != '\0') {
         error = where + "'" + what + "' needs a number. Fix: write e.g. " + what + ":1e-2";
+        return false;
+      }
+      if (errno == ERANGE && std::fabs(f.number) > 1) {
+        error = where + "'" + what + ":" + arg + "' overflows a double. Fix: write a finite number, e.g. " + what +
+                ":1e3";
         return false;
       }
     } else if (colon != std::string::npos) {

@@ -34,6 +34,7 @@ struct RunInfo {
   double duration_s = 0;
   std::vector<std::string> argv;            // selection arguments as given
   std::string shard;                        // "I/N" or ""
+  std::int64_t selection_occurrences = 0;   // sharded runs: the whole selection's occurrences (0: unknown)
   std::map<std::string, std::string> manifests;  // path -> sha256 of every manifest read
   std::vector<std::string> enabled_ops;     // device's enabled ops (coverage); empty when unknown
   bool interrupted = false;                 // stopped by SIGINT/SIGTERM, --maxfail or --deadline

@@ -160,6 +160,7 @@ struct Result {
   std::string reference_cache_note;    // why a reference was not kept (not cacheable, above the entry limit)
   std::string reference_cache_warning;  // an entry that failed its check, or a cache that could not be written
   CasePhase phase = CasePhase::None;  // the part of the case that was running when it ended
+  bool result_from_cache = false;     // served from --results-cache (--reuse-results): this run did not run it
 };
 
 }  // namespace opcheck

@@ -48,10 +48,11 @@ void add_probe_flags(CLI::App& app, ProbeRequest& p, bool& no_isolation);
 int run_probe(ProbeRequest& p, bool no_isolation, const std::vector<std::string>& argv,
               const std::function<int(RunHost&)>& body);
 
-/// The flags of a run's settings (--device ... --timeout) that `run` and `repro` share.
+/// The flags of a run's settings (--device ... --timeout) that `run`, `repro` and `shrink` share, from the settings
+/// table (setting_fields).
 void add_settings_flags(CLI::App& app, RunSettings& s);
-/// Whether any of those flags was given on the command line of `app`.
-bool settings_given(const CLI::App& app);
+/// Which of those flags were given on the command line of `app`, in the table's order.
+std::vector<std::string> given_setting_flags(const CLI::App& app);
 /// A CLI11 check: a finite number greater than zero ("nan", "inf", 0 and negatives are usage errors).
 CLI::Validator positive_finite(const char* what);
 

@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/cli.h"
+#include "common/text_escape.h"
 
 namespace opcheck::cli {
 namespace {
@@ -14,15 +15,20 @@ namespace {
 int cmd_list_models(const ManifestFlags& f) {
   Loaded l = load_and_select(f);
   print_diagnostics(l.set.diagnostics, /*errors_only=*/true);
+  // Names and paths are shown with their control characters made visible, never run by the terminal.
+  std::vector<std::pair<std::string, std::string>> shown;  // model, path
   std::size_t name_w = 5, file_w = 4;
   for (const auto& m : l.set.manifests) {
-    name_w = std::max(name_w, m.model.size());
-    file_w = std::max(file_w, m.path.size());
+    shown.emplace_back(printable_text(m.model), printable_text(m.path));
+    name_w = std::max(name_w, shown.back().first.size());
+    file_w = std::max(file_w, shown.back().second.size());
   }
-  for (const auto& m : l.set.manifests) {
+  for (std::size_t i = 0; i < shown.size(); ++i) {
+    const Manifest& m = l.set.manifests[i];
+    const auto& [model, path] = shown[i];
     std::string kind = m.is_template ? "template" : m.variant.empty() ? "base" : "variant " + m.variant;
-    std::cout << m.model << std::string(name_w + 2 - m.model.size(), ' ') << m.path
-              << std::string(file_w + 2 - m.path.size(), ' ') << m.cases.size() << " cases  " << kind << "\n";
+    std::cout << model << std::string(name_w + 2 - model.size(), ' ') << path
+              << std::string(file_w + 2 - path.size(), ' ') << m.cases.size() << " cases  " << kind << "\n";
   }
   if (l.set.manifests.empty()) {
     std::cerr << "opcheck: no manifests found\n";
@@ -48,18 +54,22 @@ int cmd_list_cases(const ManifestFlags& f, bool json) {
                      {"line", c->loc.line}});
     std::cout << out.dump(1) << "\n";
   } else {
+    std::vector<std::pair<std::string, std::string>> shown;  // id, op: control characters made visible
     std::size_t id_w = 0, op_w = 0;
     for (const Case* c : l.selected.cases) {
-      id_w = std::max(id_w, c->id.size());
-      op_w = std::max(op_w, c->op.size());
+      shown.emplace_back(printable_text(c->id), printable_text(c->op));
+      id_w = std::max(id_w, shown.back().first.size());
+      op_w = std::max(op_w, shown.back().second.size());
     }
     std::string out;
-    for (const Case* c : l.selected.cases) {
-      out += c->id;
-      out.append(id_w + 2 - c->id.size(), ' ');
-      out += c->op;
-      out.append(op_w + 2 - c->op.size(), ' ');
-      out += "(" + c->loc.file + ":" + std::to_string(c->loc.line) + ")\n";
+    for (std::size_t i = 0; i < shown.size(); ++i) {
+      const auto& [id, op] = shown[i];
+      out += id;
+      out.append(id_w + 2 - id.size(), ' ');
+      out += op;
+      out.append(op_w + 2 - op.size(), ' ');
+      const Case* c = l.selected.cases[i];
+      out += "(" + printable_text(c->loc.file) + ":" + std::to_string(c->loc.line) + ")\n";
     }
     // An empty listing says so, as pytest's --collect-only does.
     if (l.selected.cases.empty())

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/cli.h"
+#include "common/text_escape.h"
 #include "report/console.h"
 #include "report/diff.h"
 #include "report/html.h"
@@ -47,11 +48,11 @@ int cmd_merge(const MergeFlags& f) {
   }
 }
 
-int cmd_diff(const std::string& old_path, const std::string& new_path) {
+int cmd_diff(const std::string& old_path, const std::string& new_path, bool allow_different_cases) {
   try {
     DiffResult d = diff_reports(read_metrics(old_path), read_metrics(new_path));
-    std::cout << render_diff(d);
-    return diff_exit_code(d);
+    std::cout << render_diff(d, allow_different_cases);
+    return diff_exit_code(d, allow_different_cases);
   } catch (const std::exception& e) {
     print_error(e);
     return kInterrupted;
@@ -64,13 +65,18 @@ int cmd_report(const std::string& metrics, const std::string& history_dir, const
   try {
     const RunReport run = read_metrics(metrics);
     std::vector<RunReport> history;
+    std::vector<std::string> skipped;
     // The current file is often kept in the history folder itself; it must not appear twice in the trend.
-    if (!history_dir.empty()) history = read_metrics_history(history_dir, metrics, &run.info);
+    if (!history_dir.empty()) history = read_metrics_history(history_dir, metrics, &run.info, &skipped);
+    for (const auto& s : skipped) std::cerr << "opcheck report: warning: skipped " << printable_text(s) << "\n";
     write_html_report(run, history, html);
     std::cout << "wrote " << html << ": " << summary_line(run);
     if (!history_dir.empty()) {
       if (history.empty()) std::cout << "; no earlier metrics files in " << history_dir << ", so no trend";
       else std::cout << "; trend over " << history.size() + 1 << " runs";
+      if (!skipped.empty())
+        std::cout << " (" << skipped.size() << " file" << (skipped.size() == 1 ? "" : "s") << " of "
+                  << history_dir << " skipped, listed above)";
     }
     std::cout << "\n";
   } catch (const std::exception& e) {
@@ -100,16 +106,21 @@ void add_report_commands(CLI::App& app, Commands& commands) {
   commands.add(merge, [m] { return cmd_merge(*m); });
 
   auto paths = std::make_shared<std::pair<std::string, std::string>>();
+  auto allow_different = std::make_shared<bool>(false);
   auto* diff = app.add_subcommand(
       "diff", "Regressions, fixes, added and removed cases between two metrics files (exit 1 on regressions)");
   diff->footer("Examples (last night's run, then tonight's with a wrong mul kernel: a regression):\n"
                "  opcheck run --model gpt_oss -k mul --device loopback --metrics-json last-night.json\n"
                "  OPCHECK_LOOPBACK_FAULTS='aten::mul.Tensor=bias:1e-1' opcheck run --model gpt_oss -k mul "
                "--device loopback --metrics-json tonight.json\n"
-               "  opcheck diff last-night.json tonight.json");
+               "  opcheck diff last-night.json tonight.json\n"
+               "Exit codes: 0 no regressions, 1 regressions, 2 the runs hold different case sets (without "
+               "--allow-different-cases) or a file cannot be read.");
   diff->add_option("old", paths->first, "Earlier metrics file")->required();
   diff->add_option("new", paths->second, "Later metrics file")->required();
-  commands.add(diff, [paths] { return cmd_diff(paths->first, paths->second); });
+  diff->add_flag("--allow-different-cases", *allow_different,
+                 "Compare runs of different case sets (e.g. two shards) without failing; the counts are still said");
+  commands.add(diff, [paths, allow_different] { return cmd_diff(paths->first, paths->second, *allow_different); });
 
   auto r = std::make_shared<std::array<std::string, 3>>();  // metrics, history folder, html
   auto* report = app.add_subcommand(

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <memory>
 
+#include "common/text_escape.h"
 #include "config/status_config.h"
 #include "repro/bundle_layout.h"
 #include "repro/reproduction.h"
@@ -48,7 +49,7 @@ void add_repro_command(CLI::App& app, Commands& commands) {
       ->type_name("FILE");
   add_manifest_flags(*cmd, f.manifest, true);
   commands.add(cmd, [flags, cmd] {
-    flags->settings_given = settings_given(*cmd);
+    flags->given_settings = given_setting_flags(*cmd);
     return cmd_repro(*flags);
   });
 }
@@ -68,22 +69,23 @@ int find_case(const ReproFlags& f, Found& out) {
   if (!f.bundle.empty()) {
     out.bundle = repro::find_bundle_folder(f.bundle, f.case_id, error);
     if (out.bundle.empty()) {
-      std::cerr << "opcheck: error: " << error << "\n";
+      std::cerr << "opcheck: error: " << printable_lines(error) << "\n";
       return kUsageError;
     }
     const std::string manifest = (fs::path(out.bundle) / repro::kBundleManifest).string();
     out.set = load_manifests({manifest});
     print_diagnostics(out.set.diagnostics, /*errors_only=*/true);
     if (out.set.diagnostics.has_errors() || out.set.manifests.size() != 1 || out.set.manifests[0].cases.size() != 1) {
-      std::cerr << "opcheck: error: " << manifest << " does not hold one loadable case\n";
+      std::cerr << "opcheck: error: " << printable_text(manifest) << " does not hold one loadable case\n";
       return kInterrupted;
     }
     out.c = &out.set.manifests[0].cases[0];
     if (!f.case_id.empty() && f.case_id != out.c->id)
-      std::cerr << "opcheck: note: the bundle holds " << out.c->id << " (asked for " << f.case_id << ")\n";
+      std::cerr << "opcheck: note: the bundle holds " << printable_text(out.c->id) << " (asked for "
+                << printable_text(f.case_id) << ")\n";
     std::string warning;
     out.facts = repro::read_bundle_facts(out.bundle, warning);
-    if (!warning.empty()) std::cerr << "opcheck: warning: " << warning << "\n";
+    if (!warning.empty()) std::cerr << "opcheck: warning: " << printable_lines(warning) << "\n";
     return kOk;
   }
   if (f.case_id.empty()) {
@@ -96,7 +98,7 @@ int find_case(const ReproFlags& f, Found& out) {
   if (l.selected.usage_error) return kUsageError;
   out.c = repro::find_case(l.set, l.selected.cases, f.case_id, error);
   if (!out.c) {
-    std::cerr << "opcheck: error: " << error << "\n";
+    std::cerr << "opcheck: error: " << printable_lines(error) << "\n";
     return kUsageError;
   }
   out.set = std::move(l.set);  // the case points into the manifests, which move along with their vectors
@@ -126,10 +128,10 @@ int cmd_repro(const ReproFlags& f) {
   RunSettings settings = f.settings;
   std::string error;
   if (!resolve_run_settings(settings, process_environment(), "opcheck-out", error)) {
-    std::cerr << "opcheck: error: " << error << "\n";
+    std::cerr << "opcheck: error: " << printable_lines(error) << "\n";
     return kUsageError;
   }
-  const std::vector<std::string> args = repro::device_args(f.settings_given, settings, found.facts);
+  const std::vector<std::string> args = repro::device_args(f.given_settings, settings, found.facts);
   if (found.bundle.empty()) {
     StatusConfig config;
     if (!load_command_config(f.config, f.manifest, config)) return kUsageError;
@@ -139,7 +141,7 @@ int cmd_repro(const ReproFlags& f) {
   if (f.python) {
     repro::ScriptDevice device;
     if (!repro::script_device(args, library_dirs(), device, error)) {
-      std::cerr << "opcheck: error: " << error << "\n";
+      std::cerr << "opcheck: error: " << printable_lines(error) << "\n";
       return kUsageError;
     }
     if (device.device.rfind("privateuseone", 0) == 0 && device.library.empty())

@@ -22,7 +22,7 @@ struct ReproFlags {
   std::string bundle;   // a bundle folder, or a --save-failures folder holding the case's bundle
   bool python = false;  // print the PyTorch script instead of the opcheck command
   RunSettings settings;  // the run's settings flags (default: the bundle's, else the environment's)
-  bool settings_given = false;  // any of those flags was given
+  std::vector<std::string> given_settings;  // those flags given, in the settings table's spelling
   std::string config;  // status config (default: opcheck.yaml in a manifest folder)
 };
 

@@ -23,27 +23,36 @@ const char* kind_of(mode_t mode) {
 
 }  // namespace
 
-bool read_regular_file(const std::string& path, std::string& out, std::string& why, std::size_t max_bytes) {
+int open_regular_file(const std::string& path, std::string& why, bool refuse_links, bool* missing) {
   // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer. The check is on the descriptor, so a
   // file swapped for a FIFO after a stat cannot slip through.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | (refuse_links ? O_NOFOLLOW : 0));
+  if (missing) *missing = fd < 0 && errno == ENOENT;
   if (fd < 0) {
-    why = std::strerror(errno);
-    return false;
+    why = refuse_links && errno == ELOOP ? "is a symbolic link, not a regular file" : std::strerror(errno);
+    return -1;
   }
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     why = ::fstat(fd, &st) != 0 ? std::string(std::strerror(errno))
                                 : std::string("is ") + kind_of(st.st_mode) + ", not a regular file";
     ::close(fd);
-    return false;
+    return -1;
   }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return fd;
+}
+
+bool read_regular_file(const std::string& path, std::string& out, std::string& why, std::size_t max_bytes) {
+  const int fd = open_regular_file(path, why);
+  if (fd < 0) return false;
+  struct stat st {};
+  ::fstat(fd, &st);
   if (static_cast<std::size_t>(st.st_size) > max_bytes) {
     why = "is larger than " + std::to_string(max_bytes) + " bytes";
     ::close(fd);
     return false;
   }
-  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   out.clear();
   out.reserve(static_cast<std::size_t>(st.st_size));
   char buf[1 << 16];

@@ -7,6 +7,12 @@
 
 namespace opcheck {
 
+/// Opens `path` for reading when it is a regular file, without ever blocking (a FIFO is refused, not waited on).
+/// With `refuse_links`, a symbolic link is refused too: a cache folder's entries are files opcheck wrote, and a link
+/// could lead out of the folder. Returns the descriptor (the caller closes it), or -1 with `why` saying why ("is a
+/// FIFO (named pipe), not a regular file", the system's error text) and `missing` set when there is no such file.
+int open_regular_file(const std::string& path, std::string& why, bool refuse_links = false, bool* missing = nullptr);
+
 /// Reads `path` into `out` when it is a regular file of at most `max_bytes`. Otherwise returns false and says why in
 /// `why` ("is a FIFO (named pipe), not a regular file", "is larger than N bytes", the system's error text).
 bool read_regular_file(const std::string& path, std::string& out, std::string& why,

@@ -170,6 +170,18 @@ std::string printable_text(std::string_view bytes) {
   return out;
 }
 
+std::string printable_lines(std::string_view bytes) {
+  std::string out;
+  out.reserve(bytes.size());
+  for (std::size_t start = 0;;) {
+    const std::size_t nl = bytes.find('\n', start);
+    append_escaped(out, bytes.substr(start, nl == std::string_view::npos ? nl : nl - start), EscapeMode::Printable);
+    if (nl == std::string_view::npos) return out;
+    out += '\n';
+    start = nl + 1;
+  }
+}
+
 std::size_t first_control_character(std::string_view bytes) {
   for (std::size_t i = 0; i < bytes.size();) {
     std::uint32_t cp = 0;

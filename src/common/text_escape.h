@@ -21,6 +21,10 @@ std::string xml_visible(std::string_view bytes);
 /// start a terminal escape sequence.
 std::string printable_text(std::string_view bytes);
 
+/// printable_text of each line, the line feeds between them kept: for console messages of several lines (a
+/// diagnostic and its `Fix:`) that quote names.
+std::string printable_lines(std::string_view bytes);
+
 /// The byte offset of the first control character printable_text would escape, or npos when there is none.
 std::size_t first_control_character(std::string_view bytes);
 

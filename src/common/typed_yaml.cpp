@@ -5,6 +5,7 @@
 
 #include "common/spelling.h"
 #include "common/text.h"
+#include "common/text_escape.h"
 
 namespace opcheck {
 
@@ -34,6 +35,17 @@ std::string TypedYaml::type_message(std::string_view key, std::string_view expec
   if (voice_ == YamlVoice::Manifest)
     return "expected " + std::string(expected) + " for " + in_quotes(key) + ", got " + found.describe();
   return "`" + std::string(key) + "` must be " + std::string(expected) + ", not " + found.describe();
+}
+
+bool TypedYaml::refuse_control_characters(NodeRef n, std::string_view what, std::string_view value) {
+  const std::size_t bad = first_control_character(value);
+  if (bad == std::string::npos) return true;
+  error(n,
+        std::string(what) + " " + in_quotes(printable_text(value)) + " contains a control character (" +
+            printable_text(value.substr(bad, value[bad] == '\xc2' ? 2 : 1)) + " at byte " + std::to_string(bad) + ")",
+        "use printable characters only; a " + std::string(what) +
+            " is shown in terminals and reports and written into the commands opcheck prints");
+  return false;
 }
 
 bool TypedYaml::read_string(NodeRef n, std::string_view key, std::string& out, NodeRef key_node) {

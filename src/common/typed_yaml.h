@@ -57,6 +57,10 @@ class TypedYaml {
   bool read_bool(yaml::NodeRef n, std::string_view key, bool& out);
   bool read_int_list(yaml::NodeRef n, std::string_view key, std::vector<std::int64_t>& out);
   bool want_mapping(yaml::NodeRef n, std::string_view key);
+  /// False, reported at `n`, when `value` (the `what`: "case name", "model name", "op", "tag") holds a control
+  /// character. Names reach terminals, reports and generated commands; an escape sequence or line break in one would
+  /// be run by the terminal or end a shell comment.
+  bool refuse_control_characters(yaml::NodeRef n, std::string_view what, std::string_view value);
   /// Reports every key of `map` not in `allowed` (with did-you-mean); `elsewhere_fix` is the hint for a key that
   /// belongs in `elsewhere` instead.
   bool check_keys(yaml::NodeRef map, const std::vector<std::string_view>& allowed, const std::string& where,

@@ -13,10 +13,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/text_escape.h"
 #include "exec/engine.h"
 #include "exec/pickle_io.h"
 #include "manifest/manifest_writer.h"
 #include "repro/bundle_layout.h"
+#include "repro/reproduction.h"
 
 namespace fs = std::filesystem;
 
@@ -137,13 +139,11 @@ std::string source_of(const Case& c) {
 }
 
 std::string rerun_command(const BundleFacts& f) {
-  // Appends, not a chain of operator+: gcc 12 warns on the inlined chain (-Wstringop-overflow, a false positive).
-  std::string cmd;
-  for (const auto& [k, v] : f.environment) cmd.append(k).append("=").append(shell_word(v)).append(" ");
-  cmd.append(shell_word(opcheck_command())).append(" run --manifests ");
-  cmd.append(shell_word((f.folder / kBundleManifest).string()));
-  for (const auto& a : f.device_args) cmd.append(" ").append(shell_word(a));
-  return cmd + " -v";
+  std::vector<std::string> words{opcheck_command(), "run"};
+  for (auto& w : repro::input_words({(f.folder / kBundleManifest).string()})) words.push_back(std::move(w));
+  words.insert(words.end(), f.device_args.begin(), f.device_args.end());
+  words.push_back("-v");
+  return repro::environment_prefix(f.environment) + repro::join_words(words);
 }
 
 std::string python_command(const BundleFacts& f) {
@@ -157,7 +157,7 @@ std::string python_command(const BundleFacts& f) {
 std::string readme_text(const BundleFacts& f) {
   const Case& c = *f.c;
   std::ostringstream os;
-  os << "# opcheck failure bundle: " << c.id << "\n\n";
+  os << "# opcheck failure bundle: " << printable_text(c.id) << "\n\n";  // a line break would end the heading
   if (f.r) {
     os << "- stage: " << stage_name(f.r->stage) << " (" << outcome_name(f.r->outcome) << ")\n";
   } else {
@@ -165,7 +165,7 @@ std::string readme_text(const BundleFacts& f) {
           "the run was stopped: see the run's report for its stage. The inputs are the case's recipe, which "
           "rebuilds the same tensors bit for bit.\n";
   }
-  os << "- op: " << c.op;
+  os << "- op: " << printable_text(c.op);
   if (f.r && !f.r->resolved_op.empty())
     os << " (" << f.r->resolved_op << (f.r->decomposed ? ", decomposed" : "") << ")";
   os << "\n- device: " << f.info->device_name << " (" << f.info->device
@@ -175,8 +175,8 @@ std::string readme_text(const BundleFacts& f) {
     const std::string figures = figures_text(f.r->figures);
     if (!figures.empty()) os << "- figures: " << figures << "\n";
   }
-  os << "- from: " << source_of(c) << "\n";
-  for (const auto& [k, v] : f.environment) os << "- environment: " << k << "=" << v << "\n";
+  os << "- from: " << printable_text(source_of(c)) << "\n";
+  for (const auto& [k, v] : f.environment) os << "- environment: " << k << "=" << printable_text(v) << "\n";
   if (f.r && !f.r->message.empty()) os << "\n## Message\n\n```\n" << f.r->message << "\n```\n";
   os << "\n## Files\n\n";
   os << "- `" << kBundleManifest << "`: the case alone"

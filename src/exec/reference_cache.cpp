@@ -21,6 +21,7 @@
 #include <torch/csrc/jit/serialization/pickle.h>
 #include <torch/version.h>
 
+#include "common/regular_file.h"
 #include "common/sha256.h"
 #include "common/text.h"
 #include "common/xxh64.h"
@@ -79,12 +80,15 @@ CachedReference decode(const c10::IValue& v) {
   return ref;
 }
 
-// A whole file mapped read-only; data is null when it cannot be opened (or is empty).
+// A whole file mapped read-only; data is null when it cannot be opened (or is empty). Only a regular file in the
+// folder is opened, without blocking: a FIFO, device or link put in the cache's place is refused (`why` says what it
+// is), so the case's reference is computed instead of its read hanging until the case's timeout.
 struct MappedFile {
   explicit MappedFile(const std::string& path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    bool missing = false;
+    const int fd = open_regular_file(path, why, /*refuse_links=*/true, &missing);
+    opened = !missing;
     if (fd < 0) return;
-    opened = true;
     struct stat st {};
     if (::fstat(fd, &st) == 0 && st.st_size > 0) {
       const auto n = static_cast<std::size_t>(st.st_size);
@@ -101,7 +105,8 @@ struct MappedFile {
   }
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
-  bool opened = false;
+  bool opened = false;  // there is an entry, whether or not it could be opened
+  std::string why;      // why an entry there could not be opened
   const char* data = nullptr;
   std::size_t size = 0;
 };
@@ -151,7 +156,7 @@ CacheRead ReferenceCache::read(const std::string& key) const {
     out.problem = "reference cache entry " + path + " " + why + "; the reference was computed again";
     return out;
   };
-  if (!file.data) return reject("is empty or cannot be mapped");
+  if (!file.data) return reject(file.why.empty() ? "is empty or cannot be mapped" : file.why);
   const std::string_view all(file.data, file.size);
   const std::size_t header_end = all.find("\n\n");
   if (all.substr(0, std::strlen(kMagic) + 1) != std::string(kMagic) + "\n")

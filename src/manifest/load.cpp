@@ -9,6 +9,7 @@
 #include "common/sha256.h"
 #include "common/regular_file.h"
 #include "common/stop_request.h"
+#include "common/text_escape.h"
 #include "manifest/narrow_inputs.h"
 #include "manifest/normalize.h"
 #include "manifest/v2_config.h"
@@ -78,6 +79,13 @@ void load_text(const std::string& path, const std::string& text, yaml::Tree& tre
 }
 
 bool read_file(const std::string& path, std::string& out, DiagnosticList& diags) {
+  // The path names every case's location and goes into the commands opcheck prints: held to the case-name rule.
+  if (const std::size_t bad = first_control_character(path); bad != std::string::npos) {
+    diags.error(SourceLoc{printable_text(path), 0, 0},  // every report and console line shows it escaped
+                "the manifest's path contains a control character (at byte " + std::to_string(bad) + "); not loaded",
+                {}, "rename the file (or its folder) to printable characters only");
+    return false;
+  }
   std::string why;
   if (read_regular_file(path, out, why, kMaxManifestBytes)) return true;
   if (why.rfind("is larger", 0) == 0)

@@ -236,7 +236,8 @@ bool Normalizer::read_case(NodeRef c, const Settings& defaults, const std::vecto
   } else if (r_.read_string(op, "op", out.op)) {
     if (out.op.size() > kMaxNameBytes)
       r_.error(op, too_long("op", out.op), "name the op as torch writes it, e.g. torch.add or aten::add.Tensor");
-    else if (!refuse_machine_op(r_, op, out.op) && !is_op_spelling(out.op))
+    else if (r_.refuse_control_characters(op, "op", out.op) && !refuse_machine_op(r_, op, out.op) &&
+             !is_op_spelling(out.op))
       r_.error(op, "op " + in_quotes(out.op) + " is not an op name",
                "e.g. torch.add, torch.Tensor.view, aten::add.Tensor");
   }
@@ -320,6 +321,8 @@ bool Normalizer::run(const yaml::Tree& tree, Manifest& out) {
       r_.error(model, "model name is empty", "write the model's name, e.g. model: gpt-oss-20b");
     else if (out.model.size() > kMaxNameBytes)
       r_.error(model, too_long("model name", out.model), "write the model's name, e.g. model: gpt-oss-20b");
+    else if (!r_.refuse_control_characters(model, "model name", out.model))
+      out.model.clear();  // the file's stem names the cases that are still checked
     else if (out.model.find("::") != std::string::npos || out.model.find('/') != std::string::npos)
       r_.error(model, "model name " + in_quotes(out.model) + " may not contain '::' or '/'",
                "these separate parts of case ids");
@@ -375,13 +378,8 @@ bool Normalizer::run(const yaml::Tree& tree, Manifest& out) {
           r_.error(name_node, "case name is empty", "give the case a name unique within the file");
         } else if (name.size() > kMaxNameBytes) {
           r_.error(name_node, too_long("case name", name), "give the case a shorter name; it becomes the case's id");
-        } else if (const std::size_t bad = first_control_character(name); bad != std::string::npos) {
-          // The id reaches terminals and reports: an escape sequence in it would be run by the terminal.
-          r_.error(name_node,
-                   "case name " + in_quotes(printable_text(name)) + " contains a control character (" +
-                       printable_text(name.substr(bad, name[bad] == '\xc2' ? 2 : 1)) + " at byte " +
-                       std::to_string(bad) + ")",
-                   "use printable characters only; case names become ids in terminals and reports");
+        } else if (!r_.refuse_control_characters(name_node, "case name", name)) {
+          // reported: the id reaches terminals and reports, where an escape sequence in it would be run
         } else {
           named = true;
           r_.set_case_id(model_ + "::" + name);

@@ -64,7 +64,10 @@ bool V2Reader::want_list(NodeRef n, std::string_view key, const std::string& exa
 }
 
 bool V2Reader::read_strings(NodeRef n, std::string_view key, std::vector<std::string>& out) {
+  // Tags and names become model names, case names and marks: held to the case-name rule.
+  const std::string_view what = key == "tags" ? "tag" : key == "names" ? "name" : key;
   if (n.is_scalar() && !is_yaml_null(n)) {  // a single name stands for a list of one
+    if (!r_.refuse_control_characters(n, what, n.text())) return false;
     out.emplace_back(n.text());
     return true;
   }
@@ -72,7 +75,7 @@ bool V2Reader::read_strings(NodeRef n, std::string_view key, std::vector<std::st
   bool ok = true;
   for (std::size_t i = 0; i < n.size(); ++i) {
     std::string s;
-    if (r_.read_string(n.item(i), key, s))
+    if (r_.read_string(n.item(i), key, s) && r_.refuse_control_characters(n.item(i), what, s))
       out.push_back(std::move(s));
     else
       ok = false;

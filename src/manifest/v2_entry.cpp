@@ -79,7 +79,7 @@ bool V2Reader::read_op(NodeRef e, Case& out) {
     r_.error(name, too_long("op", out.op), "name the op as torch writes it, e.g. torch.add");
     return false;
   }
-  if (refuse_machine_op(r_, name, out.op)) return false;
+  if (!r_.refuse_control_characters(name, "op", out.op) || refuse_machine_op(r_, name, out.op)) return false;
   if (!is_op_spelling(out.op)) {
     r_.error(name, "op " + in_quotes(out.op) + " is not an op name",
              "e.g. torch.add, torch.Tensor.view, torch.nn.functional.silu");

@@ -162,7 +162,10 @@ std::string start_error_text(const nlohmann::json& e, const exec::PythonHostConf
   const std::string python = e.value("python", config.python);
   const std::string torch_version = e.value("torch_version", "");
   const std::string torch_path = e.value("torch_path", "");
-  std::string text = first;
+  // A module that explains its own failure (a setting it reads, with its Fix) keeps that Fix: it is not told to
+  // repair its import.
+  const std::size_t own_fix = first.find(" Fix: ");
+  std::string text = first.substr(0, own_fix);
   const std::string demangled = demangled_undefined_symbol(first);
   if (!demangled.empty()) text += "\n  undefined symbol, demangled: " + demangled;
   const bool autoload = e.value("autoload", false);
@@ -172,7 +175,9 @@ std::string start_error_text(const nlohmann::json& e, const exec::PythonHostConf
                                                : (torch_version.empty() ? "unknown version" : torch_version) +
                                                      " from " + torch_path);
   std::string fix;
-  if (!demangled.empty())
+  if (own_fix != std::string::npos)
+    fix = first.substr(own_fix + 6);
+  else if (!demangled.empty())
     fix = "the extension was built against another torch than this interpreter's: rebuild it against torch " +
           torch_version + " from " + torch_path + ", or run with the interpreter whose torch it was built for " +
           "(OPCHECK_PYTHON=...)" +

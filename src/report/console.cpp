@@ -75,10 +75,19 @@ std::string summary_line(const RunReport& report, bool color) {
   return out + (color ? markup(duration, main, false) : duration);
 }
 
-std::string warnings_summary(const RunInfo& info, std::size_t shown) {
+std::string warnings_summary(const RunInfo& info, std::size_t shown, std::size_t about_inputs) {
   const std::size_t n = info.warnings.size();
   if (n == 0) return {};
-  std::string out = std::to_string(n) + (n == 1 ? " warning" : " warnings") + " (opcheck validate lists them):\n";
+  const std::size_t inputs = std::min(about_inputs, n), at_run_time = n - inputs;
+  const std::string count = std::to_string(n) + " ";
+  std::string out;
+  if (at_run_time == 0)
+    out = count + (n == 1 ? "warning" : "warnings") + " (opcheck validate lists them):\n";
+  else if (inputs == 0)
+    out = count + (n == 1 ? "run-time warning" : "run-time warnings") + " (the metrics' run.warnings hold them):\n";
+  else
+    out = count + "warnings (" + std::to_string(inputs) + " about the inputs, which opcheck validate lists; " +
+          std::to_string(at_run_time) + " at run time, in the metrics' run.warnings):\n";
   for (std::size_t i = 0; i < std::min(n, shown); ++i) out += "  " + first_line(info.warnings[i]) + "\n";
   if (n > shown) out += "  ... and " + std::to_string(n - shown) + " more\n";
   return xml_visible(out);
@@ -410,7 +419,13 @@ std::string diagnostics_text(const DiagnosticList& d, bool errors_only) {
       ++hidden;
       continue;
     }
-    out += item.format() + "\n";
+    // Paths, names and messages are data: their control characters are shown, never run by the terminal.
+    Diagnostic shown = item;
+    shown.loc.file = printable_text(item.loc.file);
+    shown.case_id = printable_text(item.case_id);
+    shown.message = printable_lines(item.message);
+    shown.fix = printable_lines(item.fix);
+    out += shown.format() + "\n";
   }
   if (hidden)
     out += "opcheck: " + std::to_string(hidden) + " warning" + (hidden == 1 ? "" : "s") +
@@ -419,7 +434,7 @@ std::string diagnostics_text(const DiagnosticList& d, bool errors_only) {
 }
 
 std::string error_text(const std::exception& e, const std::string& context) {
-  const std::string what = e.what();
+  const std::string what = printable_lines(e.what());
   if (what.find(": error: ") != std::string::npos) return what + "\n";
   return "opcheck: error: " + context + what + "\n";
 }

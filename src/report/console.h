@@ -29,9 +29,11 @@ std::string error_text(const std::exception& e, const std::string& context = {})
 /// anything passed.
 std::string summary_line(const RunReport& report, bool color = false);
 
-/// The run's warnings before its summary line: "3 warnings (opcheck validate lists them):", then the first line of
-/// the first `shown` of them and how many more there are. Empty without warnings.
-std::string warnings_summary(const RunInfo& info, std::size_t shown = 3);
+/// The run's warnings before its summary line, introduced by where they come from: "3 warnings (opcheck validate
+/// lists them):" when all `about_inputs` of them are the manifests' and the config's, "2 run-time warnings ..." when
+/// none is (a journal that could not be written, a corrupt cache entry, a fault that never fired), both counts when
+/// mixed; then the first line of the first `shown` of them and how many more there are. Empty without warnings.
+std::string warnings_summary(const RunInfo& info, std::size_t shown = 3, std::size_t about_inputs = std::size_t(-1));
 /// The line a run starts with: the device (the executor's own account when it gives one) and how much work:
 /// "opcheck: device loopback (privateuseone:0); 180 cases, 149 unique[, shard 1/3 of 149]".
 std::string run_banner(const ExecInfo& info, std::size_t cases, std::size_t unique, int shard_index, int shard_total,

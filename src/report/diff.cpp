@@ -157,8 +157,18 @@ DiffResult diff_reports(const RunReport& old_run, const RunReport& new_run) {
   return d;
 }
 
-std::string render_diff(const DiffResult& d) {
-  std::string out = "opcheck diff: " + std::to_string(d.regressions.size() + d.stage_changes.size()) + " regression" +
+std::string render_diff(const DiffResult& d, bool allow_different_cases) {
+  std::string out;
+  if (d.different_cases()) {
+    const std::size_t both = d.new_cases - d.added.size();
+    out = "opcheck diff: the runs hold different case sets: " + std::to_string(d.removed.size()) +
+          " only in the old run, " + std::to_string(d.added.size()) + " only in the new, " + std::to_string(both) +
+          " in both; the pass rates below compare different cases\n";
+    if (!allow_different_cases)
+      out += "  Fix: diff runs of one selection (merge shards first: opcheck merge), or pass "
+             "--allow-different-cases to compare them anyway\n";
+  }
+  out += "opcheck diff: " + std::to_string(d.regressions.size() + d.stage_changes.size()) + " regression" +
                     (d.regressions.size() + d.stage_changes.size() == 1 ? "" : "s") + ", " +
                     std::to_string(d.fixed.size()) + " fixed, " + std::to_string(d.added.size()) + " added, " +
                     std::to_string(d.removed.size()) + " removed, " + std::to_string(d.other.size()) +
@@ -192,6 +202,9 @@ std::string render_diff(const DiffResult& d) {
   return visible_utf8(out);
 }
 
-int diff_exit_code(const DiffResult& diff) { return diff.has_regressions() ? 1 : 0; }
+int diff_exit_code(const DiffResult& diff, bool allow_different_cases) {
+  if (diff.different_cases() && !allow_different_cases) return 2;
+  return diff.has_regressions() ? 1 : 0;
+}
 
 }  // namespace opcheck

@@ -41,15 +41,20 @@ struct DiffResult {
   std::size_t old_cases = 0, new_cases = 0;
 
   bool has_regressions() const { return !regressions.empty() || !stage_changes.empty(); }
+  /// The runs hold different case sets (added or removed cases): their pass rates compare different cases.
+  bool different_cases() const { return !added.empty() || !removed.empty(); }
 };
 
 /// Matches cases by id. Throws ReportError when one run holds an id twice.
 DiffResult diff_reports(const RunReport& old_run, const RunReport& new_run);
 
 /// Human-readable report: a headline, then one section per non-empty category and the pass-rate changes.
-std::string render_diff(const DiffResult& diff);
+/// Runs of different case sets are said first, with the counts on each side, and with a Fix unless
+/// `allow_different_cases`.
+std::string render_diff(const DiffResult& diff, bool allow_different_cases = false);
 
-/// `opcheck diff`'s exit status: 1 when there is any regression (including stage changes), else 0.
-int diff_exit_code(const DiffResult& diff);
+/// `opcheck diff`'s exit status: 2 when the runs hold different case sets (unless `allow_different_cases`), else 1
+/// when there is any regression (including stage changes), else 0.
+int diff_exit_code(const DiffResult& diff, bool allow_different_cases = false);
 
 }  // namespace opcheck

@@ -881,8 +881,34 @@ void write_html_report(const RunReport& run, const std::vector<RunReport>& histo
   write_file_atomically(path, html_report(run, history));
 }
 
+namespace {
+
+// Why a `*.json` entry of a history folder is not read: "" when it is a regular file of the folder (or a link to
+// one inside it).
+std::string not_a_history_file(const std::filesystem::path& entry, const std::filesystem::path& folder) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status link = fs::symlink_status(entry, ec);
+  if (fs::is_symlink(link)) {
+    const fs::path target = fs::weakly_canonical(entry, ec);
+    if (ec || !fs::exists(target, ec)) return "a symbolic link whose target does not exist";
+    if (target.parent_path() != fs::weakly_canonical(folder, ec))
+      return "a symbolic link out of the folder (not followed)";
+  }
+  const fs::file_status st = fs::status(entry, ec);
+  if (ec) return "cannot be read: " + ec.message();
+  switch (st.type()) {
+    case fs::file_type::regular: return {};
+    case fs::file_type::directory: return "a folder";
+    case fs::file_type::fifo: return "a FIFO (named pipe), not a regular file";
+    default: return "not a regular file";
+  }
+}
+
+}  // namespace
+
 std::vector<RunReport> read_metrics_history(const std::string& dir, const std::string& exclude,
-                                            const RunInfo* current) {
+                                            const RunInfo* current, std::vector<std::string>* skipped) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::is_directory(dir, ec))
@@ -893,15 +919,30 @@ std::vector<RunReport> read_metrics_history(const std::string& dir, const std::s
   if (ec) throw ReportError(dir + ": error: cannot read the folder: " + ec.message());
   for (; it != end; it.increment(ec)) {
     if (ec) throw ReportError(dir + ": error: cannot read the folder: " + ec.message());
-    std::error_code fec;
-    if (it->path().extension() == ".json" && it->is_regular_file(fec)) files.push_back(it->path());
+    if (it->path().extension() == ".json") files.push_back(it->path());
   }
   std::sort(files.begin(), files.end());
+  const auto skip = [&](const fs::path& f, const std::string& why) {
+    if (skipped) skipped->push_back(f.string() + ": " + why);
+  };
   std::vector<std::pair<std::string, RunReport>> runs;  // started_at, run (file-name order so far)
   for (const auto& f : files) {
+    if (const std::string why = not_a_history_file(f, dir); !why.empty()) {
+      skip(f, why);
+      continue;
+    }
     std::error_code eq;
     if (!exclude.empty() && fs::equivalent(f, exclude, eq)) continue;
-    RunReport r = read_metrics(f.string());
+    RunReport r;
+    try {
+      r = read_metrics(f.string());
+    } catch (const ReportError& e) {
+      // "path: error: what\n  Fix: ..." -> what: the readers' messages name the place, never the bytes.
+      std::string what = e.what();
+      if (const auto at = what.find(": error: "); at != std::string::npos) what.erase(0, at + 9);
+      skip(f, "not a readable metrics file: " + what.substr(0, what.find('\n')));
+      continue;
+    }
     if (current && r.info.started_at == current->started_at && r.info.host == current->host &&
         r.info.duration_s == current->duration_s && r.info.argv == current->argv && r.info.shard == current->shard)
       continue;  // a copy of the current run

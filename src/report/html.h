@@ -22,9 +22,12 @@ void write_html_report(const RunReport& run, const std::vector<RunReport>& histo
 /// The metrics files (`*.json`, not descending into sub-folders) of a folder of earlier runs, oldest first: by
 /// started_at, then by file name. A file that is the same file as `exclude` is left out, so the current run's
 /// metrics may sit in the history folder; so is a copy of the run `current` (same start, host, duration and command),
-/// so the trend never holds the current run twice nor compares it with itself. Throws ReportError when the folder
-/// cannot be read or a file is not a readable metrics file (read_metrics's located message).
+/// so the trend never holds the current run twice nor compares it with itself. A `*.json` that cannot be a run of
+/// the trend is skipped, never read past: a link out of the folder (or a dangling one), a FIFO, device or folder, a
+/// file that is not a readable metrics file; `skipped` gets "file: why" for each (the why never quotes the file's
+/// bytes). Throws ReportError only when the folder cannot be read.
 std::vector<RunReport> read_metrics_history(const std::string& dir, const std::string& exclude = {},
-                                            const RunInfo* current = nullptr);
+                                            const RunInfo* current = nullptr,
+                                            std::vector<std::string>* skipped = nullptr);
 
 }  // namespace opcheck

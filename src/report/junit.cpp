@@ -100,6 +100,7 @@ void write_case_properties(XmlOut& x, const CaseRecord& rec) {
   x.property(d, "stage", stage_name(r.stage));
   x.property(d, "dedupe_key", rec.key);
   if (!rec.deduplicated_from.empty()) x.property(d, "deduplicated_from", rec.deduplicated_from);
+  if (r.result_from_cache) x.property(d, "result_from_cache", "true (read from --results-cache, not run by this run)");
   if (r.figures.max_abs_diff) x.property(d, "max_abs_diff", shortest_number(*r.figures.max_abs_diff));
   if (r.figures.max_rel_diff) x.property(d, "max_rel_diff", shortest_number(*r.figures.max_rel_diff));
   if (r.figures.pcc) x.property(d, "pcc", shortest_number(*r.figures.pcc));

@@ -8,6 +8,8 @@
 #include <set>
 
 #include "report/report_error.h"
+#include "runner/run_identity.h"
+#include "runner/run_settings.h"
 
 namespace opcheck {
 namespace {
@@ -35,42 +37,17 @@ std::string shard_files(const std::vector<std::string>& files, std::initializer_
   return out;
 }
 
-void require_same(const std::vector<RunReport>& shards, const char* what, std::string RunInfo::*field,
-                  const std::vector<std::string>& files) {
-  for (std::size_t i = 1; i < shards.size(); ++i) {
-    const auto& a = shards[0].info.*field;
-    const auto& b = shards[i].info.*field;
-    if (a != b)
-      throw ReportError("opcheck merge: error: shard " + std::to_string(i + 1) + " ran with " + what + " \"" + b +
-                        "\" but shard 1 with \"" + a + "\"" + shard_files(files, {i, 0}) +
-                        "\n  Fix: merge only the shards of one run");
-  }
-}
-
-// Every part of the identity (RunInfo::identity: the settings and facts that decide verdicts) is the same in every
-// shard; a part one shard lacks counts as "".
+// Every part of the run identity is the same in every shard (the runner's comparison, as --resume and the results
+// cache make it): the first part that differs is named, with both files.
 void require_same_identity(const std::vector<RunReport>& shards, const std::vector<std::string>& files) {
-  auto value = [](const RunInfo& info, const std::string& what) {
-    for (const auto& [name, v] : info.identity)
-      if (name == what) return v;
-    return std::string();
-  };
   for (std::size_t i = 1; i < shards.size(); ++i) {
-    for (const RunInfo* side : {&shards[0].info, &shards[i].info})
-      for (const auto& part : side->identity) {
-        const std::string a = value(shards[0].info, part.first), b = value(shards[i].info, part.first);
-        if (a != b)
-          throw ReportError("opcheck merge: error: shard " + std::to_string(i + 1) + " ran with " + part.first +
-                            " \"" + b + "\" but shard 1 with \"" + a + "\"" + shard_files(files, {i, 0}) +
-                            "\n  Fix: merge only the shards of one run");
-      }
+    const std::vector<IdentityChange> changes = identity_changes(shards[0].info, shards[i].info);
+    if (changes.empty()) continue;
+    const IdentityChange& c = changes.front();
+    throw ReportError("opcheck merge: error: shard " + std::to_string(i + 1) + " ran with " + c.what + " \"" + c.now +
+                      "\" but shard 1 with \"" + c.then + "\"" + shard_files(files, {i, 0}) +
+                      "\n  Fix: merge only the shards of one run");
   }
-}
-
-// "I/N" (0-based, as --shard takes it) -> (I, N); false when the text is not a shard spec.
-bool parse_shard(const std::string& s, int& i, int& n) {
-  char tail;
-  return std::sscanf(s.c_str(), "%d/%d%c", &i, &n, &tail) == 2 && n > 0 && i >= 0 && i < n;
 }
 
 [[noreturn]] void refuse(const std::string& what, const std::string& fix) {
@@ -83,10 +60,6 @@ RunReport merge_reports(const std::vector<RunReport>& shards, bool allow_partial
                         const std::vector<std::string>& files) {
   RunReport out;
   if (shards.empty()) return out;
-  require_same(shards, "opcheck", &RunInfo::opcheck_version, files);
-  require_same(shards, "libtorch", &RunInfo::torch_version, files);
-  require_same(shards, "device", &RunInfo::device_name, files);
-  require_same(shards, "device library digest", &RunInfo::device_lib_sha256, files);
   require_same_identity(shards, files);
 
   RunInfo& info = out.info;
@@ -180,7 +153,9 @@ RunReport merge_reports(const std::vector<RunReport>& shards, bool allow_partial
              "merge the shards of one --shard I/N split only");
     for (const auto& spec : shard_specs) {
       int i = 0, n = 0;
-      if (!parse_shard(spec, i, n)) refuse("shard \"" + spec + "\" is not I/N with 0 <= I < N", "merge files written by `opcheck run --shard I/N`");
+      std::string why;  // the spec as `run --shard` reads it
+      if (!resolve_shard(spec, [](const std::string&) { return std::nullopt; }, i, n, why))
+        refuse("shard \"" + spec + "\" is not I/N with 0 <= I < N", "merge files written by `opcheck run --shard I/N`");
       if (total != 0 && n != total)
         refuse("the files come from different splits (" + std::to_string(total) + " and " + std::to_string(n) +
                    " shards)",
@@ -205,8 +180,18 @@ RunReport merge_reports(const std::vector<RunReport>& shards, bool allow_partial
       refuse("incomplete shard set: " + std::to_string(indexes.size()) + " of " + std::to_string(total) +
                  " shards (" + have + "); missing " + missing,
              "pass every shard's metrics file, or --allow-partial to merge only these");
-    if (partial) *partial = "merged " + std::to_string(indexes.size()) + " of " + std::to_string(total) +
-                            " shards (" + have + "); missing " + missing;
+    // The files say they are partial, not only the console: a warning, and the missing shards' occurrences not run.
+    std::int64_t merged = 0;
+    for (const auto& rec : out.cases) merged += rec.index >= 0;
+    const std::int64_t whole = shards[0].info.selection_occurrences;
+    const std::string note = "partial merge: " + std::to_string(indexes.size()) + " of " + std::to_string(total) +
+                             " shards (" + have + "); missing " + missing +
+                             (whole > merged ? ", whose " + std::to_string(whole - merged) +
+                                                   " occurrences are not run and not in these reports"
+                                             : ", whose occurrences are not in these reports");
+    info.warnings.insert(info.warnings.begin(), note);
+    if (whole > merged) info.not_run += whole - merged;
+    if (partial) *partial = note;
     for (std::size_t i = 0; i < shard_specs.size(); ++i) info.shard += (i ? "," : "") + shard_specs[i];
   }
 

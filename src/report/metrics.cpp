@@ -134,6 +134,10 @@ void write_metrics(const RunReport& report, TextOut& out) {
 
   const auto& t = st.time;
   if (st.reference_cache.used) write_reference_cache(w, st.reference_cache);
+  // --reuse-results: how many occurrences carry a result this run read from --results-cache instead of running.
+  std::int64_t from_results_cache = 0;
+  for (const auto& rec : report.cases) from_results_cache += rec.result.result_from_cache;
+  w.field("results_from_cache", from_results_cache);
 
   w.key("time").begin_object();
   w.key("totals").begin_object();
@@ -197,7 +201,8 @@ RunReport parse_metrics(const std::string& text, const std::string& path, bool c
   try {
     j = json::parse(text);
   } catch (const json::parse_error& e) {
-    throw ReportError(path + ": error: not a valid JSON file: " + e.what() +
+    // The byte offset only: the parser's own message quotes the bytes it read, which may be any file's content.
+    throw ReportError(path + ": error: not a valid JSON file (syntax error at byte " + std::to_string(e.byte) + ")" +
                       "\n  Fix: pass a file written by `opcheck run --metrics-json`");
   }
   const JsonWhere root{path, ""};

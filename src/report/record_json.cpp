@@ -202,6 +202,7 @@ void write_case_record(JsonWriter& w, const CaseRecord& rec) {
   if (!r.reference_made.empty()) w.field("reference_made", r.reference_made);
   if (!r.judge_notes.empty()) w.key("judge_notes").strings(r.judge_notes);
   if (!r.values_compared) w.field("values_compared", false);
+  if (r.result_from_cache) w.field("result_from_cache", true);
   w.key("figures").begin_object();
   w.field("max_abs_diff", r.figures.max_abs_diff);
   w.field("max_rel_diff", r.figures.max_rel_diff);
@@ -283,6 +284,7 @@ CaseRecord case_record_from_json(const json& j, const JsonWhere& w) {
   r.reference_made = get_string_or(j, w, "reference_made", "");
   if (j.contains("judge_notes")) r.judge_notes = get_strings(j, w, "judge_notes");
   r.values_compared = !j.contains("values_compared") || get_bool(j, w, "values_compared");
+  r.result_from_cache = j.contains("result_from_cache") && get_bool(j, w, "result_from_cache");
   const json& f = member(j, w, "figures");
   const JsonWhere fw = w.at("figures");
   r.figures.max_abs_diff = get_optional_number(f, fw, "max_abs_diff");
@@ -344,6 +346,7 @@ void write_run_info(JsonWriter& w, const RunInfo& info) {
   w.field("duration_s", info.duration_s);
   w.key("argv").strings(info.argv, /*compact=*/true);
   w.field("shard", info.shard);
+  if (info.selection_occurrences) w.field("selection_occurrences", info.selection_occurrences);
   w.key("manifests").begin_object();
   for (const auto& [path, digest] : info.manifests) w.field(path, digest);
   w.end_object();
@@ -409,6 +412,7 @@ RunInfo run_info_from_json(const json& j, const JsonWhere& w) {
   info.duration_s = get_number(j, w, "duration_s");
   info.argv = get_strings(j, w, "argv");
   info.shard = get_string(j, w, "shard");
+  info.selection_occurrences = j.contains("selection_occurrences") ? get_int(j, w, "selection_occurrences") : 0;
   const json& m = member(j, w, "manifests");
   if (!m.is_object()) throw_json_error(w.at("manifests"), "expected an object mapping manifest path to sha256");
   for (auto it = m.begin(); it != m.end(); ++it) {

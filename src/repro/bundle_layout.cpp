@@ -1,6 +1,8 @@
 #include "repro/bundle_layout.h"
 
+#include "common/regular_file.h"
 #include "common/sha256.h"
+#include "common/text_escape.h"
 
 namespace opcheck::repro {
 
@@ -37,12 +39,36 @@ std::string bundle_input_file(std::size_t input, std::size_t element, bool list)
   return "inputs/" + std::to_string(input) + (list ? "_" + std::to_string(element) : std::string()) + ".pt";
 }
 
+std::vector<std::string> input_words(const std::vector<std::string>& manifests, const std::string& config) {
+  std::vector<std::string> words;
+  for (const auto& m : manifests) words.insert(words.end(), {"--manifests", absolute_path(m)});
+  if (!config.empty()) words.insert(words.end(), {"--config", absolute_path(config)});
+  return words;
+}
+
 std::string shell_word(const std::string& s) {
   if (!s.empty() && s.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:=,+@%-") ==
                         std::string::npos)
     return s;
-  std::string out = "'";
-  for (char ch : s) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  if (first_control_character(s) == std::string::npos) {
+    std::string out = "'";
+    for (char ch : s) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+    return out + "'";
+  }
+  // A line break or escape sequence inside quotes would still reach the terminal, or end the line a `#` comment
+  // or the console's `rerun:` line holds: bash's $'...' keeps the word on one line and in ASCII, every byte exact.
+  std::string out = "$'";
+  for (unsigned char ch : s) {
+    if (ch == '\'' || ch == '\\') {
+      out += '\\';
+      out += char(ch);
+    } else if (ch < 0x20 || ch >= 0x7f) {  // C1 controls are UTF-8 sequences: every non-ASCII byte
+      static const char* const kHex = "0123456789abcdef";
+      out += {'\\', 'x', kHex[ch >> 4], kHex[ch & 15]};
+    } else {
+      out += char(ch);
+    }
+  }
   return out + "'";
 }
 

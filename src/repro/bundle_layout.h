@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace opcheck::repro {
 
@@ -35,8 +36,14 @@ std::string bundle_folder_name(const std::string& case_id);
 /// inputs/<i>_<j>.pt.
 std::string bundle_input_file(std::size_t input, std::size_t element, bool list);
 
+/// The words of a printed rerun command that name its inputs: `--manifests PATH` for each manifest, then
+/// `--config PATH` when there is one, every path absolute. The console's rerun line, `repro`, `shrink` and bundles
+/// all write them through this.
+std::vector<std::string> input_words(const std::vector<std::string>& manifests, const std::string& config = {});
+
 /// A command word as a POSIX shell reads it back: as is when it holds only safe characters, else single-quoted.
-/// For the commands bundles and `opcheck repro` print.
+/// A word holding a control character is written as bash's $'...' with \xNN escapes, so the command stays one line of
+/// printable ASCII. For the commands bundles and `opcheck repro` print.
 std::string shell_word(const std::string& s);
 
 }  // namespace opcheck::repro

@@ -9,6 +9,7 @@
 
 #include "common/device_choice.h"
 #include "common/regular_file.h"
+#include "common/text_escape.h"
 #include "repro/bundle_layout.h"
 #include "select/select.h"
 
@@ -133,9 +134,21 @@ const Manifest* manifest_of(const ManifestSet& set, const Case& c) {
   return nullptr;
 }
 
-std::vector<std::string> device_args(bool user_gave_settings, const RunSettings& settings, const BundleFacts& facts) {
-  if (!user_gave_settings && !facts.rerun_device_args.empty()) return facts.rerun_device_args;
-  return rerun_arguments(settings).args;
+std::vector<std::string> device_args(const std::vector<std::string>& given, const RunSettings& settings,
+                                     const BundleFacts& facts) {
+  const std::vector<std::string> mine = rerun_arguments(settings).args;  // flag, value pairs in the table's order
+  if (facts.rerun_device_args.empty()) return mine;
+  const auto was_given = [&given](const std::string& flag) {
+    return std::find(given.begin(), given.end(), flag) != given.end();
+  };
+  // The bundle's device flags stay unless the user gave the same flag: `--reference-cache D` alone keeps the device.
+  std::vector<std::string> out;
+  const std::vector<std::string>& recorded = facts.rerun_device_args;
+  for (std::size_t i = 0; i + 1 < recorded.size(); i += 2)
+    if (!was_given(recorded[i])) out.insert(out.end(), {recorded[i], recorded[i + 1]});
+  for (std::size_t i = 0; i + 1 < mine.size(); i += 2)
+    if (was_given(mine[i])) out.insert(out.end(), {mine[i], mine[i + 1]});
+  return out;
 }
 
 void as_the_run_would(const StatusConfig& config, const RunSettings& settings, const std::vector<std::string>& args,
@@ -215,12 +228,11 @@ std::vector<std::string> rerun_words(const std::string& binary, const Case& c, c
                                      const std::vector<std::string>& device_args) {
   std::vector<std::string> words{binary, "run"};
   if (!source.bundle.empty()) {
-    words.insert(words.end(), {"--manifests", (fs::path(source.bundle) / kBundleManifest).string()});
+    for (auto& w : input_words({(fs::path(source.bundle) / kBundleManifest).string()})) words.push_back(std::move(w));
   } else {
-    words.insert(words.end(), {"--manifests", absolute_path(source.manifest)});
+    for (auto& w : input_words({source.manifest}, source.config)) words.push_back(std::move(w));
     if (!c.variant.empty()) words.insert(words.end(), {"--variant", c.variant});
     words.push_back(exact_case_id(c.model, c.name));
-    if (!source.config.empty()) words.insert(words.end(), {"--config", absolute_path(source.config)});
   }
   words.insert(words.end(), device_args.begin(), device_args.end());
   words.push_back("-v");
@@ -229,11 +241,13 @@ std::vector<std::string> rerun_words(const std::string& binary, const Case& c, c
 
 std::string rerun_text(const Case& c, const std::string& bundle, const BundleFacts& facts,
                        const std::vector<std::string>& words, const std::string& note) {
-  std::string out =
-      "# " + c.id + ": " + c.op + " (" + absolute_path(c.loc.file) + ":" + std::to_string(c.loc.line) + ")\n";
+  // Comments hold names and paths with their control characters made visible: a line break would end the comment
+  // and make the rest of the name a command.
+  std::string out = "# " + printable_text(c.id) + ": " + printable_text(c.op) + " (" +
+                    printable_text(absolute_path(c.loc.file)) + ":" + std::to_string(c.loc.line) + ")\n";
   if (!bundle.empty())
-    out += "# bundle " + bundle + (facts.stage.empty() ? "" : ", recorded " + facts.stage) + "\n";
-  if (!note.empty()) out += "# note: " + note + "\n";
+    out += "# bundle " + printable_text(bundle) + (facts.stage.empty() ? "" : ", recorded " + facts.stage) + "\n";
+  if (!note.empty()) out += "# note: " + printable_text(note) + "\n";
   return out + environment_prefix(facts.environment) + join_words(words) + "\n";
 }
 

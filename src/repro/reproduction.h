@@ -41,9 +41,11 @@ const Case* find_case(const ManifestSet& set, const std::vector<const Case*>& se
 /// The manifest of `set` that holds `c`; nullptr when none does.
 const Manifest* manifest_of(const ManifestSet& set, const Case& c);
 
-/// The `opcheck run` settings arguments of the reproduction: the bundle's recorded ones when the user gave no
-/// setting of their own (`user_gave_settings`) and the bundle has some, else what `settings` (resolved) rerun with.
-std::vector<std::string> device_args(bool user_gave_settings, const RunSettings& settings, const BundleFacts& facts);
+/// The `opcheck run` settings arguments of the reproduction: the bundle's recorded ones, each flag the user gave
+/// (`given`, as the settings table spells them) replaced by what `settings` (resolved) rerun with; without recorded
+/// ones, what `settings` rerun with.
+std::vector<std::string> device_args(const std::vector<std::string>& given, const RunSettings& settings,
+                                     const BundleFacts& facts);
 
 /// A case reproduced from its manifest (no bundle) as the run would have run it: the status config's tolerances and
 /// comparator applied for the device the run names (--device-name, else the device `args` select), and the device

@@ -42,7 +42,7 @@ int CaseProbe::start(ProbeRequest& r, RunHost& host) {
   if (!config_ok) return kUsageError;
   if (!config.path.empty()) config_sha256_ = sha256_file(config.path);
   repro::BundleFacts facts;
-  repro::as_the_run_would(config, settings_, repro::device_args(true, settings_, facts), original_, facts);
+  repro::as_the_run_would(config, settings_, repro::device_args({}, settings_, facts), original_, facts);
   const WorkerLayout workers = layout_workers(settings_.jobs, settings_.intra_op_threads, settings_.devices.size(),
                                               settings_.isolation, host.cores);
   settings_.jobs = workers.jobs;

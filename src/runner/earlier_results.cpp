@@ -1,9 +1,16 @@
 #include "runner/earlier_results.h"
 
+#include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <set>
 
-#include "report/journal.h"
+#include <nlohmann/json.hpp>
+
+#include "common/sha256.h"
+#include "report/atomic_file.h"
+#include "report/json_writer.h"
+#include "report/record_json.h"
 #include "runner/run_identity.h"
 
 namespace opcheck {
@@ -43,24 +50,86 @@ bool EarlierResults::adopt_journal(std::vector<CaseRecord> records, const std::o
   return true;
 }
 
+namespace {
+
+constexpr const char* kCacheFormat = "opcheck-results-cache";
+constexpr const char* kDigestPrefix = "{\"digest\":\"";
+constexpr const char* kRecordKey = "\",\"record\":";
+constexpr std::size_t kDigestChars = 64;
+
+// What proves an entry: its record's bytes and the header line (the identity of the run that wrote it), so a record
+// edited, or moved under another run's header, fails its check.
+std::string entry_digest(const std::string& header_line, std::string_view record_json) {
+  return sha256_hex(header_line + "\n" + std::string(record_json));
+}
+
+std::string cache_header_line(const RunInfo& info) {
+  std::string line;
+  JsonWriter w(line);
+  w.begin_object().field("format", kCacheFormat).field("version", 1).key("run");
+  write_run_info(w, info);
+  w.end_object();
+  return line;
+}
+
+}  // namespace
+
 void EarlierResults::adopt_cache(const std::string& cache_path, const RunInfo& now, bool serve, std::string& note) {
   serve_cache_ = serve;
   std::error_code ec;
   if (!std::filesystem::exists(cache_path, ec)) return;
-  Journal j = read_journal(cache_path);
-  if (j.records.empty()) return;
-  const std::string differs =
-      j.info ? describe_changes(verdict_changes(identity_changes(*j.info, now)))
-             : "  the cache has no header saying what wrote it\n";
+  const std::string text = read_file_bytes(cache_path);  // a regular file, opened without blocking
+  std::vector<std::string_view> lines;
+  for (std::size_t pos = 0; pos < text.size();) {
+    const std::size_t nl = std::min(text.find('\n', pos), text.size());
+    lines.push_back(std::string_view(text).substr(pos, nl - pos));
+    pos = nl + 1;
+  }
+  if (lines.empty()) return;
+  const std::string header(lines[0]);
+  std::optional<RunInfo> written_by;
+  try {
+    const nlohmann::json h = nlohmann::json::parse(header);
+    if (h.is_object() && h.value("format", "") == kCacheFormat && h.contains("run"))
+      written_by = run_info_from_json(h["run"], JsonWhere{cache_path + ":1", "/run"});
+  } catch (const std::exception&) {
+  }
+  if (!written_by) {
+    warnings_.push_back("--results-cache " + cache_path +
+                        ": its first line is not an opcheck results-cache header (a cache of an older opcheck, or "
+                        "another file); none of its results are used and every case is run again");
+    return;
+  }
+  const std::string differs = describe_changes(verdict_changes(identity_changes(*written_by, now)));
   if (!differs.empty()) {
     note = cache_path + " holds results of a different run; they are not reused and the cache is rewritten. What "
            "differs (then -> now):\n" + differs;
     return;
   }
-  for (auto& r : j.records) {
-    std::string k = r.key;
-    cache_[std::move(k)] = std::move(r);
+  std::size_t rejected = 0, first_bad = 0;
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    const std::string_view line = lines[i];
+    if (line.empty()) continue;
+    const std::size_t prefix = std::strlen(kDigestPrefix), key = std::strlen(kRecordKey);
+    const bool framed = line.size() > prefix + kDigestChars + key && line.substr(0, prefix) == kDigestPrefix &&
+                        line.substr(prefix + kDigestChars, key) == kRecordKey && line.back() == '}';
+    const std::string_view record =
+        framed ? line.substr(prefix + kDigestChars + key, line.size() - prefix - kDigestChars - key - 1) : line;
+    try {
+      if (!framed || line.substr(prefix, kDigestChars) != entry_digest(header, record))
+        throw std::runtime_error("digest");
+      CaseRecord r = case_record_from_json(nlohmann::json::parse(record), JsonWhere{cache_path, ""});
+      std::string k = r.key;
+      cache_[std::move(k)] = std::move(r);
+    } catch (const std::exception&) {
+      if (!rejected++) first_bad = i + 1;
+    }
   }
+  if (rejected)
+    warnings_.push_back("--results-cache " + cache_path + ": " + std::to_string(rejected) + " entr" +
+                        (rejected == 1 ? "y" : "ies") + " failed their check (first at line " +
+                        std::to_string(first_bad) +
+                        ": edited, corrupt or written under another run); their cases were run again");
 }
 
 const Result* EarlierResults::find(const std::string& id, const std::string& key, Source& from) const {
@@ -79,15 +148,17 @@ const Result* EarlierResults::find(const std::string& id, const std::string& key
 void EarlierResults::write_cache(const std::string& path, const RunInfo& info, const std::vector<CaseRecord>& results) {
   for (const auto& r : results)
     if (r.deduplicated_from.empty() && r.result.stage != Stage::SKIPPED) cache_[r.key] = r;
-  namespace fs = std::filesystem;
-  const std::string tmp = path + ".tmp";
-  fs::remove(tmp);
-  {
-    JournalWriter w(tmp, &info);
-    for (const auto& [key, rec] : cache_) w.append(rec);
-    w.close();
-  }
-  fs::rename(tmp, path);
+  const std::string header = cache_header_line(info);
+  write_file_atomically(path, [&](TextOut& out) {
+    out.buf += header + "\n";
+    for (const auto& [key, rec] : cache_) {
+      CaseRecord stored = rec;
+      stored.result.result_from_cache = false;  // a fact of the run that serves it, not of the result
+      const std::string record = case_record_json_line(stored);
+      out.buf += kDigestPrefix + entry_digest(header, record) + kRecordKey + record + "}\n";
+      out.spill();
+    }
+  });
 }
 
 }  // namespace opcheck

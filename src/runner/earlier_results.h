@@ -26,8 +26,10 @@ class EarlierResults {
                      const std::string& journal_path, std::string& error);
 
   /// --results-cache: reads the cache file, if there is one, and takes its records when it was written under the same
-  /// identity; otherwise `note` says what differs, and the cache is rebuilt from this run's results. `serve`
-  /// (--reuse-results): find() serves them. Throws ReportError when the file cannot be read.
+  /// identity; otherwise `note` says what differs, and the cache is rebuilt from this run's results. Each record
+  /// carries a digest of its bytes and the header (the run identity); one that fails it is not taken (its case runs
+  /// again) and warnings() says so. `serve` (--reuse-results): find() serves them. Throws ReportError when the file
+  /// cannot be read (a FIFO or device is refused, never waited on).
   void adopt_cache(const std::string& cache_path, const RunInfo& now, bool serve, std::string& note);
 
   /// Whether find() can serve anything (else callers skip computing dedupe keys).
@@ -42,6 +44,9 @@ class EarlierResults {
   /// new results to its journal.
   bool journaled(const CaseRecord& r) const { return journal_.count(r.id + "\n" + r.key) != 0; }
 
+  /// What reading the cache found wrong: the run's warnings (run.warnings).
+  const std::vector<std::string>& warnings() const { return warnings_; }
+
   /// Writes the cache: the adopted records updated with this run's results (occurrences that ran; condition skips
   /// are decided per occurrence and never cached). Throws on a write failure.
   void write_cache(const std::string& path, const RunInfo& info, const std::vector<CaseRecord>& results);
@@ -50,6 +55,7 @@ class EarlierResults {
   std::map<std::string, CaseRecord> journal_;  // id + "\n" + key
   std::map<std::string, CaseRecord> cache_;    // key
   bool serve_cache_ = false;
+  std::vector<std::string> warnings_;
 };
 
 }  // namespace opcheck

@@ -103,6 +103,7 @@ void encode_result(const Result& r, std::vector<std::uint8_t>& out) {
   put_string(out, r.reference_cache_note);
   put_string(out, r.reference_cache_warning);
   put(out, static_cast<std::uint8_t>(r.phase));
+  put(out, static_cast<std::uint8_t>(r.result_from_cache));  // set by the parent; carried so the codec is whole
 }
 
 bool decode_result(const std::uint8_t* data, std::size_t size, Result& r, std::string& error) {
@@ -174,6 +175,7 @@ bool decode_result(const std::uint8_t* data, std::size_t size, Result& r, std::s
     return false;
   }
   r.phase = static_cast<CasePhase>(phase);
+  r.result_from_cache = in.get<std::uint8_t>() != 0;
   if (!in.ok) {
     error = "result record is truncated (" + std::to_string(size) + " bytes)";
     return false;

@@ -16,6 +16,7 @@
 #include "report/diff.h"
 #include "report/metrics.h"
 #include "report/progress.h"
+#include "repro/bundle_layout.h"
 #include "repro/reproduction.h"
 #include "report/failure_groups.h"
 #include "runner/case_probe.h"
@@ -75,6 +76,7 @@ struct Prepared {
   TriagedSelection triaged;
   Plan plan;
   std::size_t all_unique = 0;
+  std::size_t all_occurrences = 0;   // before --shard: what a merge of every shard holds
   ExpectedTimes expected;            // with --durations-from: every unique case's expected seconds
   std::vector<double> expected_shard_s;  // each shard's expected wall time at this run's -j
 };
@@ -224,6 +226,9 @@ int plan_run(RunRequest& r, Prepared& p, RunHost& host) {
     options.stop_requested = StopSignals::flag();
     p.executor = host.create_executor(options, error, setup_failed);
     if (!p.executor) {
+      // A stop signal during the start ended it: the run was stopped, the device did not fail (run_request reports
+      // every case not run, stopped by the signal).
+      if (StopSignals::received()) return -1;
       // The device's own output may be in it: its control bytes are shown, never run by the terminal.
       host.err << "opcheck: error: " << xml_visible(error) << "\n";
       return report_device_not_started(r, p, error, setup_failed, host);
@@ -241,6 +246,7 @@ int plan_run(RunRequest& r, Prepared& p, RunHost& host) {
   p.triaged = triage_selection(p.config, p.cases, device_name);
   p.plan = make_plan(p.triaged.cases, !r.no_dedupe, &p.known_keys);
   p.all_unique = p.plan.unique.size();
+  p.all_occurrences = p.plan.occurrences.size();
   // Sharding follows dedupe: shards split unique calls, so no call runs on two machines.
   if (!r.settings.durations_from.empty()) shard_by_recorded_times(r, p, host);
   else if (r.settings.shard_total > 1) p.plan = shard_plan(p.plan, r.settings.shard_index, r.settings.shard_total);
@@ -261,6 +267,7 @@ RunInfo describe(const RunRequest& r, const Prepared& p) {
   info.deselected = static_cast<std::int64_t>(p.loaded.selected.deselected + p.triaged.excluded);
   if (r.settings.shard_total > 1)
     info.shard = std::to_string(r.settings.shard_index) + "/" + std::to_string(r.settings.shard_total);
+  if (!info.shard.empty()) info.selection_occurrences = static_cast<std::int64_t>(p.all_occurrences);
   info.durations_from = r.settings.durations_from;
   info.durations_sha256 = r.settings.durations.sha256;
   info.durations_recorded = static_cast<std::int64_t>(p.expected.recorded);
@@ -364,11 +371,14 @@ std::vector<std::string> reference_cache_warnings(const RunReport& report) {
 // report: written whatever happened, interrupted runs included (partial but valid), with the manifests' problems:
 // errors as ERROR cases, warnings listed. Returns the run's exit code.
 int report_run(const RunRequest& r, const Prepared& p, const RunSession& session, RunReport& report, RunHost& host) {
+  const std::size_t earlier_warnings = report.info.warnings.size();
   add_load_problems(p.loaded.diagnostics, p.loaded.set, report);
+  const std::size_t about_inputs = report.info.warnings.size() - earlier_warnings;
   if (!session.journal_error().empty())
     report.info.warnings.push_back("the journal is incomplete (--resume cannot use it): " + session.journal_error());
   std::vector<std::string> warnings = unfired_fault_warnings(r.settings, report);
   for (auto& w : reference_cache_warnings(report)) warnings.push_back(std::move(w));
+  for (const auto& w : session.cache_warnings()) warnings.push_back(w);
   for (const auto& w : warnings) {
     host.err << "opcheck: warning: " << w << "\n";
     report.info.warnings.push_back(w);
@@ -397,15 +407,15 @@ int report_run(const RunRequest& r, const Prepared& p, const RunSession& session
   if (!r.baseline.empty()) {
     try {
       DiffResult d = diff_reports(read_metrics(r.baseline), report);
-      host.out << render_diff(d);
+      host.out << render_diff(d, /*allow_different_cases=*/true);  // a baseline may be of another selection
       end.regressions = d.has_regressions();
     } catch (const std::exception& e) {
       host.err << error_text(e, "baseline " + r.baseline + ": ");
       rc = kUsageError;
     }
   }
-  host.out << short_summary(report, r.report_chars) << warnings_summary(report.info) << summary_line(report, r.color)
-           << "\n";
+  host.out << short_summary(report, r.report_chars) << warnings_summary(report.info, 3, about_inputs)
+           << summary_line(report, r.color) << "\n";
   end.signalled = StopSignals::received();
   return rc >= 0 ? rc : run_exit_code(report, end);
 }
@@ -444,8 +454,7 @@ std::string rerun_line(const CaseRecord& rec, const RunRequest& r) {
     words.insert(words.end(), {"--bundle", absolute_path(r.settings.save_failures_dir)});
     return repro::join_words(words);
   }
-  for (const auto& m : r.selection.manifests) words.insert(words.end(), {"--manifests", absolute_path(m)});
-  if (!r.config.empty()) words.insert(words.end(), {"--config", absolute_path(r.config)});
+  for (auto& w : repro::input_words(r.selection.manifests, r.config)) words.push_back(std::move(w));
   const RerunArguments rerun = rerun_arguments(r.settings);
   words.insert(words.end(), rerun.args.begin(), rerun.args.end());
   // The device faults of the run come along, so that the rerun computes what the run computed.

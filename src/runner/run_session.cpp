@@ -169,7 +169,9 @@ void RunSession::execute(const Plan& plan, Executor& executor, PoolOptions pool,
       if (earlier_.can_serve()) {
         EarlierResults::Source from{};
         if (const Result* r = earlier_.find(batch[i]->id, dedupe_key(*batch[i]), from)) {
-          done(i, *r);
+          Result served = *r;
+          served.result_from_cache = r->result_from_cache || from == EarlierResults::Source::Cache;
+          done(i, std::move(served));
           ++(from == EarlierResults::Source::Journal ? resumed : cached);
           continue;
         }

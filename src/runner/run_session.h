@@ -88,6 +88,8 @@ class RunSession {
   /// Why the journal could not be written (a full disk), when it could not; "" when it was. The run went on
   /// without it: --resume cannot use it, the reports still hold every result.
   const std::string& journal_error() const { return journal_error_; }
+  /// What reading --results-cache found wrong (entries that failed their check): run-time warnings.
+  const std::vector<std::string>& cache_warnings() const { return earlier_.warnings(); }
 
  private:
   RunSessionOptions opts_;

@@ -298,67 +298,212 @@ std::vector<std::string> one_if(bool given, std::string value) {
   return {std::move(value)};
 }
 
+using Values = std::function<std::vector<std::string>(const RunSettings&)>;
+using Setter = std::function<std::string(RunSettings&, const std::string&)>;
+
+// A setting with a flag: how it shows in the derivations, and its command-line side.
+SettingField flag_field(const char* identity, const char* flag, Values values, const char* help, Setter set,
+                        const char* type_name = "", const char* default_text = "") {
+  SettingField f;
+  f.identity = identity;
+  f.flag = flag;
+  f.values = std::move(values);
+  f.help = help;
+  f.set = std::move(set);
+  f.type_name = type_name;
+  f.default_text = default_text;
+  return f;
+}
+
+SettingField repeatable(SettingField f) {
+  f.repeatable = true;
+  return f;
+}
+
+Setter text_into(std::string RunSettings::*member) {
+  return [member](RunSettings& s, const std::string& v) {
+    s.*member = v;
+    return std::string();
+  };
+}
+
+bool positive_finite(const std::string& text, double& v, std::string& error, const char* flag) {
+  error = positive_finite_error(text, flag);
+  if (error.empty()) v = std::stod(text);
+  return error.empty();
+}
+
+Setter seconds_into(double RunSettings::*member, const char* flag) {
+  return [member, flag](RunSettings& s, const std::string& v) {
+    std::string error;
+    double seconds = 0;
+    if (positive_finite(v, seconds, error, flag)) s.*member = seconds;
+    return error;
+  };
+}
+
+std::vector<SettingField> device_fields() {
+  return {
+      flag_field(nullptr, "--device",
+                 [](const RunSettings& s) {
+                   // With imports the rerun keeps what was given: its own imports register the device again.
+                   if (!s.device_imports.empty()) return std::vector<std::string>{s.device.empty() ? "auto" : s.device};
+                   return std::vector<std::string>{
+                       resolve_auto_device(s.device, s.device_lib, false, nullptr, s.installed_backends)};
+                 },
+                 "Device under test: auto (the device library configured, else the one backend installed as a "
+                 "torch.backends entry point, else loopback), cpu (self-check), loopback, privateuseone, the name a "
+                 "backend registers (a library's, or one an installed torch.backends entry point registers when "
+                 "`import torch` loads it; such a name wins over a built-in device type of the same name, e.g. "
+                 "opencl), cuda, xpu, mps. TORCH_DEVICE_BACKEND_AUTOLOAD=0 leaves the entry points out",
+                 text_into(&RunSettings::device), "", "auto"),
+      flag_field(nullptr, "--device-lib",
+                 [](const RunSettings& s) {
+                   const std::string lib = loaded_library(s);
+                   return one_if(!lib.empty(), absolute_path(lib));
+                 },
+                 "PrivateUse1 backend library to load before any case runs (also OPCHECK_DEVICE_LIB)",
+                 text_into(&RunSettings::device_lib), "PATH"),
+      flag_field(nullptr, "--device-name",
+                 [](const RunSettings& s) { return one_if(!s.device_name.empty(), s.device_name); },
+                 "Name skip_if expressions and reports see for the device (e.g. spyre)",
+                 text_into(&RunSettings::device_name)),
+      flag_field("reference dtype", "--reference-dtype",
+                 [](const RunSettings& s) { return one_if(!s.reference_dtype.empty(), s.reference_dtype); },
+                 "Reference compute dtype: same, float32, float64 (default: the case's dtype, float32 where the CPU "
+                 "lacks a kernel)",
+                 [](RunSettings& s, const std::string& v) {
+                   if (v != "same" && v != "float32" && v != "float64")
+                     return "--reference-dtype must be same, float32 or float64, got '" + v + "'";
+                   s.reference_dtype = v;
+                   return std::string();
+                 }),
+      flag_field("repeat", "--repeat",
+                 [](const RunSettings& s) { return one_if(s.repeat > 0, std::to_string(s.repeat)); },
+                 "Device runs per case to detect nondeterminism (default 2, 1 on cpu)",
+                 [](RunSettings& s, const std::string& v) {
+                   std::size_t used = 0;
+                   int n = 0;
+                   try {
+                     n = std::stoi(v, &used);
+                   } catch (const std::exception&) {
+                     used = 0;
+                   }
+                   if (used != v.size() || used == 0) return "--repeat must be a whole number, got '" + v + "'";
+                   s.repeat = n;
+                   return std::string();
+                 },
+                 "INT"),
+      repeatable(flag_field(nullptr, "--device-import", [](const RunSettings& s) { return s.device_imports; },
+                 "Python module whose import registers the device under test (repeatable; also "
+                 "OPCHECK_DEVICE_IMPORT, comma-separated): each worker hosts a Python interpreter, e.g. "
+                 "--device-import torch_spyre --device spyre",
+                 [](RunSettings& s, const std::string& v) {
+                   s.device_imports.push_back(v);
+                   return std::string();
+                 },
+                 "MODULE")),
+      flag_field("compile backend", "--compile-backend",
+                 [](const RunSettings& s) { return one_if(!s.compile_backend.empty(), s.compile_backend); },
+                 "Run the device side of every case as torch.compile(backend=NAME) of the op's Python callable: "
+                 "inductor, aot_eager, eager, any registered backend, or none (eager, the default; also "
+                 "TEST_COMPILE_BACKEND)",
+                 text_into(&RunSettings::compile_backend), "NAME"),
+  };
+}
+
+std::vector<SettingField> limit_fields() {
+  return {
+      flag_field("timeout", "--timeout",
+                 [](const RunSettings& s) {
+                   return one_if(s.timeout_s != RunSettings{}.timeout_s, number_word(s.timeout_s));
+                 },
+                 "Seconds a case may take before its worker is killed (TIMEOUT); > 0",
+                 seconds_into(&RunSettings::timeout_s, "--timeout"), "FLOAT", "300"),
+      flag_field(nullptr, "--start-timeout",
+                 [](const RunSettings& s) {
+                   return one_if(s.start_timeout_s != RunSettings{}.start_timeout_s, number_word(s.start_timeout_s));
+                 },
+                 "Seconds a Python device's start (importing torch and its modules) and each worker's start may take "
+                 "before the run reports the device as not started; > 0",
+                 seconds_into(&RunSettings::start_timeout_s, "--start-timeout"), "FLOAT", "300"),
+      flag_field("max case bytes", "--max-case-bytes",
+                 [](const RunSettings& s) { return one_if(s.max_case_bytes > 0, std::to_string(s.max_case_bytes)); },
+                 "Skip cases whose tensors need more bytes than this",
+                 [](RunSettings& s, const std::string& v) {
+                   std::string error;
+                   double bytes = 0;
+                   if (positive_finite(v, bytes, error, "--max-case-bytes")) s.max_case_bytes = std::int64_t(bytes);
+                   return error;
+                 },
+                 "INT"),
+  };
+}
+
+// The cache holds references computed under the identity they are filed by (libtorch's build, the case's dedupe key
+// and input digests, the reference dtype), so it cannot change a verdict and is not in the run's identity: a run with
+// it resumes, merges and reuses results with one without. It is in the rerun line, so a rerun of a night's failure
+// reads the night's references instead of computing them for hours again.
+std::vector<SettingField> reference_cache_fields() {
+  return {
+      flag_field(nullptr, "--reference-cache",
+                 [](const RunSettings& s) {
+                   return one_if(!s.reference_cache_dir.empty(), absolute_path(s.reference_cache_dir));
+                 },
+                 "Keep each case's CPU reference in DIR, filed by libtorch's build, the case's dedupe key and input "
+                 "digests and the reference dtype; a later run reads it instead of computing it (several shards may "
+                 "share DIR)",
+                 text_into(&RunSettings::reference_cache_dir), "DIR"),
+      flag_field(nullptr, "--reference-cache-size",
+                 [](const RunSettings& s) {
+                   return one_if(!s.reference_cache_dir.empty() && !s.reference_cache_size.empty(),
+                                 s.reference_cache_size);
+                 },
+                 "Cap of the --reference-cache folder; least recently used entries go first (default 4G)",
+                 text_into(&RunSettings::reference_cache_size), "SIZE"),
+      flag_field(nullptr, "--reference-cache-max-entry",
+                 [](const RunSettings& s) {
+                   return one_if(!s.reference_cache_dir.empty() && !s.reference_cache_max_entry.empty(),
+                                 s.reference_cache_max_entry);
+                 },
+                 "References larger than this are not kept in --reference-cache (default 256M; 0 keeps any size)",
+                 text_into(&RunSettings::reference_cache_max_entry), "SIZE"),
+  };
+}
+
 }  // namespace
 
 const std::vector<SettingField>& setting_fields() {
   // Device, library and name are in the identity as the executor resolved them (ExecInfo), not as given.
-  static const std::vector<SettingField> fields = {
-      {nullptr, "--device", false,
-       [](const RunSettings& s) {
-         // With imports the rerun keeps what was given: its own imports register the device again.
-         if (!s.device_imports.empty()) return std::vector<std::string>{s.device.empty() ? "auto" : s.device};
-         return std::vector<std::string>{
-             resolve_auto_device(s.device, s.device_lib, false, nullptr, s.installed_backends)};
-       }},
-      {nullptr, "--device-lib", false,
-       [](const RunSettings& s) {
-         const std::string lib = loaded_library(s);
-         return one_if(!lib.empty(), absolute_path(lib));
-       }},
-      {nullptr, "--device-name", false, [](const RunSettings& s) { return one_if(!s.device_name.empty(), s.device_name); }},
-      {"reference dtype", "--reference-dtype", false,
-       [](const RunSettings& s) { return one_if(!s.reference_dtype.empty(), s.reference_dtype); }},
-      {"repeat", "--repeat", false,
-       [](const RunSettings& s) { return one_if(s.repeat > 0, std::to_string(s.repeat)); }},
-      {nullptr, "--device-import", false, [](const RunSettings& s) { return s.device_imports; }},
-      {"compile backend", "--compile-backend", false,
-       [](const RunSettings& s) { return one_if(!s.compile_backend.empty(), s.compile_backend); }},
-      {"timeout", "--timeout", false,
-       [](const RunSettings& s) { return one_if(s.timeout_s != RunSettings{}.timeout_s, number_word(s.timeout_s)); }},
-      {nullptr, "--start-timeout", false,
-       [](const RunSettings& s) {
-         return one_if(s.start_timeout_s != RunSettings{}.start_timeout_s, number_word(s.start_timeout_s));
-       }},
-      {"max case bytes", "--max-case-bytes", false,
-       [](const RunSettings& s) { return one_if(s.max_case_bytes > 0, std::to_string(s.max_case_bytes)); }},
-      // Not a rerun argument: a rerun runs one case, unsharded, and its verdict does not depend on the split.
-      {"durations file digest", nullptr, false,
-       [](const RunSettings& s) { return one_if(!s.durations.sha256.empty(), s.durations.sha256); }, true},
-      // The cache holds references computed under the identity they are filed by (libtorch's build, the case's
-      // dedupe key and input digests, the reference dtype), so it cannot change a verdict and is not in the run's
-      // identity: a run with it resumes, merges and reuses results with one without. It is in the rerun line, so a
-      // rerun of a night's failure reads the night's references instead of computing them for hours again.
-      {nullptr, "--reference-cache", false,
-       [](const RunSettings& s) {
-         return one_if(!s.reference_cache_dir.empty(), absolute_path(s.reference_cache_dir));
-       }},
-      {nullptr, "--reference-cache-size", false,
-       [](const RunSettings& s) {
-         return one_if(!s.reference_cache_dir.empty() && !s.reference_cache_size.empty(), s.reference_cache_size);
-       }},
-      {nullptr, "--reference-cache-max-entry", false,
-       [](const RunSettings& s) {
-         return one_if(!s.reference_cache_dir.empty() && !s.reference_cache_max_entry.empty(),
-                       s.reference_cache_max_entry);
-       }},
-      {"fault settings", nullptr, true,
-       [](const RunSettings& s) {
-         std::vector<std::string> out;
-         for (const auto& [name, value] : s.device_environment) out.push_back(name + "=" + value);
-         return out;
-       }},
-  };
+  static const std::vector<SettingField> fields = [] {
+    std::vector<SettingField> all = device_fields();
+    for (auto& f : limit_fields()) all.push_back(std::move(f));
+    // Not a rerun argument: a rerun runs one case, unsharded, and its verdict does not depend on the split.
+    SettingField durations;
+    durations.identity = "durations file digest";
+    durations.values = [](const RunSettings& s) { return one_if(!s.durations.sha256.empty(), s.durations.sha256); };
+    durations.split_only = true;
+    all.push_back(std::move(durations));
+    for (auto& f : reference_cache_fields()) all.push_back(std::move(f));
+    SettingField faults;
+    faults.identity = "fault settings";
+    faults.environment = true;
+    faults.values = [](const RunSettings& s) {
+      std::vector<std::string> out;
+      for (const auto& [name, value] : s.device_environment) out.push_back(name + "=" + value);
+      return out;
+    };
+    all.push_back(std::move(faults));
+    return all;
+  }();
   return fields;
+}
+
+std::vector<std::string> setting_flags() {
+  std::vector<std::string> out;
+  for (const auto& f : setting_fields())
+    if (f.flag != nullptr) out.push_back(f.flag);
+  return out;
 }
 
 RerunArguments rerun_arguments(const RunSettings& s, const std::vector<SettingField>& fields) {
@@ -412,6 +557,20 @@ ExecOptions exec_options(const RunSettings& s) {
   o.rerun = rerun_arguments(s).args;
   o.start_timeout_s = s.start_timeout_s;
   return o;
+}
+
+std::string positive_finite_error(const std::string& text, const char* flag) {
+  double v = 0;
+  std::size_t used = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || used == 0) return std::string(flag) + " must be a number, got '" + text + "'";
+  if (!std::isfinite(v) || v <= 0)
+    return std::string(flag) + " must be a finite number greater than 0, got '" + text + "'";
+  return {};
 }
 
 }  // namespace opcheck

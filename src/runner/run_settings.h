@@ -129,10 +129,27 @@ struct SettingField {
   /// A part that decides which cases a shard runs, not what a case computes: merge and --resume hold to it, the
   /// results cache (by dedupe key) serves across it.
   bool split_only = false;
+  /// A flag's command-line side: its help, the name of its value in the help ("" = CLI11's), the default the help
+  /// shows ("" = none), and how one value given on the command line goes into the settings: "" when taken, else what
+  /// is wrong with it (a usage error).
+  const char* help = nullptr;
+  const char* type_name = "";
+  const char* default_text = "";
+  bool repeatable = false;  // given again, each value is set in turn (--device-import); else one value
+  std::function<std::string(RunSettings&, const std::string&)> set;
 };
 
-/// The settings a rerun must repeat and the identity must hold, in the order the rerun command gives them.
+/// The settings a rerun must repeat and the identity must hold, in the order the rerun command gives them. The one
+/// table of the settings flags: `run`, `repro` and `shrink` register their flags from it, and `repro` reads the
+/// flags given back through it.
 const std::vector<SettingField>& setting_fields();
+
+/// The settings flags, in the table's order.
+std::vector<std::string> setting_flags();
+
+/// "" when `text` is a finite number greater than 0, else the usage error that says so for `flag` ("nan", "inf", 0
+/// and negatives: a nan timeout would fail every case as TIMEOUT, a negative byte limit would mean nothing).
+std::string positive_finite_error(const std::string& text, const char* flag);
 
 /// The command-line part of a rerun: environment assignments, then arguments.
 struct RerunArguments {

@@ -12,6 +12,7 @@
 #include "report/atomic_file.h"
 #include "report/failure_groups.h"
 #include "report/json_writer.h"
+#include "repro/bundle_layout.h"
 #include "repro/reproduction.h"
 #include "repro/script.h"
 #include "runner/call_variants.h"
@@ -173,7 +174,7 @@ bool write_outputs(const CaseProbe& probe, const ShrinkRequest& r, const CaseRec
   repro::ScriptDevice device;
   std::string error;
   repro::BundleFacts none;
-  if (!repro::script_device(repro::device_args(true, probe.settings(), none), r.library_dirs, device, error)) {
+  if (!repro::script_device(repro::device_args({}, probe.settings(), none), r.library_dirs, device, error)) {
     err << "opcheck: warning: no " << kReproScript << ": " << error << "\n";
     return true;
   }
@@ -232,7 +233,8 @@ int shrink_request(ShrinkRequest r, RunHost& host) {
   host.out << "wrote " << (dir / kMinimalManifest).string() << ", " << (dir / kReproScript).string() << " and "
            << (dir / kShrinkJson).string() << "\n";
   const RerunArguments rerun = rerun_arguments(probe.settings());
-  std::vector<std::string> words{r.probe.binary, "run", "--manifests", absolute_path((dir / kMinimalManifest).string())};
+  std::vector<std::string> words{r.probe.binary, "run"};
+  for (auto& w : repro::input_words({(dir / kMinimalManifest).string()})) words.push_back(std::move(w));
   words.insert(words.end(), rerun.args.begin(), rerun.args.end());
   host.out << "run it: " << repro::environment_prefix(rerun.environment) << repro::join_words(words) << "\n";
   return kOk;

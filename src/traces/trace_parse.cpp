@@ -404,6 +404,8 @@ TraceFile parse_trace_text(const std::string& path, std::string_view text) {
     const SourceLoc loc{path, line_no, indent};
     if (line.rfind("Operator:", 0) == 0) {
       op = std::string(trim_blanks(line.substr(9), kWhitespace));
+      // The op object's own spelling, as str(torch.ops.aten.add.Tensor) writes it: the same op as aten.add.Tensor.
+      if (op.rfind("torch.ops.", 0) == 0) op.erase(0, 10);
       op_line = line_no;
       // Names go into every case id and report: a generated megabyte one would make reports of megabytes.
       op_ok = op.size() <= kMaxTraceOpBytes && valid_op_name(op);

@@ -197,6 +197,20 @@ def test_a_module_that_fails_to_import_is_a_usage_error_with_its_traceback(tmp_p
     assert "the device runtime is missing" in r.err and "broken_backend.py" in r.err, r
 
 
+@pytest.mark.parametrize("spec,says", [
+    ("aten::add.Tensor=bias:abc", "'bias' needs a number, not 'abc'"),
+    ("aten::add.Tensor=bias:1e999", "'bias:1e999' is not a finite number (it overflows a double"),
+])
+def test_a_bad_pyloop_fault_spec_names_the_variable_and_keeps_its_own_fix(tmp_path, kinds, spec, says):
+    r = opcheck("run", "--manifests", kinds, *PYLOOP, "--artifact-dir", tmp_path / "art",
+                env={"OPCHECK_PYLOOP_FAULTS": spec})
+    assert r.rc == 4, r
+    assert f"OPCHECK_PYLOOP_FAULTS: '{spec}': {says}" in r.err, r
+    fixes = [line.strip() for line in r.err.splitlines() if line.strip().startswith("Fix:")]
+    assert fixes and ("bias:1e-2" in fixes[0] or "bias:1e3" in fixes[0]), r
+    assert "import torch" not in fixes[0], r
+
+
 def test_a_device_that_does_not_start_is_a_result_in_every_report(tmp_path, kinds):
     r, m = run_json(tmp_path, "--manifests", kinds, "--device-import", "no_such_module")
     assert r.rc == 4, r

@@ -179,10 +179,11 @@ TEST(JUnit, EscapesMarkupControlCharsAndInvalidUtf8WithoutDroppingAnything) {
   });
   ASSERT_TRUE(tc);
   EXPECT_STREQ(tc.attribute("name").value(), "a<b & c\"d'e\\x01f\\xffg caf\xc3\xa9 \xe2\x9c\x93 \\ufffe \\x7f");
-  // The message's first line, then the repro command with the id quoted for a shell.
+  // The message's first line, then the repro command with the id quoted for a shell: with a control character in
+  // it, as bash's $'...', every non-ASCII byte a \xNN escape, so the command stays one printable line.
   EXPECT_STREQ(tc.child("failure").attribute("message").value(),
-               "first <line> & \"quote\"\\x02\nrepro: opcheck repro 'llama::a<b & c\"d'\\''e\\x01f\\xffg "
-               "caf\xc3\xa9 \xe2\x9c\x93 \\ufffe \\x7f'");
+               "first <line> & \"quote\"\\x02\nrepro: opcheck repro $'llama::a<b & c\"d\\'e\\x01f\\xffg "
+               "caf\\xc3\\xa9 \\xe2\\x9c\\x93 \\xef\\xbf\\xbe \\x7f'");
   EXPECT_STREQ(tc.child("failure").text().get(), "first <line> & \"quote\"\\x02\nsecond\tline");
 }
 
@@ -717,7 +718,9 @@ TEST(Merge, PartialShardSetIsRefusedUnlessAllowedAndThenSaysWhichShards) {
   std::string partial;
   const RunReport merged = merge_reports(shards, /*allow_partial=*/true, &partial);
   EXPECT_EQ(merged.info.shard, "0/3,1/3");
-  EXPECT_EQ(partial, "merged 2 of 3 shards (0/3, 1/3); missing 2/3");
+  EXPECT_EQ(partial, "partial merge: 2 of 3 shards (0/3, 1/3); missing 2/3, whose occurrences are not in these reports");
+  ASSERT_FALSE(merged.info.warnings.empty());
+  EXPECT_EQ(merged.info.warnings.front(), partial);  // the files say it, not only the console
   EXPECT_EQ(merged.cases.size(), 7u);  // indexes 0,1,3,4,6,7,9
 }
 
@@ -756,8 +759,16 @@ TEST(Merge, RejectsDuplicateIdsAndMismatchedRuns) {
     EXPECT_NE(std::string(e.what()).find("case llama::add_f16 is in shard 1 and in shard 3"), std::string::npos) << e.what();
   }
   auto other_device = shards;
-  other_device[1].info.device_name = "spyre";
-  EXPECT_THROW(merge_reports(other_device), ReportError);
+  for (auto& s : other_device) s.info.identity = {{"device name", "loopback"}};
+  other_device[1].info.identity = {{"device name", "spyre"}};
+  try {
+    merge_reports(other_device);
+    FAIL();
+  } catch (const ReportError& e) {  // the runner's identity comparison, naming the part
+    EXPECT_NE(std::string(e.what()).find("shard 2 ran with device name \"spyre\" but shard 1 with \"loopback\""),
+              std::string::npos)
+        << e.what();
+  }
   auto other_manifest = shards;
   other_manifest[2].info.manifests["manifests/llama.yaml"] = std::string(64, 'f');
   try {
@@ -807,7 +818,8 @@ TEST(Diff, CategoriesAndExitCode) {
   EXPECT_EQ(ids(d.removed), (std::vector<std::string>{"granite::linear"}));
   EXPECT_EQ(ids(d.other), (std::vector<std::string>{"llama::neg"}));
   EXPECT_EQ(d.regressions[0].message, "Tensor-likes are not close!");
-  EXPECT_EQ(diff_exit_code(d), 1);
+  EXPECT_EQ(diff_exit_code(d), 2);  // an added and a removed case: different case sets
+  EXPECT_EQ(diff_exit_code(d, /*allow_different_cases=*/true), 1);
   // Without --xpass-ok the unexpected pass failed the new run (strict xfail): diff calls it a regression, as the run's
   // exit code did.
   new_run.info.policy.xpass_ok = false;
@@ -816,6 +828,11 @@ TEST(Diff, CategoriesAndExitCode) {
   EXPECT_EQ(ids(strict.fixed), (std::vector<std::string>{"granite::cat"}));
 
   const std::string text = render_diff(d);
+  EXPECT_EQ(text.rfind("opcheck diff: the runs hold different case sets: 1 only in the old run, 1 only in the new, "
+                       "9 in both",
+                       0),
+            0u)
+      << text;
   EXPECT_NE(text.find("opcheck diff: 3 regressions, 2 fixed, 1 added, 1 removed, 1 other change (10 -> 10 cases)"),
             std::string::npos) << text;
   EXPECT_NE(text.find("  llama::add_f16: passed -> failed [INCORRECT_RESULT] - Tensor-likes are not close!\n"),

@@ -73,14 +73,16 @@ TEST(BundleFacts, ReadBackWhatTheRunRecorded) {
   ASSERT_EQ(f.environment.size(), 1u);
   EXPECT_EQ(f.written_slots, std::vector<std::size_t>{1});
 
-  // The run's device flags are the default; the user's flags replace them.
+  // The run's device flags are the default; each flag the user gave replaces the bundle's, the others stay.
   RunSettings mine;
   mine.device = "cpu";
   mine.repeat = 3;
-  EXPECT_EQ(device_args(false, RunSettings{}, f), (std::vector<std::string>{"--device", "loopback"}));
-  EXPECT_EQ(device_args(true, mine, f), (std::vector<std::string>{"--device", "cpu", "--repeat", "3"}));
+  EXPECT_EQ(device_args({}, RunSettings{}, f), (std::vector<std::string>{"--device", "loopback"}));
+  EXPECT_EQ(device_args({"--device", "--repeat"}, mine, f),
+            (std::vector<std::string>{"--device", "cpu", "--repeat", "3"}));
+  EXPECT_EQ(device_args({"--repeat"}, mine, f), (std::vector<std::string>{"--device", "loopback", "--repeat", "3"}));
   // Without a bundle, `auto` is resolved as the run resolves it: no device library configured means the loopback.
-  EXPECT_EQ(device_args(false, RunSettings{}, BundleFacts{}), (std::vector<std::string>{"--device", "loopback"}));
+  EXPECT_EQ(device_args({}, RunSettings{}, BundleFacts{}), (std::vector<std::string>{"--device", "loopback"}));
 
   // The script names the failure by its first line and carries the faults only to the same stand-in device.
   ScriptDevice cpu;

@@ -470,17 +470,38 @@ WRITER_NAMES = HOSTILE_NAMES + ["</script><img src=x onerror=alert(1)>", "a&b<c>
 def test_every_writer_keeps_a_hostile_case_name_exact_and_inert(tmp_path, name):
     """A failing case with a hostile name through every writer: the reports read back hold the name exactly, the
     HTML never carries it as markup, the failure bundle's case.yaml loads back with it, and the shell command `repro`
-    prints and the rerun line run as written execute nothing of it."""
+    prints, the rerun line and the bundle README's commands run as written execute nothing of it."""
+    every_writer_keeps_names_exact_and_inert(tmp_path, "hostile.yaml", "hostile", name)
+
+
+# Model and file names that mean something to a shell, Python or HTML (control characters are refused at load; the
+# test below covers those).
+HOSTILE_MODELS = ['m$(touch PWNED)', "m'q\"x", 'm"""+__import__("os").system("touch PWNED")+"""', "m`touch PWNED`",
+                  "<img src=x onerror=alert(1)>"]
+HOSTILE_FILES = ["a$(touch PWNED)b.yaml", "f'q`touch PWNED`.yaml", "s p;touch PWNED;.yaml", "-x.yaml"]
+
+
+@pytest.mark.parametrize("model", HOSTILE_MODELS)
+def test_every_writer_keeps_a_hostile_model_name_exact_and_inert(tmp_path, model):
+    every_writer_keeps_names_exact_and_inert(tmp_path, "hostile.yaml", model, "exp.1")
+
+
+@pytest.mark.parametrize("file_name", HOSTILE_FILES)
+def test_every_writer_keeps_a_hostile_file_name_exact_and_inert(tmp_path, file_name):
+    every_writer_keeps_names_exact_and_inert(tmp_path, file_name, "hostile", "exp.1")
+
+
+def every_writer_keeps_names_exact_and_inert(tmp_path, file_name, model, name):
     import xml.etree.ElementTree as ET
 
-    manifest = tmp_path / "hostile.yaml"
-    quoted = name.replace("\\", "\\\\").replace('"', '\\"')
-    manifest.write_text(f'model: hostile\ncases:\n  - name: "{quoted}"\n    op: torch.exp\n    inputs:\n'
+    manifest = tmp_path / file_name
+    quote = lambda s: s.replace("\\", "\\\\").replace('"', '\\"')
+    manifest.write_text(f'model: "{quote(model)}"\ncases:\n  - name: "{quote(name)}"\n    op: torch.exp\n    inputs:\n'
                         "      - tensor: {shape: [4]}\n")
-    case_id = f"hostile::{name}"
+    case_id = f"{model}::{name}"
     ran = opcheck("run", "--manifests", manifest, "--device", "loopback", "--junit-xml", tmp_path / "j.xml",
                   "--metrics-json", tmp_path / "m.json", "--html", tmp_path / "r.html", "--save-failures",
-                  tmp_path / "bundles", "--artifact-dir", tmp_path / "art", env=EXP_FAULT)
+                  tmp_path / "bundles", "--artifact-dir", tmp_path / "art", env=EXP_FAULT, cwd=tmp_path)
     assert ran.returncode == 1, ran.stdout + ran.stderr
     [rec] = json.loads((tmp_path / "m.json").read_text())["cases"]
     assert rec["id"] == case_id and rec["outcome"] == "failed", rec
@@ -495,7 +516,7 @@ def test_every_writer_keeps_a_hostile_case_name_exact_and_inert(tmp_path, name):
     assert [c["id"] for c in json.loads(listed.stdout)] == [case_id], listed.stdout[:400]
 
     # The shell writers, each run by bash as printed: the console's rerun line (an `opcheck repro` command), then the
-    # `opcheck run` command it prints, which reruns just this case.
+    # `opcheck run` command it prints, which reruns just this case; then the bundle README's rerun command.
     def bash(line):
         done = subprocess.run(["bash", "-c", line], capture_output=True, text=True, cwd=tmp_path, timeout=600)
         assert not (tmp_path / "PWNED").exists(), line
@@ -510,6 +531,100 @@ def test_every_writer_keeps_a_hostile_case_name_exact_and_inert(tmp_path, name):
     assert again.returncode == 1 and again.stdout.strip().splitlines()[-1].startswith("1 failed"), \
         (run_line, again.stdout, again.stderr)
     assert case_id in again.stdout, again.stdout
+    readme = (bundle / "README.md").read_text()
+    [readme_run] = [block.split("\n")[1] for block in readme.split("```sh")[1:] if " run --manifests " in block]
+    from_readme = bash(readme_run + " --artifact-dir " + shlex.quote(str(tmp_path / "from_readme")))
+    assert from_readme.returncode == 1 and case_id in from_readme.stdout, (readme_run, from_readme.stdout)
+
+
+V2_CONFIG = """test_suite_config:
+  global:
+    supported_dtypes:
+      - {{name: float32, precision: {{atol: 0.005, rtol: 0.005}}}}
+  files:
+    - path: ${{TORCH_DEVICE_ROOT}}/tests/models/test_model_ops_v2.py
+      unlisted_test_mode: skip
+      tests:
+        - names: [TestSpyreModelOps::test_model_ops_db]
+          mode: mandatory_success
+          tags: ["{model_tag}"]
+          edits:
+            ops:
+              include:
+                - name: torch.exp
+                  sample_inputs_func:
+                    args:
+                      - tensor: {{shape: [4], stride: [1], dtype: torch.float32, device: cuda:0}}
+                  tags: ["{case_tag}"]
+cases: []
+"""
+V1_MANIFEST = 'model: "{model}"\ncases:\n  - name: "ok"\n    op: "{op}"\n    inputs:\n      - tensor: {{shape: [4]}}\n'
+
+# Names holding control characters, as YAML escapes write them: a line break that would end `repro`'s `# <id>`
+# comment and make the rest a command, an OSC that retitles the terminal, an erase-screen sequence. Each is refused
+# where the file names it; nothing opcheck prints carries the bytes, and nothing `repro` prints runs anything.
+CONTROL_NAMES = {
+    "model-newline": ("model name", "m.yaml", V1_MANIFEST.format(model="mm\\r\\ntouch PWNED #", op="torch.exp"),
+                      "mm\r\ntouch PWNED #::ok"),
+    "model-osc": ("model name", "m.yaml", V1_MANIFEST.format(model="m\\u001b]0;pwned\\u0007", op="torch.exp"),
+                  "m\x1b]0;pwned\x07::ok"),
+    "op-erase": ("op", "m.yaml", V1_MANIFEST.format(model="m", op="torch.exp\\u001b[2J"), "m::ok"),
+    "model-tag": ("tag", "v2.yaml", V2_CONFIG.format(model_tag="model__m\\r\\ntouch PWNED #", case_tag="torch.exp.1"),
+                  "m\r\ntouch PWNED #::torch.exp.1"),
+    "case-tag": ("tag", "v2.yaml", V2_CONFIG.format(model_tag="model__m", case_tag="torch.exp.\\u001b[2J\\ntouch PWNED"),
+                 "m::torch.exp.\x1b[2J\ntouch PWNED"),
+}
+
+
+def raw(*args, cwd):
+    """opcheck's output as bytes: text mode would turn a planted CR LF into a plain line break."""
+    env = dict(os.environ, NO_COLOR="1")
+    env.pop("OPCHECK_MANIFESTS", None)
+    return subprocess.run([str(BIN), *map(str, args)], capture_output=True, env=env, cwd=cwd, timeout=600)
+
+
+def assert_no_control_bytes(done, what):
+    out = done.stdout + done.stderr
+    for byte in (b"\x1b", b"\x07", b"\r", b"touch PWNED\n"):
+        assert byte not in out, (what, byte, out[:2000])
+
+
+@pytest.mark.parametrize("key", sorted(CONTROL_NAMES))
+def test_control_characters_in_model_op_and_tag_names_are_refused_and_never_printed(tmp_path, key):
+    what, file_name, text, planted_id = CONTROL_NAMES[key]
+    manifest = tmp_path / file_name
+    manifest.write_text(text)
+    v = raw("validate", manifest, cwd=tmp_path)
+    assert v.returncode == 2, v.stdout + v.stderr
+    assert_no_control_bytes(v, "validate")
+    err = v.stderr.decode()
+    assert re.search(rf"{re.escape(str(manifest))}:\d+:\d+: error: {what} '[^']*' contains a control character", err), err
+    assert "Fix: use printable characters only" in err, err
+    for args in (["list-cases"], ["list-models"], ["run", "--device", "loopback", "--artifact-dir", tmp_path / "out"]):
+        done = raw(*args, "--manifests", manifest, cwd=tmp_path)
+        assert done.returncode != 0, (args, done.stdout + done.stderr)
+        assert_no_control_bytes(done, args[0])
+    # `repro` of the id the name would have made, piped to bash as a user would: nothing planted runs.
+    printed = raw("repro", planted_id, "--manifests", manifest, "--device", "loopback", cwd=tmp_path)
+    subprocess.run(["bash"], input=printed.stdout, capture_output=True, cwd=tmp_path, timeout=600)
+    assert not (tmp_path / "PWNED").exists(), printed.stdout
+    assert_no_control_bytes(printed, "repro")
+
+
+def test_a_manifest_path_with_a_control_character_is_refused_and_shown_escaped(tmp_path):
+    folder = tmp_path / "manifests"
+    folder.mkdir()
+    (folder / "f\ntouch PWNED\n.yaml").write_text(V1_MANIFEST.format(model="m", op="torch.exp"))
+    (folder / "good.yaml").write_text(V1_MANIFEST.format(model="g", op="torch.exp"))
+    for args in (["validate", folder], ["list-cases", "--manifests", folder],
+                 ["run", "--manifests", folder, "--device", "cpu", "--artifact-dir", tmp_path / "out"]):
+        done = raw(*args, cwd=tmp_path)
+        assert done.returncode == 2, (args, done.stdout + done.stderr)
+        assert_no_control_bytes(done, args[0])
+        assert (b"f\\x0atouch PWNED\\x0a.yaml: error: the manifest's path contains a control character"
+                in done.stderr), (args, done.stderr)
+    listed = opcheck("list-cases", "--manifests", folder, "--json")
+    assert [c["id"] for c in json.loads(listed.stdout)] == ["g::ok"], listed.stdout
 
 
 def test_repro_reports_unknown_cases_and_bundles(tmp_path):

@@ -286,9 +286,11 @@ TEST(RerunArguments, AutoOnAnInstalledBackendRerunsOnPrivateUseOne) {
 
 TEST(RunSettings, AFieldAddedToTheTableIsSeenByTheRerunAndTheIdentity) {
   std::vector<SettingField> fields = setting_fields();
-  fields.push_back({"warp factor", "--warp-factor", false, [](const RunSettings& s) {
-                      return std::vector<std::string>{std::to_string(s.repeat * 10)};
-                    }});
+  SettingField warp;
+  warp.identity = "warp factor";
+  warp.flag = "--warp-factor";
+  warp.values = [](const RunSettings& s) { return std::vector<std::string>{std::to_string(s.repeat * 10)}; };
+  fields.push_back(warp);
   RunSettings s;
   s.repeat = 4;
   EXPECT_TRUE(has_pair(rerun_arguments(s, fields).args, "--warp-factor", "40"));

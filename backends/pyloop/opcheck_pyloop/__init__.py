@@ -21,6 +21,7 @@ OPCHECK_PYLOOP_EAGER=1 runs the compile-wrapped kernels eagerly.
 """
 import ctypes
 import difflib
+import math
 import os
 import time
 import types
@@ -115,8 +116,21 @@ def _parse_faults(spec):
             if kind == "host" and full in _RETURNS_ITS_ARGUMENT:
                 raise ValueError(f"OPCHECK_PYLOOP_FAULTS: cannot inject 'host' into '{full}': its kernel returns the "
                                  "tensor it was given (or a number). Fix: put it on an op that returns a new tensor")
-            faults[full] = (kind, float(arg) if arg else 0.0)
+            faults[full] = (kind, _bias(item, arg) if arg else 0.0)
     return faults
+
+
+def _bias(item, arg):
+    """bias:X's number, or a ValueError that names the variable and the entry."""
+    try:
+        value = float(arg)
+    except ValueError:
+        raise ValueError(f"OPCHECK_PYLOOP_FAULTS: '{item}': 'bias' needs a number, not '{arg}'. "
+                         "Fix: write e.g. aten::add.Tensor=bias:1e-2") from None
+    if not math.isfinite(value):
+        raise ValueError(f"OPCHECK_PYLOOP_FAULTS: '{item}': 'bias:{arg}' is not a finite number (it overflows a "
+                         "double, or is inf or nan). Fix: write a finite number, e.g. bias:1e3")
+    return value
 
 
 FAULTS = _parse_faults(os.environ.get("OPCHECK_PYLOOP_FAULTS", ""))
