@@ -447,6 +447,9 @@ def run_bench(a, cfg, reps, opcheck, floor, fixtures, out):
     log("bench: --reference-cache: the CPU-bound matmuls on the loopback twice, the second run reading references")
     results["reference_cache"] = reference_cache_runs(run_cmd, cpu["dir"], read_metrics)
 
+    log("bench: the float64 judge: the bundled manifests and the judge fixtures on the loopback in precise mode")
+    results["golden"] = golden_run(run_cmd, read_metrics)
+
     log("bench: one huge case on --device cpu")
     results["huge"] = best_of(1, lambda i: (run_cmd(huge["dir"], "--device", "cpu", "-j", "1"), None, None),
                               "huge case", ok_codes=(0, 1), after=read_metrics)
@@ -482,6 +485,7 @@ def run_bench(a, cfg, reps, opcheck, floor, fixtures, out):
          f"{results['cpu_j1']['wall_s']:.2f} s vs {results['cpu_j2']['wall_s']:.2f} s"),
         ("list_cases", "list-cases over every fixture", results["list_cases"]["wall_s"], "<", 0.3, "s", ""),
         reference_cache_target(results["reference_cache"]),
+        golden_target(results["golden"]),
     ]
     rows = []
     for key, what, value, op, limit, unit, detail in targets:
@@ -581,6 +585,30 @@ def reference_cache_target(rc):
             f"{first['reference_ms'] / 1e3:.2f} s; {second['counts'].get('from_cache', 0)} from the cache, "
             f"{second['counts'].get('computed', 0)} computed; verdicts "
             + ("identical" if rc["same_verdicts"] else "DIFFER"))
+
+
+def golden_run(run_cmd, read_metrics):
+    """The bundled manifests and test/fixtures/judge on the loopback in precise mode (a device more accurate than the
+    CPU: the cases whose CPU reference misses the tolerance need the float64 result), -j 2. Returns the run's time
+    totals and how many cases needed the float64 result."""
+    r = best_of(1, lambda i: (run_cmd(str(ROOT / "manifests"), "--manifests", str(ROOT / "test" / "fixtures" / "judge"),
+                                      "--device", "loopback", "-j", "2"), {"OPCHECK_LOOPBACK_MODE": "precise"}, None),
+                "precise mode, bundled + judge fixtures", after=read_metrics)
+    m = r.pop("after")
+    r["totals"] = m["time"]["totals"]
+    r["needed"] = sum(1 for c in m["cases"] if c.get("timings", {}).get("golden_ms", 0) > 0)
+    r["cases"] = len(m["cases"])
+    return r
+
+
+def golden_target(g):
+    """The float64 results' time against the rest of the run's case time (it is computed only where a comparison
+    needs it): <= 20%."""
+    t = g["totals"]
+    ratio = t.get("golden_ms", 0.0) / max(t["total_ms"] - t.get("golden_ms", 0.0), 1e-9)
+    return ("golden", "float64 judge: its time / the rest of the cases' (precise mode)", ratio, "<=", 0.20, "x",
+            f"{t.get('golden_ms', 0.0) / 1e3:.3f} s of {t['total_ms'] / 1e3:.2f} s; {g['needed']} of {g['cases']} "
+            "cases needed the float64 result")
 
 
 def markdown(doc, n_label, unique):

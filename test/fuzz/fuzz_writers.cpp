@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <cctype>
 #include <string>
 
 #include "common/text_escape.h"
@@ -38,10 +39,42 @@ void python_string(const std::string& s) {
     fail("Python string", s, literal);
 }
 
-// Rerun lines: a POSIX shell reads a single-quoted word literally, and '\'' as one quote.
+/// bash's reading of a whole $'...' word: \\, \' and \xHH (what the writer uses); false for anything else.
+bool ansi_c_word(const std::string& word, std::string& back) {
+  if (word.size() < 3 || word.compare(0, 2, "$'") != 0 || word.back() != '\'') return false;
+  for (std::size_t i = 2; i + 1 < word.size(); ++i) {
+    const char c = word[i];
+    if (c == '\'') return false;  // an unescaped quote ends the word early
+    if (c < 0x20 || static_cast<unsigned char>(c) >= 0x7f) return false;  // the word itself stays printable ASCII
+    if (c != '\\') {
+      back += c;
+      continue;
+    }
+    if (i + 2 >= word.size()) return false;
+    const char e = word[++i];
+    if (e == '\\' || e == '\'') {
+      back += e;
+    } else if (e == 'x' && i + 2 < word.size() && std::isxdigit(static_cast<unsigned char>(word[i + 1])) &&
+               std::isxdigit(static_cast<unsigned char>(word[i + 2]))) {
+      back += static_cast<char>(std::stoi(word.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Rerun lines: a POSIX shell reads a single-quoted word literally, and '\'' as one quote; a word holding a control
+// character is bash's $'...' with \xHH escapes, so that it stays on one line of printable ASCII.
 void shell_word(const std::string& s) {
   if (s.find('\0') != std::string::npos) return;  // no argument can hold a NUL
   const std::string word = opcheck::repro::shell_word(s);
+  if (word.compare(0, 2, "$'") == 0) {
+    std::string back;
+    if (!ansi_c_word(word, back) || back != s) fail("shell word ($'...')", s, word);
+    return;
+  }
   std::string back;
   bool quoted = false;
   for (std::size_t i = 0; i < word.size(); ++i) {
