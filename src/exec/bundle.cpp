@@ -216,7 +216,10 @@ std::string facts_json(const BundleFacts& f) {
       j["figures"]["worst_index"] = f.r->figures.worst_index;
       j["figures"]["worst_device"] = optional_number(f.r->figures.worst_device);
       j["figures"]["worst_reference"] = optional_number(f.r->figures.worst_reference);
+      if (f.r->figures.worst_golden) j["figures"]["worst_golden"] = *f.r->figures.worst_golden;
     }
+    if (!f.r->reference_made.empty()) j["reference_made"] = f.r->reference_made;
+    if (!f.r->judge_notes.empty()) j["judge_notes"] = f.r->judge_notes;
     j["input_digests"] = f.r->input_digests;
   } else {
     j["stage"] = nullptr;
