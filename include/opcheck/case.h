@@ -19,7 +19,7 @@ namespace opcheck {
 /// Where a tensor input lives when the op runs: on the device under test, or kept on the host (`device: cpu`).
 enum class Placement { DeviceUnderTest, Host };
 
-/// How a tensor's values are produced (see the input-building rules in README).
+/// How a tensor's values are produced (see the init kinds in docs/manifests.md).
 enum class InitKind { Rand, Randn, Zeros, Ones, Arange, Randint, Uniform, Data, Xavier, File, Eye, Full };
 
 /// The manifest keyword of an init kind ("rand", "randint", ...).

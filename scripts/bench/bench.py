@@ -612,7 +612,7 @@ def golden_target(g):
 
 
 def markdown(doc, n_label, unique):
-    """The tables as Markdown, ready for the README's Performance section."""
+    """The tables as Markdown, ready for docs/performance.md."""
     m = doc["machine"]
     lines = [f"Measured {doc['when']} ({doc['mode']} mode, fastest of {doc['reps']} runs): {m.get('cpu', '?')}, "
              f"{m['cores']} cores, {m.get('memory_gib', '?')} GiB, {m.get('os', '?')}, kernel {m['kernel']}; "

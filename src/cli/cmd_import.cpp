@@ -51,7 +51,7 @@ void add_import_command(CLI::App& app, Commands& commands) {
   cmd->footer(
       "Each 'cnt:' line becomes one case of model <file stem>, written to DIR/<file stem>.yaml; a line that cannot "
       "become a runnable case is reported with its file:line and the reason. Exit 0 when every line was converted "
-      "or reported, 2 when an input cannot be read or a line names an op opcheck refuses (README: Reliability).\n"
+      "or reported, 2 when an input cannot be read or a line names an op opcheck refuses (docs/design.md: Reliability).\n"
       "Example: opcheck import-traces manifests/examples/gpt_oss_trace.txt -o traced   # a sample trace, shipped\n"
       "         opcheck run --manifests traced/gpt_oss_trace.yaml --device loopback");
   cmd->add_option("paths", f.paths, "Trace files, or folders searched for *.txt traces")->required();

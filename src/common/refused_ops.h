@@ -21,7 +21,7 @@ std::optional<std::string> refused_op_reason(const std::string& written);
 /// `ns::name.overload` (`ns::name` for the default overload).
 std::optional<std::string> allowed_op_reason(const std::string& schema_name);
 
-/// One decided op for the README and the tests: its name as the list holds it, refused or allowed, and why (a verb
+/// One decided op for docs/design.md and the tests: its name as the list holds it, refused or allowed, and why (a verb
 /// phrase: "writes a file").
 struct OpDecision {
   std::string name;  // `aten::from_file` (every overload), `torch.save` (a Python name), `c10d::` (a namespace)

@@ -37,7 +37,7 @@ bool refuse_machine_op(TypedYaml& r, yaml::NodeRef n, const std::string& op) {
   const auto why = refused_op_reason(op);
   if (!why) return false;
   r.error(n, "op '" + op + "' is refused: it " + *why,
-          "opcheck runs only ops that compute on their arguments; remove this case (README: Reliability)");
+          "opcheck runs only ops that compute on their arguments; remove this case (docs/design.md: Reliability)");
   return true;
 }
 

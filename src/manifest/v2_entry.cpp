@@ -147,7 +147,7 @@ void V2Reader::read_arguments(NodeRef e, Case& out) {
   }
   if (sample && sample.is_mapping())
     if (NodeRef kw = sample.find("kwargs"); kw && !is_yaml_null(kw)) r_.read_kwargs(kw, "kwargs", out.kwargs);
-  // torch-spyre's runner drops an op-level `kwargs:`; opcheck passes it (README: differences).
+  // torch-spyre's runner drops an op-level `kwargs:`; opcheck passes it (docs/manifests.md: where opcheck differs).
   if (NodeRef kw = e.find("kwargs"); kw && !is_yaml_null(kw)) r_.read_kwargs(kw, "kwargs", out.kwargs);
 }
 

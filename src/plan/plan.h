@@ -14,7 +14,7 @@ namespace opcheck {
 /// spells it, so results cached under an older format are never mistaken for the new one.
 inline constexpr const char* kDedupeKeyVersion = "k4";
 
-/// Everything that decides what a case computes and how it is judged, in one canonical text (see README
+/// Everything that decides what a case computes and how it is judged, in one canonical text (see docs/formats.md,
 /// "Dedupe key"): key version, canonical op, seed, every input (kind, shape, stride, storage offset,
 /// dtype, placement, init, init_args, data, sha256 of file contents), keyword arguments, comparator, tolerances,
 /// equal_nan, pcc_min, expects_error, nondeterministic. Not the model, case name, description or marks.

@@ -11,7 +11,7 @@
 
 namespace opcheck {
 
-/// Budgets that bound a shrink (README, "Shrinking a failure").
+/// Budgets that bound a shrink (docs/triage.md, "Shrinking a failure and sweeping a case").
 inline constexpr int kDefaultShrinkSteps = 200;
 inline constexpr double kDefaultShrinkSeconds = 300;
 

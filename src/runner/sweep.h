@@ -11,7 +11,7 @@
 
 namespace opcheck {
 
-/// Variants a sweep runs at most (README, "Sweeping a case").
+/// Variants a sweep runs at most (docs/triage.md, "Shrinking a failure and sweeping a case").
 inline constexpr std::size_t kDefaultSweepVariants = 48;
 
 struct SweepRequest {

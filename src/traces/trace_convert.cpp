@@ -662,7 +662,7 @@ ConvertedTrace convert_trace(const TraceFile& file, const std::string& model) {
     }
     if (const auto why = refused_op_reason(op)) {
       out.reported.error({file.path, e.line, 0}, e.op + " is refused: it " + *why, {},
-                         "opcheck runs only ops that compute on their arguments (README: Reliability)");
+                         "opcheck runs only ops that compute on their arguments (docs/design.md: Reliability)");
       continue;
     }
     const std::string name = e.op + "." + std::to_string(per_op[e.op] + 1);

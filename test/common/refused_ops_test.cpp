@@ -1,4 +1,4 @@
-// The refused-op list: every spelling of a refused op is refused, ops that compute are not, and the README lists
+// The refused-op list: every spelling of a refused op is refused, ops that compute are not, and docs/design.md lists
 // every entry (the schema walk against torch is test/exec/refused_ops_test.cpp).
 #include <gtest/gtest.h>
 
@@ -35,21 +35,21 @@ TEST(RefusedOps, OpsThatComputeAreNotRefused) {
   EXPECT_FALSE(allowed_op_reason("aten::set_.source_Tensor"));
 }
 
-TEST(RefusedOps, TheReadmeListsEveryDecidedOp) {
-  std::ifstream in(std::string(OPCHECK_TEST_DIR) + "/../../README.md");
-  ASSERT_TRUE(in) << "cannot read README.md beside the sources";
+TEST(RefusedOps, TheDocsListEveryDecidedOp) {
+  std::ifstream in(std::string(OPCHECK_TEST_DIR) + "/../../docs/design.md");
+  ASSERT_TRUE(in) << "cannot read docs/design.md beside the sources";
   std::stringstream text;
   text << in.rdbuf();
   const std::string readme = text.str();
   const auto section = readme.find("## Reliability: what is refused, what is reported");
-  ASSERT_NE(section, std::string::npos) << "README.md has no Reliability section";
+  ASSERT_NE(section, std::string::npos) << "docs/design.md has no Reliability section";
   const std::string body = readme.substr(section, readme.find("\n## ", section + 1) - section);
   for (const auto& d : decided_ops()) {
     std::string name = d.name;
     if (name.back() == '*') name.pop_back();                                  // aten::set.source_Storage*
     if (name.size() > 2 && name.compare(name.size() - 2, 2, "::") == 0) name += "*";  // c10d:: -> c10d::*
     if (!d.refused) continue;
-    EXPECT_NE(body.find("`" + name), std::string::npos) << d.name << " is refused but not in the README";
+    EXPECT_NE(body.find("`" + name), std::string::npos) << d.name << " is refused but not in docs/design.md";
   }
 }
 

@@ -65,7 +65,7 @@ def test_validate_refuses_an_op_that_touches_the_machine_with_its_line_and_reaso
     r = opcheck("validate", m)
     assert r.rc == 2, r
     assert f"{m}:10" in r.err and f"'{op}' is refused: it" in r.err and why in r.err, r
-    assert "README: Reliability" in r.err, r
+    assert "docs/design.md: Reliability" in r.err, r
 
 
 def test_ops_that_compute_are_not_refused(tmp_path):

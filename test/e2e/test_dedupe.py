@@ -98,7 +98,7 @@ def test_duplicates_name_their_first_occurrence(folder, model, n):
     # later occurrence it serves.
     files = [folder / f"{model}.yaml", folder / f"{model}_spyre.yaml"]
     names = {path: [case["name"] for case in yaml.safe_load(open(path))["cases"]] for path in files}
-    # A case name both files use is told apart by its file's stem (README, "Choosing cases").
+    # A case name both files use is told apart by its file's stem (docs/running.md, "Choosing cases").
     shared = set(names[files[0]]) & set(names[files[1]])
     expected, first_of_key = {}, {}
     for path in files:

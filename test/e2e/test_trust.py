@@ -81,7 +81,7 @@ def test_one_notion_of_failure_for_an_unexpected_pass(tmp_path, xpass_ok):
         assert r.rc == 0, r
         assert "XPASS" not in r.out, r
         # A forgiven XPASS is a bare testcase that torch-spyre's ingest still reads as xpass: the suite's `failures`
-        # counts it (README, "JUnit for torch-spyre's ingest"); a generic reader sees no failure element.
+        # counts it (docs/formats.md, "JUnit for torch-spyre's ingest"); a generic reader sees no failure element.
         assert root.find("testsuite").get("failures") == "1"
         assert tcs["x::neg.x"].find("failure") is None
         assert n_failures == 0
