@@ -8,6 +8,7 @@ from conftest import SPYRE, metrics, opcheck
 
 FILES = [SPYRE / "gpt-oss-20b.yaml", SPYRE / "Meta-Llama-3.1-8B-Instruct.yaml"]
 NOT_A_TENSOR_OP = "torch._C._log_api_usage_once"  # reported skipped on every device
+pytestmark = pytest.mark.corpus
 
 
 # Two runs, not four: precise changes every floating result, and the three freedoms touch disjoint ops, so one run
