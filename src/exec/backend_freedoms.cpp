@@ -7,7 +7,6 @@
 namespace opcheck::exec {
 namespace {
 
-std::string base_name(const std::string& resolved_op) { return op_without_overload(resolved_op); }
 
 std::string overload_of(const std::string& resolved_op) {
   const auto dot = resolved_op.find('.');
@@ -39,7 +38,7 @@ int64_t dim_arg(const NamedArgs& args, const at::Tensor& self) {
 
 /// The writes of an op whose result is undefined where they repeat; nullopt for any other op or call.
 std::optional<Writes> writes_of(const std::string& resolved_op, const NamedArgs& args) {
-  const std::string op = base_name(resolved_op);
+  const std::string op = op_without_overload(resolved_op);
   const c10::IValue* self_v = named_arg(args, "self");
   if (!self_v || !self_v->isTensor() || self_v->toTensor().dim() == 0) return std::nullopt;
   const at::Tensor self = self_v->toTensor();
@@ -145,7 +144,7 @@ struct IndexOutput {
 };
 
 std::optional<IndexOutput> index_output_of(const std::string& resolved_op, const NamedArgs& args) {
-  const std::string op = base_name(resolved_op), overload = overload_of(resolved_op);
+  const std::string op = op_without_overload(resolved_op), overload = overload_of(resolved_op);
   if (op == "aten::topk") return IndexOutput{1, false, false};
   if (op == "aten::sort") {
     if (flag(args, "stable")) return std::nullopt;  // a stable sort defines the order of ties
@@ -224,7 +223,7 @@ const c10::IValue* named_arg(const NamedArgs& args, const std::string& name) {
 std::string widened_output(const std::string& resolved_op, const std::string& what, at::ScalarType reference,
                            at::ScalarType device) {
   if ((reference != at::kHalf && reference != at::kBFloat16) || device != at::kFloat) return {};
-  const std::string op = base_name(resolved_op);
+  const std::string op = op_without_overload(resolved_op);
   for (const WidenedOutputRule& w : widened_output_rules()) {
     if (op != w.op) continue;
     for (int k : w.outputs)
@@ -236,7 +235,7 @@ std::string widened_output(const std::string& resolved_op, const std::string& wh
 }
 
 const char* nondeterministic_by_design(const std::string& resolved_op, const NamedArgs& args) {
-  const std::string op = base_name(resolved_op);
+  const std::string op = op_without_overload(resolved_op);
   for (const NondeterministicRule& n : nondeterministic_rules())
     if (op == n.op && (n.only_with == nullptr || flag(args, n.only_with))) return n.doc;
   return nullptr;

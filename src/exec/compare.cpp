@@ -24,26 +24,6 @@ std::string torch_size(c10::IntArrayRef s) {
   return out + "])";
 }
 
-std::string torch_dtype(at::ScalarType t) {
-  std::string n = c10::toString(t);  // "Half", "BFloat16", "Float", ...
-  switch (t) {
-    case at::kHalf: return "torch.float16";
-    case at::kBFloat16: return "torch.bfloat16";
-    case at::kFloat: return "torch.float32";
-    case at::kDouble: return "torch.float64";
-    case at::kChar: return "torch.int8";
-    case at::kShort: return "torch.int16";
-    case at::kInt: return "torch.int32";
-    case at::kLong: return "torch.int64";
-    case at::kByte: return "torch.uint8";
-    case at::kBool: return "torch.bool";
-    case at::kComplexHalf: return "torch.complex32";
-    case at::kComplexFloat: return "torch.complex64";
-    case at::kComplexDouble: return "torch.complex128";
-    default: return "torch." + n;
-  }
-}
-
 /// A flat (row-major) index as one index per dimension.
 std::vector<std::int64_t> index_of(std::int64_t flat, c10::IntArrayRef sizes) {
   std::vector<std::int64_t> idx(sizes.size());
@@ -619,6 +599,26 @@ void compare_leaf(const c10::IValue& e, const c10::IValue& a, const Tolerance& t
 }
 
 }  // namespace
+
+std::string torch_dtype(at::ScalarType t) {
+  std::string n = c10::toString(t);  // "Half", "BFloat16", "Float", ...
+  switch (t) {
+    case at::kHalf: return "torch.float16";
+    case at::kBFloat16: return "torch.bfloat16";
+    case at::kFloat: return "torch.float32";
+    case at::kDouble: return "torch.float64";
+    case at::kChar: return "torch.int8";
+    case at::kShort: return "torch.int16";
+    case at::kInt: return "torch.int32";
+    case at::kLong: return "torch.int64";
+    case at::kByte: return "torch.uint8";
+    case at::kBool: return "torch.bool";
+    case at::kComplexHalf: return "torch.complex32";
+    case at::kComplexFloat: return "torch.complex64";
+    case at::kComplexDouble: return "torch.complex128";
+    default: return "torch." + n;
+  }
+}
 
 void default_tolerance(at::ScalarType t, double& rtol, double& atol) {
   switch (t) {

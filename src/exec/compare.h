@@ -32,6 +32,9 @@ Tolerance tolerance_of(const Case& c);
 /// own OpInfo tests do, only shape, dtype, strides and device are compared.
 bool returns_uninitialised(const std::string& resolved_op);
 
+/// A dtype as torch prints it: "torch.float16", "torch.complex32", "torch.int64".
+std::string torch_dtype(at::ScalarType t);
+
 /// assert_close defaults: fp16 1e-3/1e-5, bf16 1.6e-2/1e-5, fp32 1.3e-6/1e-5, fp64 1e-7/1e-7; 0/0 otherwise.
 void default_tolerance(at::ScalarType t, double& rtol, double& atol);
 

@@ -64,17 +64,7 @@ std::string floating_dtypes_of(const std::vector<at::Tensor>& host) {
   std::vector<std::string> names;
   for (const auto& t : host) {
     if (!t.is_floating_point() && !t.is_complex()) continue;
-    std::string n;
-    switch (t.scalar_type()) {
-      case at::kHalf: n = "float16"; break;
-      case at::kBFloat16: n = "bfloat16"; break;
-      case at::kFloat: n = "float32"; break;
-      case at::kDouble: n = "float64"; break;
-      case at::kComplexHalf: n = "complex32"; break;
-      case at::kComplexFloat: n = "complex64"; break;
-      case at::kComplexDouble: n = "complex128"; break;
-      default: n = c10::toString(t.scalar_type());
-    }
+    const std::string n = torch_dtype(t.scalar_type()).substr(6);  // "float16" of "torch.float16"
     if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
   }
   std::string out;
