@@ -85,4 +85,19 @@ std::string call_signature(const Case& c) {
   return out + ")";
 }
 
+std::optional<DType> call_dtype(const Case& c) {
+  std::optional<DType> first;
+  for (const auto& in : c.inputs) {
+    std::vector<const TensorSpec*> tensors;
+    if (in.kind == Input::Kind::Tensor) tensors.push_back(&in.tensor);
+    if (in.kind == Input::Kind::TensorList)
+      for (const auto& t : in.list) tensors.push_back(&t);
+    for (const TensorSpec* t : tensors) {
+      if (dtype_is_floating(t->dtype) || dtype_is_complex(t->dtype)) return t->dtype;
+      if (!first) first = t->dtype;
+    }
+  }
+  return first;
+}
+
 }  // namespace opcheck

@@ -1,6 +1,7 @@
 // A case's call as the failure reports show it: `torch.add(bf16[1,32,64], fp32[4,8]{stride 1,4}, alpha=2)`.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "opcheck/case.h"
@@ -13,5 +14,10 @@ namespace opcheck {
 /// Python repr, then the keyword arguments as `name=repr`. Long lists and long values are elided with "...", so the
 /// line stays readable whatever the manifest holds (a tensor list of 100 tensors, a 4 KB `data` literal).
 std::string call_signature(const Case& c);
+
+/// The dtype a call is about, as its signature shows it: its first floating (or complex) tensor input's, else its
+/// first tensor input's (an int64 index, a bool mask); none for a call without tensor inputs. Groups and failure
+/// headers name it, not the manifest's default dtype.
+std::optional<DType> call_dtype(const Case& c);
 
 }  // namespace opcheck

@@ -306,6 +306,8 @@ std::string failure_groups_section(const RunReport& report, int width) {
            " (" + std::to_string(g.unique) + " unique) " + stage_name(g.stage) + " in " + g.op + ": " +
            first_line_cut(g.text) + "\n";
     out += "   ops: " + some(g.ops) + "; models: " + some(g.models) + "; dtypes: " + some(g.dtypes) + "\n";
+    if (g.differs_between_runs)
+      out += "   " + std::to_string(g.differs_between_runs) + " of them also differ between runs\n";
     out += "   example: " + g.example + (g.minimal.empty() ? "" : "; minimal: " + g.minimal) + "\n";
   }
   return xml_visible(out);

@@ -37,6 +37,7 @@ struct FailureGroup {
   std::vector<std::string> ops, models, dtypes;  // the cases' ops (as the manifests name them), models, dtypes; sorted
   std::string example;              // the id of the occurrence with the fewest input bytes (ties: the first)
   std::string minimal;              // the shrunk call (`run --shrink`); "" until shrunk
+  std::int64_t differs_between_runs = 0;  // occurrences whose device runs also differed from each other
 };
 
 /// The run's failing occurrences (failed, error, not_supported) grouped by root cause, largest group first (ties by

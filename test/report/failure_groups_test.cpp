@@ -124,6 +124,131 @@ TEST(FailureSignature, AWrongResultNamesItsOpAndTheDeviceOpsOfItsCall) {
             "close!");
 }
 
+// The messages a real backend (torch-opencl on pocl) gave: values are masked, the names of backends, dispatch keys
+// and device APIs stay.
+TEST(FailureSignature, MaskingKeepsBackendNamesAndKeys) {
+  EXPECT_EQ(masked_error_text("NotImplementedError: convolution_overrideable not implemented. You are likely "
+                              "triggering this with tensor backend other than CPU/CUDA/MKLDNN, if this is intended, "
+                              "please use TORCH_LIBRARY_IMPL to override this function"),
+            "NotImplementedError: convolution_overrideable not implemented. You are likely triggering this with "
+            "tensor backend other than CPU/CUDA/MKLDNN, if this is intended, please use TORCH_LIBRARY_IMPL to "
+            "override this function");
+  EXPECT_EQ(masked_error_text("RuntimeError: clEnqueueCopyBuffer failed with -30 (CL_INVALID_VALUE) on opencl:0 "
+                              "for 4096 bytes at offset 128"),
+            "RuntimeError: clEnqueueCopyBuffer failed with N (CL_INVALID_VALUE) on opencl:N for N bytes at offset N");
+  EXPECT_EQ(masked_error_text("Could not run 'aten::fill_.Scalar' with arguments from the 'PrivateUse1' backend; "
+                              "available for CPU, Meta, AutogradPrivateUse1 and privateuseone"),
+            "Could not run 'aten::fill_.Scalar' with arguments from the 'PrivateUse1' backend; available for CPU, "
+            "Meta, AutogradPrivateUse1 and privateuseone");
+  // Paths still are paths: rooted, a URL, or a file with its line.
+  EXPECT_EQ(masked_error_text("see /opt/torch_opencl/src/copy.cpp:88 and torch/csrc/Copy.cpp:12 or "
+                              "https://fburl.com/ptmfixes; fp16/bf16 and/or ~/x"),
+            "see PATH and PATH or PATH; DTYPE/DTYPE and/or PATH");
+}
+
+TEST(FailureSignature, WhetherTheRunsAlsoDifferedIsNotPartOfIt) {
+  CaseRecord once = failing("m::t", Stage::INCORRECT_RESULT,
+                            "output: Tensor-likes are not close! (also differs between runs)\n\nMismatched elements: 3 / "
+                            "64\n\nAlso differs between runs: device run 2 differs bitwise from run 1: output");
+  CaseRecord again = failing("m::t", Stage::INCORRECT_RESULT,
+                             "output: Tensor-likes are not close!\n\nMismatched elements: 7 / 64");
+  EXPECT_EQ(failure_signature(once), failure_signature(again));
+  EXPECT_EQ(failure_signature(once), "INCORRECT_RESULT | torch.mul | output: Tensor-likes are not close!");
+  RunReport run;
+  run.cases = {once};
+  run.cases.push_back(again);
+  run.cases.back().id = "m::u";
+  const std::vector<FailureGroup> groups = group_failures(run);
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(groups[0].count, 2);
+  EXPECT_EQ(groups[0].differs_between_runs, 1);  // a detail of the group
+}
+
+TEST(FailureSignature, AnErrorNamingNoOpIsBlamedOnTheOpThatRaisedIt) {
+  // The op that raised comes last in neither list: the allocation and the output's alias ran after it first did.
+  CaseRecord r = failing("m::to", Stage::FAILED_RUNTIME,
+                         "the device raised RuntimeError: clEnqueueCopyBuffer failed with -30");
+  r.result.resolved_op = "aten::contiguous";
+  DeviceOp copy = in_call("aten::_copy_from", DeviceOpVia::Kernel);
+  copy.raised = true;
+  r.result.device_ops = {{"aten::_copy_from", DeviceOpVia::Kernel, 2, false}, in_call("aten::clone"),
+                         in_call("aten::empty_strided", DeviceOpVia::Kernel), in_call("aten::alias", DeviceOpVia::Kernel)};
+  EXPECT_EQ(failure_signature(r).rfind("FAILED_RUNTIME | aten::clone | ", 0), 0u) << failure_signature(r);
+  r.result.device_ops[0] = copy;
+  // A transfer that raised is one bug wherever it ran: moving an input, an output, or inside the call.
+  CaseRecord moving = failing("m::t", Stage::FAILED_TRANSFER,
+                              "moving inputs to loopback:0 failed: RuntimeError: clEnqueueCopyBuffer failed with -30");
+  moving.result.device_ops = {{"aten::empty_strided", DeviceOpVia::Kernel, 1, false}, copy};
+  EXPECT_EQ(failure_signature(r), "FAILED_TRANSFER | aten::_copy_from | RuntimeError: clEnqueueCopyBuffer failed with N");
+  EXPECT_EQ(failure_signature(moving), failure_signature(r));
+}
+
+TEST(FailureSignature, AMissingKernelIsNamedWithItsDtype) {
+  // new_ones, full and ones all reach one missing fill_ kernel for Half: one group naming it.
+  RunReport run;
+  for (const char* op : {"aten::new_ones", "aten::full", "aten::ones"}) {
+    CaseRecord r = failing(std::string("m::") + op, Stage::NOT_SUPPORTED,
+                           "aten::fill_.Scalar for Half has no kernel for PrivateUse1 (opencl): NotImplementedError: "
+                           "not implemented for 'Half'\n\nthe device raised NotImplementedError: not implemented for "
+                           "'Half'");
+    r.result.resolved_op = op;
+    run.cases.push_back(r);
+  }
+  CaseRecord bf16 = run.cases[0];
+  bf16.id = "m::bf16";
+  bf16.result.message = "aten::fill_.Scalar for BFloat16 has no kernel for PrivateUse1 (opencl): NotImplementedError: "
+                        "not implemented for 'BFloat16'";
+  run.cases.push_back(bf16);
+  const std::vector<FailureGroup> groups = group_failures(run);
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0].op, "aten::fill_.Scalar for Half");
+  EXPECT_EQ(groups[0].count, 3);
+  EXPECT_EQ(groups[1].op, "aten::fill_.Scalar for BFloat16");
+}
+
+TEST(FailureGroups, AWrongResultIsNeverBlamedOnTheAllocationsAndViewsAroundIt) {
+  // Every call allocates and views; only the failing ones ran aten::where. Allocation ops ranked first before.
+  RunReport run;
+  for (int i = 0; i < 3; ++i) {
+    CaseRecord r = failing("m::w" + std::to_string(i), Stage::INCORRECT_RESULT, "output: Tensor-likes are not close!");
+    r.op = "torch.where";
+    r.result.resolved_op = "aten::where.self";
+    r.result.device_ops = {in_call("aten::empty_strided", DeviceOpVia::Kernel), in_call("aten::alias", DeviceOpVia::Kernel),
+                           in_call("aten::where.self")};
+    run.cases.push_back(r);
+  }
+  CaseRecord other = run.cases[0];
+  other.id = "m::other";
+  other.result.device_ops = {in_call("aten::empty_strided", DeviceOpVia::Kernel), in_call("aten::as_strided", DeviceOpVia::Kernel)};
+  run.cases.push_back(other);
+  const std::vector<FailureGroup> groups = group_failures(run);
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(groups[0].op, "aten::where.self");
+  EXPECT_EQ(groups[0].count, 4);
+}
+
+TEST(FailureGroups, ACopyRoundTripThatDiffersBlamesTheCopy) {
+  // Wrong results of many ops, each message its own: one group naming the transfer, which the round trip convicts.
+  RunReport run;
+  const std::string lead = "the device's aten::_copy_from changes values: a copy round trip differs\n";
+  for (const auto& [op, msg] : std::vector<std::pair<std::string, std::string>>{
+           {"aten::mul.Tensor", "output: Tensor-likes are not close!"},
+           {"aten::eq.Tensor", "output: booleans differ at 3 of 8 elements"},
+           {"aten::sum", "output 1: Scalars are not close!"}}) {
+    CaseRecord r = failing("m::" + op, Stage::INCORRECT_RESULT,
+                           lead + "float32 to loopback:0 and back: the copy: element [0] differs\n" + msg);
+    r.result.resolved_op = op;
+    r.result.device_ops = {in_call(op), {"aten::_copy_from", DeviceOpVia::Kernel, 3, false}};
+    run.cases.push_back(r);
+  }
+  const std::vector<FailureGroup> groups = group_failures(run);
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(groups[0].signature,
+            "INCORRECT_RESULT | aten::_copy_from | the device's aten::_copy_from changes values: a copy round trip "
+            "differs");
+  EXPECT_EQ(groups[0].count, 3);
+}
+
 TEST(FailureSignature, ARejectedCaseIsSignedWithoutItsManifest) {
   CaseRecord a = failing("a::x", Stage::INVALID_CASE, "a.yaml:3: unknown op 'torch.foo' (did you mean torch.floor?)");
   CaseRecord b = failing("b::y", Stage::INVALID_CASE, "b.yaml:9: unknown op 'torch.foo' (did you mean torch.floor?)");
