@@ -266,7 +266,7 @@ bool parse_faults(const std::string& spec, std::vector<std::pair<std::string, Fa
       error = where + "unknown fault kind '" + what + "'. Fix: use one of " + kind_list();
       return false;
     }
-    Fault f{kind->kind};
+    Fault f{kind->kind, 0, c10::nullopt};
     if (kind->takes_number) {
       char* end = nullptr;
       errno = 0;
@@ -436,7 +436,7 @@ bool any_tensor(const c10::IValue& v, F&& pred) {
     for (const at::Tensor& t : v.toTensorVector())
       if (t.defined() && pred(t)) return true;
   if (v.isOptionalTensorList())
-    for (const auto& t : v.toOptionalTensorList())
+    for (const std::optional<at::Tensor> t : v.toOptionalTensorList())
       if (t.has_value() && t->defined() && pred(*t)) return true;
   return false;
 }

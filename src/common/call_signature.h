@@ -1,8 +1,8 @@
 // A case's call as the failure reports show it: `torch.add(bf16[1,32,64], fp32[4,8]{stride 1,4}, alpha=2)`.
 #pragma once
 
-#include <optional>
 #include <string>
+#include <string_view>
 
 #include "opcheck/case.h"
 
@@ -15,9 +15,10 @@ namespace opcheck {
 /// line stays readable whatever the manifest holds (a tensor list of 100 tensors, a 4 KB `data` literal).
 std::string call_signature(const Case& c);
 
-/// The dtype a call is about, as its signature shows it: its first floating (or complex) tensor input's, else its
-/// first tensor input's (an int64 index, a bool mask); none for a call without tensor inputs. Groups and failure
-/// headers name it, not the manifest's default dtype.
-std::optional<DType> call_dtype(const Case& c);
+/// The dtype a call is about, read from its call signature ("aten::to(i64[1,11], dtype=torch.float32)"): its first
+/// floating (or complex) tensor input's, else its first tensor input's (an int64 index, a bool mask), spelled as the
+/// signature spells it ("i64"); "" when the call has no tensor input. Failure groups and headers name it rather than
+/// the manifest's default dtype.
+std::string call_dtype(std::string_view call);
 
 }  // namespace opcheck

@@ -842,8 +842,10 @@ class CaseRun {
   }
 
   // A wrong result may come from the transfer rather than the op: the call's inputs and the reference's outputs,
-  // copied to the device and back, and the inputs converted there to the outputs' floating dtypes, must come back
-  // with the host's bits. Says how the first that does not differs; "" when all do (or the check itself raised).
+  // copied to the device and back, must come back with the host's bits; and where the call copied on the device
+  // (a `.to(dtype)`, a mask made float), small probes converted there between the call's dtypes (and bool, int64,
+  // float32) must match the host's conversion. Says how the first that does not differs; "" when all do (or the
+  // check itself raised: a transfer that raises is the op's own verdict's business).
   std::string transfer_changes_values() const {
     std::vector<at::Tensor> outputs;
     std::function<void(const c10::IValue&)> leaves = [&](const c10::IValue& v) {
@@ -856,25 +858,30 @@ class CaseRun {
         for (const c10::IValue& e : v.toListRef()) leaves(e);
     };
     leaves(ref_.outcome.output);
+    const bool copied_in_call = std::any_of(r_.device_ops.begin(), r_.device_ops.end(), [](const DeviceOp& d) {
+      return d.in_call && (d.op == "aten::_copy_from" || d.op == "aten::_copy_from_and_resize");
+    });
+    auto name = [](at::ScalarType t) { return torch_dtype(t).substr(6); };
     try {
       const at::NoGradGuard no_grad;
       std::string where;
       std::vector<at::Tensor> all = host_;
       all.insert(all.end(), outputs.begin(), outputs.end());
+      std::vector<at::ScalarType> dtypes = {at::kBool, at::kLong, at::kFloat};
       for (const at::Tensor& t : all) {
-        if (!t.defined() || t.numel() == 0 || !t.device().is_cpu()) continue;
-        if (!bitwise_equal(t, t.to(dev_).cpu(), where, "the copy"))
-          return torch_dtype(t.scalar_type()).substr(6) + " to " + dev_.str() + " and back: " + where;
+        if (!t.defined() || !t.device().is_cpu()) continue;
+        if (std::find(dtypes.begin(), dtypes.end(), t.scalar_type()) == dtypes.end()) dtypes.push_back(t.scalar_type());
+        if (t.numel() > 0 && !bitwise_equal(t, t.to(dev_).cpu(), where, "the copy"))
+          return name(t.scalar_type()) + " to " + dev_.str() + " and back: " + where;
       }
-      for (const at::Tensor& t : host_) {
-        if (!t.defined() || t.numel() == 0 || !t.device().is_cpu()) continue;
-        for (const at::Tensor& o : outputs) {
-          const at::ScalarType to = o.scalar_type();
+      if (!copied_in_call) return {};
+      for (at::ScalarType from : dtypes) {
+        const at::Tensor probe = at::arange(4, at::TensorOptions().dtype(at::kLong)).remainder(from == at::kBool ? 2 : 4).to(from);
+        for (at::ScalarType to : dtypes) {
           // A float to an integer is undefined out of range: only conversions to floating dtypes are held to bits.
-          if (to == t.scalar_type() || !(at::isFloatingType(to) || at::isComplexType(to))) continue;
-          if (!bitwise_equal(t.to(to), t.to(dev_).to(to).cpu(), where, "the copy"))
-            return torch_dtype(t.scalar_type()).substr(6) + " converted to " + torch_dtype(to).substr(6) + " on " +
-                   dev_.str() + ": " + where;
+          if (to == from || !(at::isFloatingType(to) || at::isComplexType(to))) continue;
+          if (!bitwise_equal(probe.to(to), probe.to(dev_).to(to).cpu(), where, "the copy"))
+            return name(from) + " converted to " + name(to) + " on " + dev_.str() + ": " + where;
         }
       }
     } catch (const std::exception&) {

@@ -225,7 +225,7 @@ std::string failure_entry(const CaseRecord& rec, const FailureReportOptions& o, 
   if (!rec.result.resolved_op.empty() && rec.result.resolved_op != rec.op)
     out += " -> " + rec.result.resolved_op + (rec.result.decomposed ? " (decomposed)" : "");
   out += std::string(" [") + stage_name(rec.result.stage) + "]";
-  if (!rec.dtype.empty()) out += " " + rec.dtype;
+  if (const std::string dtype = record_dtype(rec); !dtype.empty()) out += " " + dtype;
   out += "\n";
   if (!rec.call.empty()) out += "call: " + rec.call + "\n";
   if (rec.outcome == Outcome::XPassed)

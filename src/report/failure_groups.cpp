@@ -10,6 +10,7 @@
 #include <tuple>
 #include <vector>
 
+#include "common/call_signature.h"
 #include "common/text.h"
 #include "opcheck/dtype.h"
 
@@ -433,6 +434,11 @@ void add_sorted(std::vector<std::string>& v, const std::string& s) {
 
 }  // namespace
 
+std::string record_dtype(const CaseRecord& rec) {
+  std::string dtype = call_dtype(rec.call);
+  return dtype.empty() ? rec.dtype : dtype;
+}
+
 std::string masked_error_text(std::string_view text) { return mask_shapes(mask_values(mask_paths(text))); }
 
 bool in_failure_groups(const CaseRecord& rec) {
@@ -467,7 +473,7 @@ std::vector<FailureGroup> group_failures(const RunReport& report) {
     g.cases.push_back(rec.id);
     add_sorted(g.ops, rec.op);
     add_sorted(g.models, rec.model);
-    add_sorted(g.dtypes, rec.dtype);
+    add_sorted(g.dtypes, record_dtype(rec));
     const std::int64_t bytes = input_bytes(rec.signature.empty() ? rec.call : rec.signature);
     if (g.example.empty() || bytes < example_bytes[sig]) {
       g.example = rec.id;

@@ -249,6 +249,31 @@ TEST(FailureGroups, ACopyRoundTripThatDiffersBlamesTheCopy) {
   EXPECT_EQ(groups[0].count, 3);
 }
 
+TEST(FailureGroups, AGroupNamesTheDtypesOfItsCallsNotTheManifestDefault) {
+  // torch-spyre's configs default the case dtype to float16; the calls say what they are about.
+  RunReport run;
+  for (const auto& [id, call] : std::vector<std::pair<std::string, std::string>>{
+           {"m::to", "torch.to(int64[1,11], dtype=torch.float32)"},
+           {"m::lt", "torch.lt(int64[1,11], 0)"},
+           {"m::index", "torch.getitem(bool[4], [int64[2]])"},
+           {"m::where", "torch.where(bool[2,2], fp32[2,2], fp32[2,2])"},
+           {"m::full", "torch.full([2, 3], 1.0)"}}) {
+    CaseRecord r = failing(id, Stage::FAILED_RUNTIME, "the device raised RuntimeError: aten::x failed");
+    r.dtype = "fp16";
+    r.call = call;
+    run.cases.push_back(r);
+  }
+  EXPECT_EQ(record_dtype(run.cases[0]), "int64");
+  EXPECT_EQ(record_dtype(run.cases[2]), "bool");
+  EXPECT_EQ(record_dtype(run.cases[3]), "fp32");
+  EXPECT_EQ(record_dtype(run.cases[4]), "fp16");  // no tensor input: the case's own
+  const std::vector<FailureGroup> groups = group_failures(run);
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(groups[0].dtypes, (std::vector<std::string>{"bool", "fp16", "fp32", "int64"}));
+  const std::string failures = failure_details(run, FailureReportOptions{});
+  EXPECT_NE(failures.find("[FAILED_RUNTIME] int64\ncall: torch.to(int64[1,11]"), std::string::npos) << failures;
+}
+
 TEST(FailureSignature, ARejectedCaseIsSignedWithoutItsManifest) {
   CaseRecord a = failing("a::x", Stage::INVALID_CASE, "a.yaml:3: unknown op 'torch.foo' (did you mean torch.floor?)");
   CaseRecord b = failing("b::y", Stage::INVALID_CASE, "b.yaml:9: unknown op 'torch.foo' (did you mean torch.floor?)");
