@@ -314,11 +314,12 @@ std::string transfer_suspect(const CaseRecord& rec) {
 /// to loopback:0 failed: "): a transfer that fails is one bug whether it moved an input, an output, or ran in the
 /// call.
 std::string error_itself(const std::string& head) {
-  for (const char* lead : {"the device raised ", "moving inputs to ", "moving outputs from "}) {
+  static const std::string kRaised = "the device raised ", kFailed = " failed: ";
+  if (head.rfind(kRaised, 0) == 0) return head.substr(kRaised.size());
+  for (const char* lead : {"moving inputs to ", "moving outputs from "}) {
     if (head.rfind(lead, 0) != 0) continue;
-    if (lead[0] == 't') return head.substr(std::string(lead).size());
-    const auto colon = head.find(" failed: ");
-    return colon == std::string::npos ? head : head.substr(colon + 9);
+    const auto failed = head.find(kFailed);
+    return failed == std::string::npos ? head : head.substr(failed + kFailed.size());
   }
   return head;
 }
