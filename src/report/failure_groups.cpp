@@ -255,9 +255,8 @@ bool is_case_op(const CaseRecord& rec, const std::string& op) {
 bool is_plumbing(const std::string& op) {
   static const std::set<std::string> kPlumbing = {
       "empty",      "empty_strided", "empty_like", "new_empty", "new_empty_strided", "as_strided", "alias",
-      "view",       "_reshape_alias", "reshape",   "_unsafe_view", "detach", "lift_fresh", "resize_",
-      "_copy_from", "_copy_from_and_resize", "copy_", "_to_copy", "to", "expand",
-      "_local_scalar_dense"};
+      "view",       "_reshape_alias", "reshape",   "_unsafe_view", "detach", "lift_fresh", "expand",
+      "_copy_from", "_copy_from_and_resize", "copy_", "_to_copy", "to"};
   return op_namespace(op) == "aten" && kPlumbing.count(base_name(op)) != 0;
 }
 

@@ -3,6 +3,8 @@
 // wrong result on the device op its failures share.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include <nlohmann/json.hpp>
 
 #include "report/console.h"
@@ -272,6 +274,40 @@ TEST(FailureGroups, AGroupNamesTheDtypesOfItsCallsNotTheManifestDefault) {
   EXPECT_EQ(groups[0].dtypes, (std::vector<std::string>{"bool", "fp16", "fp32", "int64"}));
   const std::string failures = failure_details(run, FailureReportOptions{});
   EXPECT_NE(failures.find("[FAILED_RUNTIME] int64\ncall: torch.to(int64[1,11]"), std::string::npos) << failures;
+}
+
+// Device bugs known on a real backend that no bundled case reaches yet: each is named right once one does.
+TEST(FailureGroups, KnownDeviceBugsAreNamedOnceACaseReachesThem) {
+  RunReport run;
+  auto add = [&](const std::string& id, Stage stage, const std::string& message, const std::string& op,
+                 std::vector<DeviceOp> ops) {
+    CaseRecord r = failing(id, stage, message);
+    r.result.resolved_op = op;
+    r.result.device_ops = std::move(ops);
+    run.cases.push_back(r);
+  };
+  auto raised = [](const std::string& op) {
+    DeviceOp d = in_call(op, DeviceOpVia::Kernel);
+    d.raised = true;
+    return d;
+  };
+  // view rejects a viewable non-contiguous tensor (its message names no op).
+  add("m::view", Stage::FAILED_RUNTIME, "the device raised RuntimeError: clCreateSubBuffer failed with -13",
+      "aten::view", {in_call("aten::empty_strided", DeviceOpVia::Kernel), raised("aten::view")});
+  // fill_ ignores strides: a wrong full() on a strided output.
+  add("m::full", Stage::INCORRECT_RESULT, "output: Tensor-likes are not close!", "aten::full",
+      {in_call("aten::full", DeviceOpVia::Composite), in_call("aten::empty_strided", DeviceOpVia::Kernel),
+       in_call("aten::fill_.Scalar"), in_call("aten::as_strided", DeviceOpVia::Kernel)});
+  // a growing resize_ loses data: cat's out= result resized on the device.
+  add("m::cat", Stage::INCORRECT_RESULT, "output: Tensor-likes are not close!", "aten::cat",
+      {in_call("aten::cat", DeviceOpVia::Composite), in_call("aten::resize_", DeviceOpVia::Kernel),
+       in_call("aten::empty.memory_format", DeviceOpVia::Kernel)});
+  // .item() on fp16 raises.
+  add("m::item", Stage::FAILED_RUNTIME, "the device raised RuntimeError: unsupported element size 2", "aten::item",
+      {in_call("aten::item", DeviceOpVia::Composite), raised("aten::_local_scalar_dense")});
+  std::set<std::string> ops;
+  for (const FailureGroup& g : group_failures(run)) ops.insert(g.op);
+  EXPECT_EQ(ops, (std::set<std::string>{"aten::view", "aten::fill_.Scalar", "aten::resize_", "aten::_local_scalar_dense"}));
 }
 
 TEST(FailureSignature, ARejectedCaseIsSignedWithoutItsManifest) {
