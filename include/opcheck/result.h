@@ -124,6 +124,9 @@ struct DeviceOp {
   DeviceOpVia via = DeviceOpVia::Kernel;
   std::int64_t calls = 0;  // over every device run of the case, input and output transfers included
   bool in_call = false;    // reached while the case's op ran; false: only while its inputs or outputs moved
+  /// The op that raised the case's device error: the innermost op active on the device, as the dispatcher saw it,
+  /// when the error was thrown. At most one op of a case has it.
+  bool raised = false;
 };
 
 /// What executing one unique case produced.

@@ -232,7 +232,7 @@ std::string failure_entry(const CaseRecord& rec, const FailureReportOptions& o, 
   if (!rec.result.resolved_op.empty() && rec.result.resolved_op != rec.op)
     out += " -> " + rec.result.resolved_op + (rec.result.decomposed ? " (decomposed)" : "");
   out += std::string(" [") + stage_name(rec.result.stage) + "]";
-  if (!rec.dtype.empty()) out += " " + rec.dtype;
+  if (const std::string dtype = record_dtype(rec); !dtype.empty()) out += " " + dtype;
   out += "\n";
   if (!rec.call.empty()) out += "call: " + rec.call + "\n";
   if (rec.outcome == Outcome::XPassed)
@@ -313,6 +313,8 @@ std::string failure_groups_section(const RunReport& report, int width) {
            " (" + std::to_string(g.unique) + " unique) " + stage_name(g.stage) + " in " + g.op + ": " +
            first_line_cut(g.text) + "\n";
     out += "   ops: " + some(g.ops) + "; models: " + some(g.models) + "; dtypes: " + some(g.dtypes) + "\n";
+    if (g.differs_between_runs)
+      out += "   " + std::to_string(g.differs_between_runs) + " of them also differ between runs\n";
     out += "   example: " + g.example + (g.minimal.empty() ? "" : "; minimal: " + g.minimal) + "\n";
   }
   return xml_visible(out);

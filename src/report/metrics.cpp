@@ -69,7 +69,7 @@ void write_failure_groups(JsonWriter& w, const std::vector<FailureGroup>& groups
   for (const FailureGroup& g : groups) {
     w.begin_object();
     w.field("signature", g.signature).field("stage", stage_name(g.stage)).field("op", g.op);
-    w.field("count", g.count).field("unique", g.unique);
+    w.field("count", g.count).field("unique", g.unique).field("differs_between_runs", g.differs_between_runs);
     w.key("cases").strings(g.cases, /*compact=*/true);
     w.key("ops").strings(g.ops, /*compact=*/true);
     w.key("models").strings(g.models, /*compact=*/true);

@@ -144,6 +144,7 @@ void write_device_ops(JsonWriter& w, const std::vector<DeviceOp>& ops) {
   for (const auto& d : ops) {
     w.begin_object();
     w.field("op", d.op).field("via", device_op_via_name(d.via)).field("calls", d.calls).field("in_call", d.in_call);
+    if (d.raised) w.field("raised", true);
     w.end_object();
   }
   w.end_array();
@@ -163,6 +164,7 @@ std::vector<DeviceOp> get_device_ops(const json& j, const JsonWhere& w) {
       throw_json_error(at.at("via"), "unknown via \"" + via + "\" (expected kernel, fallback or composite)");
     d.calls = get_int(v[i], at, "calls");
     d.in_call = get_bool(v[i], at, "in_call");
+    if (v[i].contains("raised")) d.raised = get_bool(v[i], at, "raised");
     out.push_back(std::move(d));
   }
   return out;
