@@ -93,7 +93,14 @@ std::string warnings_summary(const RunInfo& info, std::size_t shown, std::size_t
   else
     out = count + "warnings (" + std::to_string(inputs) + " about the inputs, which opcheck validate lists; " +
           std::to_string(at_run_time) + " at run time, in the metrics' run.warnings):\n";
-  for (std::size_t i = 0; i < std::min(n, shown); ++i) out += "  " + first_line(info.warnings[i]) + "\n";
+  // Under the "N warnings" heading a warning without a file ("opcheck: warning: -m names mark ...") drops its
+  // "opcheck: warning: " prefix, which would say "warning" a second time; a located one keeps its file:line.
+  static const std::string unlocated = "opcheck: warning: ";
+  for (std::size_t i = 0; i < std::min(n, shown); ++i) {
+    std::string line = first_line(info.warnings[i]);
+    if (line.compare(0, unlocated.size(), unlocated) == 0) line.erase(0, unlocated.size());
+    out += "  " + line + "\n";
+  }
   if (n > shown) out += "  ... and " + std::to_string(n - shown) + " more\n";
   return xml_visible(out);
 }
