@@ -67,12 +67,17 @@ std::string summary_line(const RunReport& report, bool color) {
   part(c.xpassed, "xpassed", kYellow);
   part(c.errors, c.errors == 1 ? "error" : "errors", kRed);
   if (report.info.not_run > 0)
-    part(report.info.not_run,
-         "not run (" + (report.info.stopped_by.empty() ? std::string("stopped") : report.info.stopped_by) + ")",
-         kYellow);
+    part(report.info.not_run, "not run (" + not_run_cause(report.info) + ")", kYellow);
   if (out.empty()) out = color ? markup("no tests ran", kYellow, false) : "no tests ran";
   const std::string duration = " in " + format_session_duration(report.info.duration_s);
-  return out + (color ? markup(duration, main, false) : duration);
+  out += color ? markup(duration, main, false) : duration;
+  // --device auto never chooses in silence: the last line a nightly's log shows says what it ran on, and why.
+  const DeviceChoice& choice = report.info.device_choice;
+  if (choice.asked == "auto" && !choice.chosen.empty()) {
+    const std::string said = " (--device auto chose " + choice.chosen + ": " + choice.why + ")";
+    out += color && choice.stand_in ? markup(said, kYellow, false) : said;
+  }
+  return out;
 }
 
 std::string warnings_summary(const RunInfo& info, std::size_t shown, std::size_t about_inputs) {

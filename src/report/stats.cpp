@@ -21,6 +21,12 @@ std::string base_name(const std::string& normalized) { return normalized.substr(
 
 }  // namespace
 
+std::string not_run_cause(const RunInfo& info) {
+  if (info.stopped_by.empty()) return "stopped";
+  if (info.stopped_by == "device") return "the device did not start";
+  return info.stopped_by;
+}
+
 void OutcomeCounts::add(Outcome o, XfailStrictness strictness) {
   switch (o) {
     case Outcome::Passed: ++passed; break;

@@ -34,6 +34,10 @@ struct OutcomeCounts {
   bool operator==(const OutcomeCounts& o) const;
 };
 
+/// Why a run's not-run cases did not run, as the summary line and the JUnit properties say it in parentheses:
+/// "signal", "maxfail", "deadline", "the device did not start" (stopped_by "device"), "stopped" when none is recorded.
+std::string not_run_cause(const RunInfo& info);
+
 /// pass_rate's rule in words, for the pages that state it.
 constexpr const char* kPassRateRule =
     "(passed + non-strict xpassed) / (passed + failed + errors + xpassed + not_supported)";

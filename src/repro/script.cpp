@@ -187,6 +187,8 @@ std::map<std::string, std::string> head_values(const Case& c, const ScriptDevice
     environment += "os.environ.setdefault(" + py_str(k) + ", " + py_str(v) + ")  # the run's device faults\n";
   std::vector<std::string> imports, written;
   for (const auto& m : device.imports) imports.push_back(py_str(m));
+  std::vector<std::string> module_paths;
+  for (const auto& p : device.module_paths) module_paths.push_back(py_str(p));
   for (std::size_t k : bundle.written_slots) written.push_back(std::to_string(k));
   const auto real_or_none = [](const std::optional<double>& v) {
     return v ? py_literal(PyValue::real(*v), LiteralUse::Data) : "None";
@@ -206,6 +208,7 @@ std::map<std::string, std::string> head_values(const Case& c, const ScriptDevice
       {"DEVICE_LIB", py_str_or_none(device.library)},
       {"DEVICE_IMPORTS", py_list(imports)},
       {"PYTHON_PATH", py_str_or_none(device.python_path)},
+      {"DEVICE_PATHS", py_list(module_paths)},
       {"COMPILE_BACKEND", py_str_or_none(device.compile_backend)},
       {"BUNDLE", py_str_or_none(bundle.folder)},
       {"WRITTEN", py_list(written)},

@@ -644,6 +644,21 @@ TEST(Metrics, WorkerStartsAndTheCasesWallTimeRoundTrip) {
   EXPECT_DOUBLE_EQ(back.info.cases_wall_s, 12.25);
 }
 
+TEST(Metrics, TheDeviceChoiceRoundTrips) {
+  TempDir dir;
+  const auto path = dir.file("metrics.json");
+  RunReport orig = sample_report();
+  orig.info.device_choice = {"auto", "loopback", "opcheck's stand-in, as no backend was found", true,
+                             {"device library (--device-lib, OPCHECK_DEVICE_LIB): none"}};
+  write_metrics_json(orig, path);
+  const RunReport back = read_metrics(path);
+  EXPECT_EQ(back.info.device_choice.asked, "auto");
+  EXPECT_EQ(back.info.device_choice.chosen, "loopback");
+  EXPECT_EQ(back.info.device_choice.why, orig.info.device_choice.why);
+  EXPECT_TRUE(back.info.device_choice.stand_in);
+  EXPECT_EQ(back.info.device_choice.searched, orig.info.device_choice.searched);
+}
+
 TEST(Metrics, InvalidUtf8IsShownNotDropped) {
   RunReport rep = sample_report();
   find_case(rep, "llama::mul").result.captured_stderr = "bad \xff\xfe bytes";
@@ -951,6 +966,25 @@ TEST(Summary, ColoursAsPytestDoes) {
             "\x1b[33m1 xpassed\x1b[0m, \x1b[31m\x1b[1m1 error\x1b[0m\x1b[31m in 0.04s\x1b[0m");
   EXPECT_EQ(summary_line(run_with({{Outcome::Passed, 1}}, 0.001), true), "\x1b[32m\x1b[1m1 passed\x1b[0m\x1b[32m in 0.00s\x1b[0m");
   EXPECT_EQ(summary_line(run_with({}, 0.001, 1), true), "\x1b[33m\x1b[1m1 deselected\x1b[0m\x1b[33m in 0.00s\x1b[0m");
+}
+
+TEST(Summary, AutoNeverChoosesInSilence) {
+  RunReport r = run_with({{Outcome::Passed, 3}}, 0.5);
+  r.info.device_choice = {"auto", "loopback", "opcheck's stand-in, as no backend was found", true, {}};
+  EXPECT_EQ(summary_line(r), "3 passed in 0.50s (--device auto chose loopback: opcheck's stand-in, as no backend was found)");
+  r.info.device_choice = {"auto", "spyre", "the one installed torch.backends entry point x = s:_autoload", false, {}};
+  EXPECT_EQ(summary_line(r), "3 passed in 0.50s (--device auto chose spyre: the one installed torch.backends entry "
+                             "point x = s:_autoload)");
+  // A device named by --device was no choice of opcheck's: the line is pytest's.
+  r.info.device_choice = {"loopback", "loopback", "named by --device", false, {}};
+  EXPECT_EQ(summary_line(r), "3 passed in 0.50s");
+}
+
+TEST(Summary, ADeviceThatDidNotStartListsItsCasesAsNotRun) {
+  RunReport r = run_with({{Outcome::Error, 1}, {Outcome::Skipped, 74}}, 0);
+  r.info.not_run = 74;
+  r.info.stopped_by = "device";
+  EXPECT_EQ(summary_line(r), "1 error, 74 not run (the device did not start) in 0.00s");
 }
 
 TEST(Summary, DurationsHeaderIsPytestsRule) {

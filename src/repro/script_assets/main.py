@@ -250,8 +250,13 @@ def main():
             torch._register_device_module(name, types.ModuleType(f"torch.{name}"))
     if DEVICE_IMPORTS and PYTHON_PATH:
         sys.path.insert(0, PYTHON_PATH)
-    for module in DEVICE_IMPORTS:
-        importlib.import_module(module)
+    if DEVICE_IMPORTS:
+        sys.path[:0] = [p for p in DEVICE_PATHS if p not in sys.path]
+    for spec in DEVICE_IMPORTS:
+        module, _, function = spec.partition(":")  # MODULE:FUNCTION calls the function after the import
+        imported = importlib.import_module(module)
+        if function:
+            getattr(imported, function)()
 
     host = inputs()
     (expected, cpu_args), cpu_error = attempt("reference (cpu)", lambda: reference(host))
