@@ -172,18 +172,37 @@ def value_yaml(v, torch):
     if isinstance(v, torch.dtype):
         return "value: " + str(v)
     if isinstance(v, str):
+        if plain_string(v):
+            return "value: " + yaml_str(v)
         return "py: " + yaml_str(repr(v))
     if isinstance(v, torch.device):
+        if v.type == "cpu":
+            return "value: privateuseone"  # the samples' device: the device under test
         raise NotWritable("unsupported_input", "a torch.device argument")
     return "py: " + yaml_str(py_literal(v, torch))
 
 
+SPECIAL_STRINGS = {"None", "True", "False", "inf", "+inf", "-inf", "nan"}
+
+
+def plain_string(s):
+    """Whether a YAML string value reads back as this very string (not None, a number, a literal, a dtype or a
+    device: src/manifest/string_values.cpp)."""
+    if s in SPECIAL_STRINGS or s[:1] in ("(", "[") or s.startswith("torch."):
+        return False
+    return re.fullmatch(r"(cpu|cuda|meta|privateuseone|spyre|aiu|loopback|mps|xpu|hpu)(:\d+)?", s) is None
+
+
 def kwarg_yaml(v, torch):
+    """A keyword argument's YAML value (kwargs hold values; a Python literal is a string starting with ( or [)."""
+    if v == "privateuseone" or (isinstance(v, torch.device) and v.type == "cpu"):
+        return "privateuseone"
+    if isinstance(v, str) and not plain_string(v):
+        raise NotWritable("unsupported_input", "a keyword string %r that reads as another value" % v)
     text = value_yaml(v, torch)
     kind, _, rest = text.partition(": ")
-    if kind == "py":
-        # kwargs hold YAML values; a literal that is no string becomes a string of Python text the loader reads.
-        return rest
+    if kind == "py" and not json.loads(rest)[:1] in ("(", "["):
+        raise NotWritable("unsupported_input", "a keyword argument %s that only a py: literal can hold" % rest)
     return rest
 
 
@@ -307,11 +326,16 @@ def make_recorder(torch):
             super().__init__()
             self.ops = []
             self.random = False
+            self.calls = 0
+            self.first = None  # (op, positional, keywords) of the first call, its tensors copied before it ran
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             name = str(func.name()) if hasattr(func, "name") else str(func)
             if name not in self.ops:
                 self.ops.append(name)
+            self.calls += 1
+            if self.calls == 1:
+                self.first = (func, clone_args(tuple(args), torch), clone_args(dict(kwargs or {}), torch))
             if torch.Tag.nondeterministic_seeded in getattr(func, "tags", ()):
                 self.random = True
             return func(*args, **(kwargs or {}))
@@ -377,21 +401,23 @@ def _strided_copy(t, torch):
     return out
 
 
-def run_sample(fn, sample, torch, Recorder):
-    """(ops reached, random?, output) of one call on copies of the sample's tensors; raises what the op raises."""
+def run_sample(fn, sample, torch, Recorder, calls=None):
+    """(ops reached, random?, output) of one call on copies of the sample's tensors; raises what the op raises.
+    `calls`, a dict, receives the number of ATen calls and the first one."""
     inp, args, kwargs = clone_args((sample.input, sample.args, sample.kwargs), torch)
     rec = Recorder()
     with torch.no_grad(), rec:
         out = fn(inp, *args, **kwargs)
+    if calls is not None:
+        calls.update(count=rec.calls, first=rec.first)
     return rec.ops, rec.random, out
 
 
 # ---- one sample as a case -----------------------------------------------------------------------------------------
 
-def argument_lines(sample, index, tf, torch):
-    """(input lines, kwmap lines, noncontiguous?) of a sample, or NotWritable."""
+def argument_lines(positional, keywords, index, tf, torch):
+    """(input lines, kwmap lines, noncontiguous?) of a call, or NotWritable."""
     lines, noncontig = [], False
-    positional = [sample.input] + list(sample.args)
     staged = []
     for a, v in enumerate(positional):
         if isinstance(v, torch.Tensor):
@@ -411,8 +437,13 @@ def argument_lines(sample, index, tf, torch):
         else:
             staged.append(("value", value_yaml(v, torch), None))
     kw = []
-    for k in sorted(sample.kwargs):
-        v = sample.kwargs[k]
+    for k in sorted(keywords):
+        v = keywords[k]
+        if k == "requires_grad" and v is False:
+            continue  # the default; no ATen op takes it, and the values do not depend on it
+        if k == "device" and (v == "cpu" or (isinstance(v, torch.device) and v.type == "cpu")):
+            kw.append("      %s: privateuseone" % k)  # the device of the call: the device under test
+            continue
         if isinstance(v, torch.Tensor) or (isinstance(v, (list, tuple)) and any(isinstance(x, torch.Tensor) for x in v)):
             raise NotWritable("unsupported_input", "a tensor keyword argument (%s)" % k)
         kw.append("      %s: %s" % (k, kwarg_yaml(v, torch)))
@@ -548,6 +579,7 @@ def import_entry(index):
                                        "detail": detail})
 
         try:
+            torch.manual_seed(0)  # the same samples whichever process draws them, in whatever order
             samples = list(op.sample_inputs("cpu", dtype))
         except Exception as e:  # noqa: BLE001 (whatever the sample function raises is reported)
             res["entry"]["samples"] += 1
@@ -563,8 +595,9 @@ def import_entry(index):
             if fn is None:
                 skip("no_callable_name", "op %s" % getattr(op.op, "__qualname__", repr(op.op)), i)
                 continue
+            calls = {}
             try:
-                ops, random_op, out = run_sample(fn, sample, torch, Recorder)
+                ops, random_op, out = run_sample(fn, sample, torch, Recorder, calls)
             except Exception as e:  # noqa: BLE001
                 skip("raises_on_cpu", "%s: %s" % (type(e).__name__, first_line(e)), i)
                 continue
@@ -586,23 +619,38 @@ def import_entry(index):
             if why:
                 skip("unjudgeable_output", why, i)
                 continue
+            case_op, how = pyname, variant
+            aten = aten_call(calls, torch)
             try:
-                inputs, kwargs, noncontig = argument_lines(sample, i, tf, torch)
+                if aten and prefer_aten(fn):
+                    raise NotWritable("unsupported_input", "a Python-level function")
+                inputs, kwargs, noncontig = argument_lines([sample.input, *sample.args], sample.kwargs, i, tf, torch)
             except NotWritable as e:
-                skip(e.reason, e.detail, i)
-                continue
+                # The one ATen op the sample reached, called with the arguments it got, when the Python call
+                # cannot be written (or is a Python function whose keywords no ATen op takes: max_pool's
+                # return_indices): the same computation on the same tensors.
+                try:
+                    if not aten:
+                        raise e
+                    case_op, how = aten[0], "the ATen op it reached"
+                    inputs, kwargs, noncontig = argument_lines(aten[1], aten[2], i, tf, torch)
+                except NotWritable as e2:
+                    skip(e2.reason, e2.detail, i)
+                    continue
             aten_marks = []
             for o in ops:
                 m = "aten__" + ident(o.replace("aten::", ""))
                 aten_marks.append(m)
                 res["marks"][m] = "cases whose OpInfo sample reached %s on the CPU" % o
                 res["reached"].add(o)
-            desc = "OpInfo %s sample %d at %s (%s variant)" % (name, i, dtype_name, variant)
+            desc = "OpInfo %s sample %d at %s (%s)" % (name, i, dtype_name,
+                                                    variant + " variant" if how == variant else "called as " + case_op
+                                                    + ", the one ATen op its " + variant + " variant reached")
             if getattr(sample, "name", ""):
                 desc += ": " + sample.name
             if hints:
                 desc += "; PyTorch's tests also record " + ", ".join(sorted(set(hints)))
-            lines = ["  - name: " + case_name, "    op: " + pyname, "    dtype: " + dtype_name,
+            lines = ["  - name: " + case_name, "    op: " + case_op, "    dtype: " + dtype_name,
                      "    description: " + yaml_str(desc)]
             case_marks = ["opinfo", op_mark] + aten_marks + (["noncontiguous"] if noncontig else [])
             lines.append("    marks: [%s]" % ", ".join(case_marks))
@@ -630,6 +678,29 @@ def import_entry(index):
     if res["cases"]:
         res["marks"][op_mark] = "cases of OpInfo entry %s" % name
     return res
+
+
+def aten_call(calls, torch):
+    """(op name, positional, keywords) of the sample's only ATen call, or None."""
+    if calls.get("count") != 1 or calls.get("first") is None:
+        return None
+    func, args, kwargs = calls["first"]
+    schema_name = func._schema.name
+    overload = func._overloadname
+    name = schema_name + ("" if overload == "default" else "." + overload)
+    if not name.startswith("aten::"):
+        return None
+    return name, list(args), {k: (privateuse_device(v, torch) if k == "device" else v) for k, v in kwargs.items()}
+
+
+def prefer_aten(fn):
+    """A function written in Python (F.max_pool2d, torch.unique): its keywords need not be those of any ATen op."""
+    import inspect
+    return inspect.isfunction(fn)
+
+
+def privateuse_device(v, torch):
+    return "privateuseone" if isinstance(v, torch.device) and v.type == "cpu" else v
 
 
 def lambda_agrees(op, sample, out, torch):
@@ -714,6 +785,8 @@ def main():
                    "nn.functional.relu) or ATen ops (aten::add), globs allowed")
     os.makedirs(os.path.join(a.output, "tensors"), exist_ok=True)
 
+    import warnings
+    warnings.simplefilter("ignore")  # the ops' own warnings on odd samples (std of one element, ...) say nothing here
     jobs = a.jobs if a.jobs > 0 else min(2, os.cpu_count() or 1)
     t_start = time.time()
     n_sel = len(STATE["selected"])
