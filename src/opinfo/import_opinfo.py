@@ -561,6 +561,7 @@ def import_entry(index):
     """Everything one OpInfo entry gives, as plain data (written by the main process in entry order)."""
     import torch
     op, pyname, variant = STATE["selected"][index]
+    variant = variant or "function"
     name = entry_name(op)
     model = "opinfo_" + ident(name)
     op_mark = "opinfo__" + ident(name)
@@ -588,18 +589,20 @@ def import_entry(index):
         tolerance, statuses, hints = judgement(op, dtype)
         if config_tolerance:
             tolerance = config_tolerance
-        fn = call_variant(op, variant) if pyname else None
+        # Without a name, the entry's own function runs: its one ATen op may still be written.
+        fn = call_variant(op, variant) if pyname else op.op
         for i, sample in enumerate(samples):
             res["entry"]["samples"] += 1
             case_name = "%s.%s.%d" % (name, dtype_name, i)
-            if fn is None:
-                skip("no_callable_name", "op %s" % getattr(op.op, "__qualname__", repr(op.op)), i)
-                continue
+            unnamed = "op %s" % getattr(op.op, "__qualname__", type(op.op).__name__)
             calls = {}
             try:
                 ops, random_op, out = run_sample(fn, sample, torch, Recorder, calls)
             except Exception as e:  # noqa: BLE001
-                skip("raises_on_cpu", "%s: %s" % (type(e).__name__, first_line(e)), i)
+                if pyname is None:
+                    skip("no_callable_name", unnamed + " (and it raises on the CPU)", i)
+                else:
+                    skip("raises_on_cpu", "%s: %s" % (type(e).__name__, first_line(e)), i)
                 continue
             if random_op:
                 skip("random_op", "reaches " + ", ".join(ops), i)
@@ -622,6 +625,8 @@ def import_entry(index):
             case_op, how = pyname, variant
             aten = aten_call(calls, torch)
             try:
+                if pyname is None:
+                    raise NotWritable("no_callable_name", unnamed + (" (it reached %d ATen calls)" % calls["count"]))
                 if aten and prefer_aten(fn):
                     raise NotWritable("unsupported_input", "a Python-level function")
                 inputs, kwargs, noncontig = argument_lines([sample.input, *sample.args], sample.kwargs, i, tf, torch)

@@ -18,9 +18,10 @@ from conftest import BUILD_DIR, OWN, opcheck
 
 CONFIG = OWN / "opinfo" / "spyre_supported_ops.yaml"
 # add: 0-d, zero-size and broadcast inputs; cat: tensor lists and negative dims; as_strided.partial_views: views with
-# a storage offset; sum: dims and keepdim keywords.
-ENTRIES = "add,cat,as_strided.partial_views,sum"
-FAULTS = "aten::add=throw;aten::cat=throw;aten::sum=throw;aten::as_strided=throw"
+# a storage offset; sum: dims and keepdim keywords; nn.functional.relu: a Python function, written as the one ATen op
+# its samples reach (aten::relu).
+ENTRIES = "add,cat,as_strided.partial_views,sum,nn.functional.relu"
+FAULTS = "aten::add=throw;aten::cat=throw;aten::sum=throw;aten::as_strided=throw;aten::relu=throw"
 
 
 def import_opinfo(out, *args):
@@ -67,7 +68,7 @@ def test_case_inputs_are_the_opinfo_sample_tensors(imported, tmp_path):
     assert r.rc == 1, r
     checked = 0
     report = json.loads((out / "opinfo-report.json").read_text())
-    assert len(list(bundles.iterdir())) == report["counts"]["written"] == report["counts"]["samples"] == 86
+    assert len(list(bundles.iterdir())) == report["counts"]["written"] == report["counts"]["samples"] == 94
     for b in sorted(bundles.iterdir()):
         case = yaml.safe_load((b / "case.yaml").read_text())["cases"][0]
         entry, dtype, index = re.fullmatch(r"(.+)\.(\w+)\.(\d+)", case["name"]).groups()
@@ -85,7 +86,8 @@ def test_case_inputs_are_the_opinfo_sample_tensors(imported, tmp_path):
                     assert same_tensor(torch.load(b / item["file"]), w), (b, item)
                     checked += 1
         assert set((case.get("kwmap") or {}).keys()) == set(sample.kwargs), b
-    assert checked == 124, checked  # the tensors of every sample of the four entries at two dtypes
+        assert case["op"] == ("aten::relu" if entry == "nn.functional.relu" else "torch." + entry.split(".")[0]), b
+    assert checked == 132, checked  # the tensors of every sample of the four entries at two dtypes
 
 
 def test_two_imports_are_byte_identical(imported, tmp_path):
@@ -98,7 +100,7 @@ def test_two_imports_are_byte_identical(imported, tmp_path):
     assert files == sorted(p.relative_to(again) for p in again.rglob("*") if p.is_file())
     differ = [str(f) for f in files if (out / f).read_bytes() != (again / f).read_bytes()]
     assert differ == [], differ
-    assert len([f for f in files if str(f).endswith(".safetensors")]) == 8
+    assert len([f for f in files if str(f).endswith(".safetensors")]) == 10
 
 
 def test_cases_carry_the_opinfo_marks_and_validate(imported):
@@ -126,7 +128,7 @@ def test_not_written_samples_are_listed_and_counts_add_up(tmp_path):
     """Random ops, tensor keywords and ops opcheck cannot call are not written, each listed with its reason; the
     counts of the summary line, the report and the manifests agree."""
     out = tmp_path / "o"
-    r = import_opinfo(out, "--ops", "add,bernoulli,masked.sum,nn.functional.dropout", "--dtypes", "fp32")
+    r = import_opinfo(out, "--ops", "add,bernoulli,masked.sum,nn.functional.dropout,nn.functional.interpolate.area", "--dtypes", "fp32")
     assert r.rc == 0, r
     report = json.loads((out / "opinfo-report.json").read_text())
     c = report["counts"]
@@ -147,7 +149,7 @@ def test_not_written_samples_are_listed_and_counts_add_up(tmp_path):
         c["ops"], c["samples"], c["written"], c["not_written"])), line
     listed = (out / "opinfo-not-written.txt").read_text().splitlines()
     assert len(listed) == c["not_written"]
-    assert "opinfo: op 1 of 4: " in r.err and "opinfo: op 4 of 4: " in r.err, r.err
+    assert "opinfo: op 1 of 5: " in r.err and "opinfo: op 5 of 5: " in r.err, r.err
 
 
 def test_nothing_written_exits_5_and_unknown_op_is_a_usage_error(tmp_path):
