@@ -629,7 +629,8 @@ def import_entry(index):
                     raise NotWritable("no_callable_name", unnamed + (" (it reached %d ATen calls)" % calls["count"]))
                 if aten and prefer_aten(fn):
                     raise NotWritable("unsupported_input", "a Python-level function")
-                inputs, kwargs, noncontig = argument_lines([sample.input, *sample.args], sample.kwargs, i, tf, torch)
+                case_op, keywords = python_level_keywords(pyname, sample.kwargs)
+                inputs, kwargs, noncontig = argument_lines([sample.input, *sample.args], keywords, i, tf, torch)
             except NotWritable as e:
                 # The one ATen op the sample reached, called with the arguments it got, when the Python call
                 # cannot be written (or is a Python function whose keywords no ATen op takes: max_pool's
@@ -683,6 +684,16 @@ def import_entry(index):
     if res["cases"]:
         res["marks"][op_mark] = "cases of OpInfo entry %s" % name
     return res
+
+
+def python_level_keywords(pyname, kwargs):
+    """(op, keywords) with the keywords that only a Python function takes turned into the op that does the same:
+    F.max_poolNd's return_indices (False: the op itself; True: F.max_poolNd_with_indices)."""
+    if pyname.startswith("torch.nn.functional.max_pool") and "return_indices" in kwargs:
+        kwargs = dict(kwargs)
+        if kwargs.pop("return_indices"):
+            pyname += "_with_indices"
+    return pyname, kwargs
 
 
 def aten_call(calls, torch):
