@@ -199,7 +199,8 @@ int cmd_import_opinfo(const OpinfoFlags& f) {
                  "Python device such as opcheck_pyloop) or --device-lib LIB\n";
     return kUsageError;
   }
-  const std::string python = hosting_python("");
+  const char* configured = std::getenv("OPCHECK_PYTHON");
+  const std::string python = hosting_python(configured != nullptr ? configured : "");
   const int rc = run_importer(python, f);
   if (rc == kUsageError) return kUsageError;
   if (rc != 0) {
