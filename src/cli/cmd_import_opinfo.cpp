@@ -22,12 +22,17 @@
 #include "cli/exec_library.h"
 #include "cli/opinfo_assets.h"
 #include "common/device_choice.h"
+#include "opinfo/opinfo_report.h"
 #include "runner/op_check.h"
 
 namespace fs = std::filesystem;
 
 namespace opcheck::cli {
 namespace {
+
+using opinfo::drop_blocks;
+using opinfo::recount;
+using opinfo::summary_line;
 
 struct OpinfoFlags {
   std::string out_dir;
@@ -82,22 +87,6 @@ int run_importer(const std::string& python, const OpinfoFlags& f) {
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-/// Removes from a file written by the importer the blocks of lines that start with `  - <key>: <value>` for the
-/// given values (a case `  - name: x` up to the next `  - ` line of its list).
-void drop_blocks(const fs::path& path, const std::string& key, const std::set<std::string>& values) {
-  std::ifstream in(path);
-  std::stringstream out;
-  bool dropping = false;
-  const std::string start = "  - " + key + ": ";
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("  - ", 0) == 0) dropping = line.rfind(start, 0) == 0 && values.count(line.substr(start.size()));
-    else if (!line.empty() && line[0] != ' ') dropping = false;
-    if (!dropping) out << line << "\n";
-  }
-  in.close();
-  std::ofstream(path) << out.str();
 }
 
 /// The cases whose op opcheck cannot resolve or whose arguments do not bind: taken out of the manifests, listed in
@@ -162,35 +151,6 @@ bool drop_unbound_cases(const std::vector<std::string>& manifests, const fs::pat
     if (text.find("\n  - name: ") == std::string::npos) fs::remove(file);
   }
   return true;
-}
-
-void recount(nlohmann::json& report) {
-  nlohmann::json& c = report["counts"];
-  long samples = 0, written = 0;
-  for (const auto& e : report["entries"]) {
-    samples += e["samples"].get<long>();
-    written += e["written"].get<long>();
-  }
-  c["samples"] = samples;
-  c["written"] = written;
-  c["not_written"] = report["not_written"].size();
-  for (auto& [reason, n] : c["by_reason"].items()) n = 0;
-  for (const auto& x : report["not_written"]) {
-    auto& n = c["by_reason"][x["reason"].get<std::string>()];
-    n = n.get<long>() + 1;
-  }
-}
-
-std::string summary_line(const nlohmann::json& report) {
-  const auto& c = report["counts"];
-  std::ostringstream os;
-  os << c["ops"].get<long>() << " ops, " << c["samples"].get<long>() << " samples, " << c["written"].get<long>()
-     << " cases written, " << c["not_written"].get<long>() << " not written";
-  std::string reasons;
-  for (const auto& [reason, n] : c["by_reason"].items())
-    if (n.get<long>() > 0) reasons += (reasons.empty() ? "" : ", ") + std::to_string(n.get<long>()) + " " + reason;
-  if (!reasons.empty()) os << " (" << reasons << ")";
-  return os.str();
 }
 
 int cmd_import_opinfo(const OpinfoFlags& f) {
