@@ -7,6 +7,9 @@
 #                                    inductor compiling the bundled manifests twice from empty caches)
 #   scripts/bench.sh --quick         small N everywhere: a smoke test of a few minutes
 #   scripts/bench.sh --core-only     only bench.py;   scripts/bench.sh --python-only   only bench_python.py
+#   scripts/bench.sh --opinfo-only   only scripts/bench/bench_opinfo.py: `import-opinfo` over the whole op_db at fp32,
+#                                    fp16 and bf16, then one `run --device cpu -j 2` over it (docs/opinfo.md; not
+#                                    part of the default run: tens of minutes on 2 cores; --subset N runs N cases)
 # Any other flag goes to both scripts (--reps N, --out DIR, --keep; bench.py also takes --fixtures DIR).
 # OPCHECK_BUILD_DIR picks the build directory (default build/). Measure on a quiet machine: the tables record the
 # load average. Exit status: 0 when every target is met, 1 when one is missed, 3 when the build failed.
@@ -22,12 +25,13 @@ fi
 if grep -q '^CMAKE_BUILD_TYPE:STRING=Debug' "$OPCHECK_BUILD_DIR/CMakeCache.txt"; then
   opcheck_log "warning: $OPCHECK_BUILD_DIR is a Debug build; its timings say little about a Release one"
 fi
-core=1 python=1
+core=1 python=1 opinfo=0
 args=()
 for arg in "$@"; do
   case "$arg" in
     --core-only) python=0 ;;
     --python-only) core=0 ;;
+    --opinfo-only) core=0 python=0 opinfo=1 ;;
     *) args+=("$arg") ;;
   esac
 done
@@ -45,5 +49,9 @@ fi
 if [ $python -eq 1 ]; then
   "$OPCHECK_PYTHON" "$OPCHECK_ROOT/scripts/bench/bench_python.py" --build-dir "$OPCHECK_BUILD_DIR" \
     --out "$OPCHECK_ROOT/bench-results" "${args[@]}" || status=$((status > 0 ? status : $?))
+fi
+if [ $opinfo -eq 1 ]; then
+  "$OPCHECK_PYTHON" "$OPCHECK_ROOT/scripts/bench/bench_opinfo.py" --build-dir "$OPCHECK_BUILD_DIR" \
+    --out "$OPCHECK_ROOT/bench-results" "${args[@]}" || status=$?
 fi
 exit $status

@@ -125,7 +125,7 @@ opcheck_python_env() {
     opcheck_log "Fix: pip install torch==2.13.0 in that environment, or deactivate it to use the project's own."
     return 1
   fi
-  if [ "$with_tests" = 1 ] && ! "$py" -c 'import pytest, yaml, numpy, check_jsonschema, kubernetes_validate' 2>/dev/null; then
+  if [ "$with_tests" = 1 ] && ! "$py" -c 'import pytest, yaml, numpy, expecttest, check_jsonschema, kubernetes_validate' 2>/dev/null; then
     opcheck_log "installing the test requirements (scripts/requirements-test.txt)"
     "$py" -m pip install -q -r "$OPCHECK_ROOT/scripts/requirements-test.txt" >&2 || return 1
   fi

@@ -38,6 +38,7 @@ void add_validate_command(CLI::App& app, Commands& commands);   // cmd_validate.
 void add_run_command(CLI::App& app, Commands& commands);        // cmd_run.cpp
 void add_report_commands(CLI::App& app, Commands& commands);    // merge, diff, report (cmd_report.cpp)
 void add_import_command(CLI::App& app, Commands& commands);     // import-traces (cmd_import.cpp)
+void add_import_opinfo_command(CLI::App& app, Commands& commands);  // cmd_import_opinfo.cpp
 void add_repro_command(CLI::App& app, Commands& commands);      // cmd_repro.cpp
 void add_shrink_command(CLI::App& app, Commands& commands);     // cmd_shrink.cpp
 void add_sweep_command(CLI::App& app, Commands& commands);      // cmd_sweep.cpp

@@ -85,6 +85,7 @@ int main(int argc, char** argv) {
   add_run_command(app, commands);
   add_report_commands(app, commands);
   add_import_command(app, commands);
+  add_import_opinfo_command(app, commands);
   add_repro_command(app, commands);
   add_shrink_command(app, commands);
   add_sweep_command(app, commands);

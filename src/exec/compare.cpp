@@ -84,7 +84,8 @@ struct LeafStats {
 
 /// An integer tensor with the same bits: the view used by `exact`. Complex tensors become [..., 2] of their parts.
 at::Tensor bits_of(at::Tensor t) {
-  if (t.is_complex()) t = at::view_as_real(t);
+  // A conjugate view (fft.ifft's output) has no real view of its own until its conjugation is applied.
+  if (t.is_complex()) t = at::view_as_real(t.resolve_conj());
   switch (t.element_size()) {
     case 1: return t.view(at::kByte);
     case 2: return t.view(at::kShort);
@@ -94,7 +95,9 @@ at::Tensor bits_of(at::Tensor t) {
 }
 
 /// A tensor's values as a flat sequence of real parts: itself, or [re, im, re, im, ...] for complex tensors.
-at::Tensor real_parts(const at::Tensor& flat) { return flat.is_complex() ? at::view_as_real(flat).reshape(-1) : flat; }
+at::Tensor real_parts(const at::Tensor& flat) {
+  return flat.is_complex() ? at::view_as_real(flat.resolve_conj()).reshape(-1) : flat;
+}
 
 /// Chunk-sized float64 buffers reused for every chunk: fresh multi-megabyte temporaries per op would cost a
 /// page-faulting allocation each, which dominates the arithmetic. Ops write into these with out= / in-place forms.

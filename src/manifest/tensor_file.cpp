@@ -1,5 +1,6 @@
 #include "manifest/tensor_file.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -38,6 +39,8 @@ std::optional<DType> pt_storage_dtype(const std::string& storage) {
 
 /// The bytes a shape holds at `item` bytes per element, or nullopt when that overflows.
 std::optional<std::uint64_t> byte_count(const std::vector<std::int64_t>& shape, std::int64_t item) {
+  // A zero-size tensor (a dim of 0) holds no bytes; shape_extent counts such a dim as 1, a bound for layouts.
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return 0;
   std::int64_t n = shape_extent(shape);
   if (n < 0 || (n > 0 && item > INT64_MAX / n)) return std::nullopt;
   return static_cast<std::uint64_t>(n * item);

@@ -1,7 +1,9 @@
 #include "plan/plan.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
+#include <mutex>
 #include <numeric>
 #include <unordered_map>
 
@@ -30,6 +32,21 @@ void put_kwargs(std::string& out, const KwArgs& kw, bool sort) {
   out += '}';
 }
 
+/// sha256_file, once per file and process: the tensors of one .safetensors file (one key each) would read the
+/// whole file once per tensor otherwise, quadratic in the tensors of a file. Keyed by path, size and mtime.
+std::string file_digest(const std::string& path) {
+  static std::mutex mutex;
+  static std::map<std::string, std::string> digests;
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  const auto mtime = std::filesystem::last_write_time(path, ec).time_since_epoch().count();
+  const std::string key = path + '\n' + std::to_string(size) + '\n' + std::to_string(mtime);
+  const std::lock_guard<std::mutex> lock(mutex);
+  auto it = digests.find(key);
+  if (it == digests.end()) it = digests.emplace(key, sha256_file(path)).first;
+  return it->second;
+}
+
 void put_tensor(std::string& out, const TensorSpec& t) {
   out += "T(";
   out += dtype_name(t.dtype);
@@ -42,7 +59,7 @@ void put_tensor(std::string& out, const TensorSpec& t) {
   put_kwargs(out, t.init_args, /*sort=*/true);
   if (t.init == InitKind::Data) out += "data:" + sha256_hex(t.data.repr());
   // The file's bytes, not its name: the same tensor saved twice is the same input.
-  if (t.init == InitKind::File) out += (t.shape_from_file ? "file(shape):" : "file:") + sha256_file(t.file_source());
+  if (t.init == InitKind::File) out += (t.shape_from_file ? "file(shape):" : "file:") + file_digest(t.file_source());
   out += ')';
 }
 

@@ -1,0 +1,202 @@
+"""`opcheck import-opinfo`: PyTorch's OpInfo samples as manifests, checked against the OpInfo samples themselves.
+
+Each test imports a few entries (--ops) so that the suite stays quick; the whole op_db is measured by the benchmark
+(scripts/bench/bench_opinfo.py)."""
+import functools
+import json
+import os
+import pathlib
+import re
+import subprocess
+import sys
+
+import pytest
+import torch
+import yaml
+
+from conftest import BUILD_DIR, OWN, opcheck
+
+CONFIG = OWN / "opinfo" / "spyre_supported_ops.yaml"
+# add: 0-d, zero-size and broadcast inputs; cat: tensor lists and negative dims; as_strided.partial_views: views with
+# a storage offset; sum: dims and keepdim keywords; nn.functional.relu: a Python function, written as the one ATen op
+# its samples reach (aten::relu).
+ENTRIES = "add,cat,as_strided.partial_views,sum,nn.functional.relu"
+FAULTS = "aten::add=throw;aten::cat=throw;aten::sum=throw;aten::as_strided=throw;aten::relu=throw"
+
+
+def import_opinfo(out, *args):
+    r = opcheck("import-opinfo", "-o", out, *args, timeout=600)
+    return r
+
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory):
+    out = tmp_path_factory.mktemp("opinfo")
+    r = import_opinfo(out, "--ops", ENTRIES, "--dtypes", "fp32,bf16", "-q")
+    assert r.rc == 0, r
+    return out, r
+
+
+@functools.lru_cache(maxsize=None)
+def samples_of(entry, dtype):
+    """The entry's samples as the importer draws them (torch.manual_seed(0) before each entry and dtype)."""
+    from torch.testing._internal.common_methods_invocations import op_db
+    op = next(o for o in op_db if o.name + ("." + o.variant_test_name if o.variant_test_name else "") == entry)
+    torch.manual_seed(0)
+    return list(op.sample_inputs("cpu", getattr(torch, dtype)))
+
+
+def bits(t):
+    """The tensor's values as integers of the same width (NaN payloads and -0.0 included)."""
+    t = t.contiguous()
+    as_int = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()]
+    return t.view(as_int) if t.dtype != torch.bool else t
+
+
+def same_tensor(mine, theirs):
+    return (mine.dtype == theirs.dtype and mine.shape == theirs.shape and mine.stride() == theirs.stride()
+            and mine.storage_offset() == theirs.storage_offset() and torch.equal(bits(mine), bits(theirs)))
+
+
+def test_case_inputs_are_the_opinfo_sample_tensors(imported, tmp_path):
+    """The tensors a run builds from the imported cases (saved by --save-failures under injected faults) equal the
+    OpInfo samples' tensors bit for bit, with their shapes, strides and storage offsets; keywords are kept."""
+    out, _ = imported
+    bundles = tmp_path / "bundles"
+    r = opcheck("run", "--manifests", out, "--device", "loopback", "--save-failures", bundles, "-q",
+                env={"OPCHECK_LOOPBACK_FAULTS": FAULTS})
+    assert r.rc == 1, r
+    checked = 0
+    report = json.loads((out / "opinfo-report.json").read_text())
+    assert len(list(bundles.iterdir())) == report["counts"]["written"] == report["counts"]["samples"] == 94
+    for b in sorted(bundles.iterdir()):
+        case = yaml.safe_load((b / "case.yaml").read_text())["cases"][0]
+        entry, dtype, index = re.fullmatch(r"(.+)\.(\w+)\.(\d+)", case["name"]).groups()
+        sample = samples_of(entry, dtype)[int(index)]
+        positional = [sample.input, *sample.args]
+        assert len(case["inputs"]) == len(positional), b
+        for spec, want in zip(case["inputs"], positional):
+            if "tensor" in spec:
+                got = torch.load(b / spec["tensor"]["file"])
+                assert same_tensor(got, want), (b, spec)
+                checked += 1
+            elif "tensor_list" in spec:
+                assert len(spec["tensor_list"]) == len(want)
+                for item, w in zip(spec["tensor_list"], want):
+                    assert same_tensor(torch.load(b / item["file"]), w), (b, item)
+                    checked += 1
+        assert set((case.get("kwmap") or {}).keys()) == set(sample.kwargs), b
+        assert case["op"] == ("aten::relu" if entry == "nn.functional.relu" else "torch." + entry.split(".")[0]), b
+    assert checked == 132, checked  # the tensors of every sample of the four entries at two dtypes
+
+
+def test_two_imports_are_byte_identical(imported, tmp_path):
+    """One process or two, the same samples give the same bytes in every file written."""
+    out, _ = imported
+    again = tmp_path / "again"
+    r = import_opinfo(again, "--ops", ENTRIES, "--dtypes", "fp32,bf16", "-q", "-j", "1")
+    assert r.rc == 0, r
+    files = sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(again) for p in again.rglob("*") if p.is_file())
+    differ = [str(f) for f in files if (out / f).read_bytes() != (again / f).read_bytes()]
+    assert differ == [], differ
+    assert len([f for f in files if str(f).endswith(".safetensors")]) == 10
+
+
+def test_cases_carry_the_opinfo_marks_and_validate(imported):
+    """`-m "opinfo and dtype__bfloat16"` selects the bf16 cases; markers.yaml registers every mark (strict markers)."""
+    out, _ = imported
+    r = opcheck("list-cases", "--manifests", out, "-m", "opinfo and dtype__bfloat16 and opinfo__cat and aten__cat",
+                "--strict-markers")
+    assert r.rc == 0, r
+    ids = [l for l in r.out.splitlines() if "::" in l]
+    assert ids and all(".bfloat16." in l and "opinfo_cat::" in l for l in ids), r.out
+    v = opcheck("validate", out)
+    assert v.rc == 0 and ": 0 errors" in v.last_line, v
+
+
+def test_loopback_passes_every_case(imported):
+    """The loopback computes what the CPU computes: every imported case passes (or is xfailed by OpInfo's own CPU
+    xfails, non-strict)."""
+    out, _ = imported
+    r = opcheck("run", "--manifests", out, "--device", "loopback", "-q")
+    assert r.rc == 0, r
+    assert re.search(r"\d+ passed", r.last_line) and "failed" not in r.last_line and "error" not in r.last_line, r
+
+
+def test_not_written_samples_are_listed_and_counts_add_up(tmp_path):
+    """Random ops, tensor keywords and ops opcheck cannot call are not written, each listed with its reason; the
+    counts of the summary line, the report and the manifests agree."""
+    out = tmp_path / "o"
+    r = import_opinfo(out, "--ops", "add,bernoulli,masked.sum,nn.functional.dropout,nn.functional.interpolate.area", "--dtypes", "fp32")
+    assert r.rc == 0, r
+    report = json.loads((out / "opinfo-report.json").read_text())
+    c = report["counts"]
+    assert c["samples"] == c["written"] + c["not_written"]
+    assert c["not_written"] == len(report["not_written"]) == sum(c["by_reason"].values())
+    assert set(c["by_reason"]) == set(report["reasons"])
+    for e in report["entries"]:
+        missing = [x for x in report["not_written"] if x["entry"] == e["name"]]
+        assert e["samples"] == e["written"] + len(missing), e
+    written = sum(p.read_text().count("\n  - name: ") for p in out.glob("opinfo_*.yaml"))
+    assert written == c["written"]
+    reasons = {x["entry"]: x["reason"] for x in report["not_written"]}
+    assert reasons["bernoulli"] == "random_op" and reasons["nn.functional.dropout"] == "random_op"
+    assert c["by_reason"]["unsupported_input"] > 0 and c["by_reason"]["unbound_call"] > 0
+    assert c["by_reason"]["random_op"] > 0
+    line = next(l for l in r.out.splitlines() if " samples, " in l)
+    assert line.startswith("%d ops, %d samples, %d cases written, %d not written (" % (
+        c["ops"], c["samples"], c["written"], c["not_written"])), line
+    listed = (out / "opinfo-not-written.txt").read_text().splitlines()
+    assert len(listed) == c["not_written"]
+    assert "opinfo: op 1 of 5: " in r.err and "opinfo: op 5 of 5: " in r.err, r.err
+
+
+def test_nothing_written_exits_5_and_unknown_op_is_a_usage_error(tmp_path):
+    r = import_opinfo(tmp_path / "a", "--ops", "bernoulli", "--dtypes", "fp32", "-q")
+    assert r.rc == 5, r
+    assert "0 cases written" in r.out
+    r = import_opinfo(tmp_path / "b", "--ops", "no_such_op_xyz", "-q")
+    assert r.rc == 4 and "no OpInfo entry matches" in r.err and "Fix:" in r.err, r
+
+
+def test_config_selects_ops_dtypes_and_precision(tmp_path):
+    """A torch-spyre supported_ops config: its ops only, each at its dtypes, with the op's dtype precision, else the
+    global supported_dtypes one."""
+    out = tmp_path / "o"
+    r = import_opinfo(out, "--config", CONFIG, "-q")
+    assert r.rc == 0, r
+    assert sorted(p.name for p in out.glob("opinfo_*.yaml")) == ["opinfo_add.yaml", "opinfo_nn_functional_relu.yaml"]
+    add = yaml.safe_load((out / "opinfo_add.yaml").read_text())["cases"]
+    assert add and {c["dtype"] for c in add} == {"float16"}
+    assert all(c["atol"] == 0.01 and c["rtol"] == 0.02 for c in add)
+    relu = yaml.safe_load((out / "opinfo_nn_functional_relu.yaml").read_text())["cases"]
+    assert relu and {c["dtype"] for c in relu} == {"bfloat16"}
+    assert all(c["atol"] == 0.03 and c["rtol"] == 0.04 for c in relu)
+
+
+def pyloop_enabled_ops():
+    code = ("import torch, opcheck_pyloop\n"
+            "print('\\n'.join(n for n in torch._C._dispatch_get_all_op_names() if n.startswith('aten::') and "
+            "torch._C._dispatch_has_kernel_for_dispatch_key(n, 'PrivateUse1')))")
+    env = dict(os.environ, PYTHONPATH=str(BUILD_DIR / "python"))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
+    return set(out.split())
+
+
+def test_device_ops_selects_only_ops_the_device_registers(tmp_path):
+    """With --device-ops and pyloop, an entry is written only when its samples reach an ATen op pyloop has its own
+    kernel for."""
+    enabled = pyloop_enabled_ops()
+    assert "aten::add.Tensor" in enabled and "aten::cumsum" not in enabled
+    out = tmp_path / "o"
+    r = import_opinfo(out, "--ops", "add,mul,cumsum,nn.functional.hardtanh", "--dtypes", "fp32", "--device-ops",
+                      "--device-import", "opcheck_pyloop", "-q")
+    assert r.rc == 0, r
+    written = sorted(p.name for p in out.glob("opinfo_*.yaml"))
+    assert "opinfo_add.yaml" in written and "opinfo_mul.yaml" in written and "opinfo_cumsum.yaml" not in written
+    for p in out.glob("opinfo_*.yaml"):
+        for c in yaml.safe_load(p.read_text())["cases"]:
+            reached = {m for m in c["marks"] if m.startswith("aten__")}
+            assert any("aten__" + re.sub(r"[^0-9A-Za-z]", "_", o[6:]) in reached for o in enabled), c["name"]
+    assert not list((out / "tensors").glob("opinfo_cumsum*"))
