@@ -21,23 +21,23 @@ struct SeenOp {
 
 // The recorder active on this thread. RecordFunction takes a plain function pointer, so the callback finds its state
 // here; one recorder at a time (a nested one leaves the outer one recording).
-struct Collector {
+struct OpCollector {
   c10::DeviceType type = c10::DeviceType::CPU;
   c10::BackendComponent backend = c10::BackendComponent::InvalidBit;
   std::vector<SeenOp> seen;  // few per case: a linear search beats hashing the names
 };
 
-thread_local Collector* t_collector = nullptr;
+thread_local OpCollector* t_collector = nullptr;
 thread_local bool t_in_call = false;
 
-bool tensor_on_device(const at::Tensor& t, const Collector& c) {
+bool tensor_on_device(const at::Tensor& t, const OpCollector& c) {
   if (!t.defined()) return false;
   const c10::DispatchKeySet ks = t.key_set();
   // Fake and functional tensors claim the device while torch.compile traces; nothing of theirs runs there.
   return ks.has_backend(c.backend) && !ks.has(c10::DispatchKey::Python) && !ks.has(c10::DispatchKey::Functionalize);
 }
 
-bool reaches_device(const c10::IValue& v, const Collector& c) {
+bool reaches_device(const c10::IValue& v, const OpCollector& c) {
   if (v.isTensor()) return tensor_on_device(v.toTensor(), c);
   if (v.isDevice()) return v.toDevice().type() == c.type;  // a factory call making a tensor there
   if (v.isList()) {
@@ -48,7 +48,7 @@ bool reaches_device(const c10::IValue& v, const Collector& c) {
 }
 
 std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
-  Collector* c = t_collector;
+  OpCollector* c = t_collector;
   if (c == nullptr) return nullptr;
   bool reaches = false;
   for (const c10::IValue& v : fn.inputs())
@@ -91,7 +91,7 @@ bool moves_data(const std::string& op) {
 
 DeviceOpsRecorder::DeviceOpsRecorder(const at::Device& device, std::vector<DeviceOp>& out) : out_(out) {
   if (t_collector != nullptr) return;
-  auto c = std::make_unique<Collector>();
+  auto c = std::make_unique<OpCollector>();
   c->type = device.type();
   c->backend = c10::toBackendComponent(c10::computeDispatchKey(std::nullopt, std::nullopt, device));
   // Inputs are needed to tell the device's ops from the CPU's; outputs are not (a factory names its device).
@@ -104,7 +104,7 @@ DeviceOpsRecorder::DeviceOpsRecorder(const at::Device& device, std::vector<Devic
 DeviceOpsRecorder::~DeviceOpsRecorder() {
   if (!active_) return;
   at::removeCallback(handle_);
-  std::unique_ptr<Collector> c(t_collector);
+  std::unique_ptr<OpCollector> c(t_collector);
   t_collector = nullptr;
   const c10::DispatchKey key = c10::computeDispatchKey(std::nullopt, std::nullopt, c10::Device(c->type));
   for (SeenOp& s : c->seen) {
