@@ -2,7 +2,8 @@
 # Builds and runs every test: the ctest suite (unit + end-to-end), the sanitizer suite, and the fuzzers.
 #   scripts/test.sh            everything (what CI runs)
 #   scripts/test.sh --quick    only the main ctest suite
-#   scripts/test.sh --ci       everything, and the suite's proof that a clone needs nothing beside it (.ci/run)
+#   scripts/test.sh --ci       everything, in a clone with nothing beside it (.ci/run makes one): the proof that a
+#                              clone needs nothing but itself
 # The corpus tests read the real torch-spyre corpus in OPCHECK_FIXTURES (default ../shared/fixtures); without it they
 # are skipped, and listed with the reason at the end. Every other test reads only the repository (test/fixtures).
 set -uo pipefail
@@ -26,6 +27,15 @@ declare -A OPCHECK_PACKAGE_WHY=(
 OPCHECK_TEST_PACKAGES=(node:nodejs npm:npm chromium:chromium fonts-dejavu-core universal-ctags)
 [ $quick -eq 0 ] && OPCHECK_TEST_PACKAGES+=(clang libclang-rt-14-dev)
 
+if [ $ci -eq 1 ]; then
+  beside=$(ls -A "$(dirname "$OPCHECK_ROOT")" | grep -vxF "$(basename "$OPCHECK_ROOT")" || true)
+  if [ -n "$beside" ]; then
+    opcheck_log "--ci proves that a clone needs nothing beside it, so it runs in a folder holding only the clone;" \
+      "beside $OPCHECK_ROOT: $(echo $beside | head -c 200)."
+    opcheck_log "Fix: run .ci/run (it clones HEAD into an empty temporary folder), or scripts/test.sh without --ci."
+    exit 2
+  fi
+fi
 opcheck_bootstrap --tests "${OPCHECK_TEST_PACKAGES[@]}" || exit 3
 status=0
 corpus="${OPCHECK_FIXTURES:-$(dirname "$OPCHECK_ROOT")/shared/fixtures}"

@@ -332,6 +332,7 @@ void cpu_fallback_with_faults(const c10::OperatorHandle& op, torch::jit::Stack* 
   FaultScope fault(schema.operator_name());
   const auto num_args = schema.arguments().size();
   const std::vector<c10::IValue> args = torch::jit::pop(*stack, num_args);
+  fault.check(args);
   Widening stats;
   if (stats_fp32_dtypes(op, args, stats.results)) {
     stats.compute = mode_on(Mode::Precise) ? at::kDouble : at::kFloat;

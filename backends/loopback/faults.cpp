@@ -33,7 +33,23 @@ constexpr KindName kKinds[] = {
     {"segv", FaultKind::Segv, false},   {"abort", FaultKind::Abort, false},   {"hang", FaultKind::Hang, false},
     {"nondet", FaultKind::Nondet, false}, {"oom", FaultKind::Oom, false},     {"throw", FaultKind::Throw, false},
     {"notimpl", FaultKind::NotImpl, false}, {"garbage", FaultKind::Garbage, false}, {"host", FaultKind::Host, false},
+    {"ignore_dtype", FaultKind::IgnoreDtype, false}, {"contiguous_only", FaultKind::ContiguousOnly, false},
 };
+
+/// A dtype as c10 names it ("Half", "BFloat16", "Long") or as torch spells it ("float16", "torch.bfloat16").
+c10::optional<at::ScalarType> scalar_type_named(std::string name) {
+  if (name.rfind("torch.", 0) == 0) name = name.substr(6);
+  for (int i = 0; i < static_cast<int>(at::ScalarType::NumOptions); ++i) {
+    const auto t = static_cast<at::ScalarType>(i);
+    if (name == c10::toString(t)) return t;
+    try {
+      if (name == c10::getDtypeNames(t).first) return t;
+    } catch (const std::exception&) {
+      // Types without a Python name (the quantised and bit types) are named by c10 only.
+    }
+  }
+  return c10::nullopt;
+}
 
 std::string trim(const std::string& s) {
   const auto b = s.find_first_not_of(" \t\r\n");
@@ -44,7 +60,8 @@ std::string trim(const std::string& s) {
 
 std::string kind_list() {
   std::string out;
-  for (const auto& k : kKinds) out += std::string(out.empty() ? "" : ", ") + k.name + (k.takes_number ? ":X" : "");
+  for (const auto& k : kKinds)
+    out += std::string(out.empty() ? "" : ", ") + k.name + (k.takes_number ? ":X" : k.kind == FaultKind::NotImpl ? "[:DTYPE]" : "");
   return out;
 }
 
@@ -249,7 +266,7 @@ bool parse_faults(const std::string& spec, std::vector<std::pair<std::string, Fa
       error = where + "unknown fault kind '" + what + "'. Fix: use one of " + kind_list();
       return false;
     }
-    Fault f{kind->kind};
+    Fault f{kind->kind, 0, c10::nullopt};
     if (kind->takes_number) {
       char* end = nullptr;
       errno = 0;
@@ -263,8 +280,18 @@ bool parse_faults(const std::string& spec, std::vector<std::pair<std::string, Fa
                 ":1e3";
         return false;
       }
+    } else if (kind->kind == FaultKind::NotImpl && colon != std::string::npos) {
+      f.dtype = scalar_type_named(arg);
+      if (!f.dtype) {
+        error = where + "unknown dtype '" + arg + "'. Fix: name it as c10 or torch does, e.g. notimpl:Half or notimpl:float16";
+        return false;
+      }
     } else if (colon != std::string::npos) {
       error = where + "'" + what + "' takes no argument";
+      return false;
+    }
+    if (kind->kind == FaultKind::IgnoreDtype && op != "aten::_copy_from") {
+      error = where + "'ignore_dtype' applies to copies only. Fix: write aten::_copy_from=ignore_dtype";
       return false;
     }
     for (const auto& [seen, unused] : parsed)
@@ -394,9 +421,40 @@ void FaultScope::begin() {
       for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
     case FaultKind::Throw: TORCH_CHECK(false, "loopback: injected device failure in ", op_);
     case FaultKind::NotImpl:
+      if (fault_->dtype) break;  // check() raises, for calls with a tensor of that dtype
       TORCH_CHECK_NOT_IMPLEMENTED(false, "loopback: ", op_, " is not implemented on this device (injected fault)");
     case FaultKind::Oom: t_oom_armed = true; break;
     default: break;
+  }
+}
+
+namespace {
+template <class F>
+bool any_tensor(const c10::IValue& v, F&& pred) {
+  if (v.isTensor()) return v.toTensor().defined() && pred(v.toTensor());
+  if (v.isTensorList())
+    for (const at::Tensor& t : v.toTensorVector())
+      if (t.defined() && pred(t)) return true;
+  if (v.isOptionalTensorList())
+    for (const std::optional<at::Tensor> t : v.toOptionalTensorList())
+      if (t.has_value() && t->defined() && pred(*t)) return true;
+  return false;
+}
+}  // namespace
+
+// The messages name no op, as a device's own errors often do not ("clEnqueueCopyBuffer failed"): the runner finds the
+// op that raised from the dispatcher.
+void FaultScope::check(const std::vector<c10::IValue>& args) const {
+  if (fault_ == nullptr) return;
+  if (fault_->kind == FaultKind::ContiguousOnly) {
+    for (const auto& a : args)
+      TORCH_CHECK(!any_tensor(a, [](const at::Tensor& t) { return !t.is_contiguous(); }),
+                  "loopback: non-contiguous tensors are not supported (injected fault)");
+  } else if (fault_->kind == FaultKind::NotImpl && fault_->dtype) {
+    const at::ScalarType dtype = *fault_->dtype;
+    for (const auto& a : args)
+      TORCH_CHECK_NOT_IMPLEMENTED(!any_tensor(a, [&](const at::Tensor& t) { return t.scalar_type() == dtype; }),
+                                  "loopback: not implemented for '", c10::toString(dtype), "' (injected fault)");
   }
 }
 

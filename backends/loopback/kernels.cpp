@@ -52,7 +52,20 @@ at::Tensor empty_strided(at::IntArrayRef size, at::IntArrayRef stride, c10::opti
 /// the work, including dtype conversion, broadcasting and any strides.
 at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
   FaultScope fault("aten::_copy_from", "");
-  if (self.numel() > 0 || dst.numel() > 0) host_alias(dst).copy_(host_alias(self));
+  fault.check({self, dst});
+  if (fault.is(FaultKind::IgnoreDtype) && self.scalar_type() != dst.scalar_type() && self.numel() > 0 &&
+      dst.numel() > 0) {
+    // The bytes as they are, read as the destination's dtype (as far as they go; the rest zero).
+    at::Tensor src_bytes = host_alias(self).contiguous().view({-1}).view(at::kByte);
+    at::Tensor as_dst = at::zeros({dst.numel()}, dst.options().device(at::kCPU));
+    at::Tensor dst_bytes = as_dst.view(at::kByte);
+    const auto n = std::min(src_bytes.numel(), dst_bytes.numel());
+    dst_bytes.narrow(0, 0, n).copy_(src_bytes.narrow(0, 0, n));
+    if (dst.scalar_type() == at::kBool) dst_bytes.bitwise_and_(1);  // a bool byte holds 0 or 1
+    host_alias(dst).copy_(as_dst.view(dst.sizes()).expand_as(host_alias(dst)));
+  } else if (self.numel() > 0 || dst.numel() > 0) {
+    host_alias(dst).copy_(host_alias(self));
+  }
   fault.after(dst);
   return dst;
 }

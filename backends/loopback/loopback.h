@@ -29,11 +29,14 @@ std::int64_t live_bytes(int device);
 at::Tensor host_alias(const at::Tensor& t);
 
 /// What a fault does to an op.
-enum class FaultKind { Bias, Off, Ulp, Zeros, Segv, Abort, Hang, Nondet, Oom, Throw, NotImpl, Garbage, Host };
+enum class FaultKind {
+  Bias, Off, Ulp, Zeros, Segv, Abort, Hang, Nondet, Oom, Throw, NotImpl, Garbage, Host, IgnoreDtype, ContiguousOnly
+};
 
 struct Fault {
   FaultKind kind;
   double number = 0;  // FaultKind::Bias: what is added; FaultKind::Off: the relative move
+  c10::optional<at::ScalarType> dtype;  // FaultKind::NotImpl: only calls with a tensor of this dtype raise
 };
 
 /// A behaviour of a real accelerator the loopback takes on when OPCHECK_LOOPBACK_MODE names it (bits, combinable).
@@ -96,6 +99,10 @@ class FaultScope {
   FaultScope(const FaultScope&) = delete;
   FaultScope& operator=(const FaultScope&) = delete;
 
+  /// The faults that depend on the op's arguments (contiguous_only, notimpl:DTYPE): raises when they apply.
+  void check(const std::vector<c10::IValue>& args) const;
+  /// Whether the op's fault is `kind`.
+  bool is(FaultKind kind) const { return fault_ != nullptr && fault_->kind == kind; }
   /// Corrupts the op's tensor results in place (value faults) and raises an injected OOM the op did not hit.
   void after(const at::Tensor& result);
   /// The same for a boxed op's returns; `host` replaces each returned tensor by a host copy.

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "opcheck/case.h"
@@ -50,6 +51,9 @@ struct ExecOptions {
   /// The `opcheck run` arguments that rerun a case under this run's settings (runner/run_settings.h), which failure
   /// bundles record.
   std::vector<std::string> rerun;
+  /// The environment assignments that go with `rerun`: the device's fault variables and the variables that decided
+  /// where the device came from (PYTHONPATH entries, OPCHECK_PYTHON, ...), as (name, value).
+  std::vector<std::pair<std::string, std::string>> rerun_environment;
   /// --start-timeout: seconds a Python device's start-up process may take to import torch and the device modules
   /// (and a worker to start); it is stopped then, and the run reports the device as not started.
   double start_timeout_s = 300;

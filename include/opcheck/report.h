@@ -13,6 +13,16 @@
 namespace opcheck {
 
 /// Facts about one run (or a merge of shard runs).
+/// How the device under test was chosen: what --device asked, what the run took and why, and, for `auto`, where a
+/// backend was looked for, each place with what it held.
+struct DeviceChoice {
+  std::string asked;                  // --device as given: "auto", "loopback", "spyre", ...
+  std::string chosen;                 // the device the run took, by the name the reports use: "loopback", "spyre"
+  std::string why;                    // one clause: "opcheck's stand-in, as no backend was found", ...
+  bool stand_in = false;              // `auto` took opcheck's loopback because it found no backend
+  std::vector<std::string> searched;  // `auto`: each place looked in, with what it held
+};
+
 struct RunInfo {
   std::string opcheck_version;
   std::string torch_version;
@@ -24,6 +34,7 @@ struct RunInfo {
   std::vector<std::string> python_modules;  // --device-import: the interpreter's torch, each module and its version
   std::string compile_backend;              // --compile-backend; "" = eager
   std::vector<std::string> device_environment;  // "NAME=value" of each device setting set (fault injection)
+  DeviceChoice device_choice;               // how the device was chosen (asked empty: not recorded)
   std::string status_config_sha256;         // content hash of the status config used; "" = none
   std::string dedupe_key_version;           // version of the dedupe keys the results are filed under
   /// What, changed, could change a verdict (runner/run_identity.h), as named parts in order: --resume, the results

@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "opcheck/comparators.h"
+
 namespace opcheck {
 
 /// The closed outcome vocabulary (pytest's words, and lit's UNSUPPORTED as not_supported: the device has no kernel for
@@ -52,10 +54,8 @@ constexpr CasePhase kLastCasePhase = CasePhase::Compare;
 const char* case_phase_name(CasePhase p);  // "", "inputs", "reference", "device", "compare"
 bool parse_case_phase(const std::string& s, CasePhase& out);
 
-/// How outputs are compared against the reference.
-enum class Comparator { AllClose, Pcc, Exact };
-
-/// "allclose", "pcc", "exact": the spelling manifests, the status config, repro scripts and the dedupe key use.
+/// A comparator's spelling (its kComparators entry's name): what manifests, the status config, repro scripts and the
+/// dedupe key use.
 const char* comparator_name(Comparator c);
 /// A comparator's spelling back to the enum; false for anything else.
 bool parse_comparator(std::string_view s, Comparator& out);
@@ -124,6 +124,9 @@ struct DeviceOp {
   DeviceOpVia via = DeviceOpVia::Kernel;
   std::int64_t calls = 0;  // over every device run of the case, input and output transfers included
   bool in_call = false;    // reached while the case's op ran; false: only while its inputs or outputs moved
+  /// The op that raised the case's device error: the innermost op active on the device, as the dispatcher saw it,
+  /// when the error was thrown. At most one op of a case has it.
+  bool raised = false;
 };
 
 /// What executing one unique case produced.

@@ -18,6 +18,10 @@ void add_settings_flags(CLI::App& app, RunSettings& s) {
     const auto set = [field, &s](const std::string& v) {
       if (std::string error = field->set(s, v); !error.empty()) throw CLI::ValidationError(error);
     };
+    if (f.is_switch) {
+      app.add_flag_function(f.flag, [set](std::int64_t) { set(""); }, f.help);
+      continue;
+    }
     CLI::Option* opt =
         f.repeatable
             ? app.add_option_function<std::vector<std::string>>(

@@ -78,4 +78,56 @@ const std::vector<NondeterministicRule>& nondeterministic_rules() {
 
 std::string op_without_overload(const std::string& resolved_op) { return resolved_op.substr(0, resolved_op.find('.')); }
 
+// Their docs: "If index contains duplicate entries, multiple elements from tensor will be copied to the same index of
+// self. The result is nondeterministic since it depends on which copy occurs last" (index_copy_), and the same for
+// index_put_ without accumulate, scatter_ without reduce and put_ without accumulate. The exec layer's judge
+// (exec/backend_freedoms.cpp) reads each op's writes from its arguments; the accumulating forms are left out there.
+const std::vector<RepeatedWriteRule>& repeated_write_rules() {
+  static const std::vector<RepeatedWriteRule> rules = {
+    {"aten::index_copy", "torch.Tensor.index_copy_: with repeated indices the result depends on which copy is last"},
+    {"aten::index_copy_", "torch.Tensor.index_copy_: with repeated indices the result depends on which copy is last"},
+    {"aten::index_put", "torch.Tensor.index_put_ (accumulate=False): undefined when indices contain duplicates"},
+    {"aten::index_put_", "torch.Tensor.index_put_ (accumulate=False): undefined when indices contain duplicates"},
+    {"aten::_index_put_impl_", "torch.Tensor.index_put_ (accumulate=False): undefined when indices contain duplicates"},
+    {"aten::scatter", "torch.Tensor.scatter_ (no reduce): the order of writes to one position is undefined"},
+    {"aten::scatter_", "torch.Tensor.scatter_ (no reduce): the order of writes to one position is undefined"},
+    {"aten::put", "torch.Tensor.put_ (accumulate=False): undefined when index contains duplicates"},
+    {"aten::put_", "torch.Tensor.put_ (accumulate=False): undefined when index contains duplicates"},
+  };
+  return rules;
+}
+
+bool leaves_repeated_writes_undefined(const std::string& resolved_op) {
+  const std::string op = op_without_overload(resolved_op);
+  for (const RepeatedWriteRule& r : repeated_write_rules())
+    if (op == r.op) return true;
+  return false;
+}
+
+// PyTorch's own tests compare these index outputs by the values they select, since the order of ties is unspecified
+// (torch.topk, torch.sort without stable=True, torch.max/min/median/nanmedian/kthvalue/mode with a dim: "the index
+// of the first/any ... found" is not guaranteed across backends; argmax/argmin "the first occurrence" only on CPU).
+const std::vector<TiedIndexRule>& tied_index_rules() {
+  static const std::vector<TiedIndexRule> rules = {
+    {"aten::topk", 1, false, "torch.topk: the order of equal elements is unspecified"},
+    {"aten::sort", 1, false, "torch.sort without stable=True: the order of equal elements is unspecified"},
+    {"aten::max.dim", 1, true, "torch.max(dim): which index of a tied maximum is returned is unspecified"},
+    {"aten::min.dim", 1, true, "torch.min(dim): which index of a tied minimum is returned is unspecified"},
+    {"aten::median.dim", 1, true, "torch.median(dim): which index of a tied median is returned is unspecified"},
+    {"aten::nanmedian.dim", 1, true, "torch.nanmedian(dim): which index of a tied median is returned is unspecified"},
+    {"aten::kthvalue", 1, true, "torch.kthvalue: which index of a tied value is returned is unspecified"},
+    {"aten::mode", 1, true, "torch.mode: which index of the mode is returned is unspecified"},
+    {"aten::argmax", 0, true, "torch.argmax: the first occurrence of ties is a CPU behaviour, not a contract"},
+    {"aten::argmin", 0, true, "torch.argmin: the first occurrence of ties is a CPU behaviour, not a contract"},
+  };
+  return rules;
+}
+
+const TiedIndexRule* tied_index_rule(const std::string& resolved_op) {
+  const std::string op = op_without_overload(resolved_op);
+  for (const TiedIndexRule& r : tied_index_rules())
+    if (resolved_op == r.op || (std::string(r.op).find('.') == std::string::npos && op == r.op)) return &r;
+  return nullptr;
+}
+
 }  // namespace opcheck

@@ -30,6 +30,28 @@ struct NondeterministicRule {
 };
 const std::vector<NondeterministicRule>& nondeterministic_rules();
 
+/// Ops whose result PyTorch leaves undefined where an index repeats (which of the writes to a position wins): a
+/// position written more than once passes when the device's value is one of the values written there.
+struct RepeatedWriteRule {
+  const char* op;    // any overload
+  const char* rule;  // the PyTorch behaviour it encodes
+};
+const std::vector<RepeatedWriteRule>& repeated_write_rules();
+/// Whether a resolved op ("aten::index_copy_.default") is one of repeated_write_rules().
+bool leaves_repeated_writes_undefined(const std::string& resolved_op);
+
+/// Index outputs whose indices PyTorch leaves unspecified among equal elements (ties): an index passes when it points
+/// at an element equal to the one the reference's index points at.
+struct TiedIndexRule {
+  const char* op;    // "aten::topk": any overload; "aten::max.dim": that overload only
+  int output;        // the index output's place in the op's returns
+  bool reduced;      // the op reduces the dim its indices index (keepdim=False drops it from the output)
+  const char* rule;  // the PyTorch behaviour it encodes
+};
+const std::vector<TiedIndexRule>& tied_index_rules();
+/// The rule of a resolved op ("aten::max.dim", "aten::topk.values"), or nullptr.
+const TiedIndexRule* tied_index_rule(const std::string& resolved_op);
+
 /// "aten::max" from "aten::max.dim": the op without its overload.
 std::string op_without_overload(const std::string& resolved_op);
 

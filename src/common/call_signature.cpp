@@ -1,6 +1,8 @@
 #include "common/call_signature.h"
 
+#include <cctype>
 #include <cstddef>
+#include <optional>
 
 #include "opcheck/dtype.h"
 
@@ -83,6 +85,25 @@ std::string call_signature(const Case& c) {
     out += k + "=" + short_value(v);
   }
   return out + ")";
+}
+
+std::string call_dtype(std::string_view call) {
+  auto ident = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; };
+  std::string first;
+  const std::size_t open = call.find('(');
+  for (std::size_t i = open == std::string_view::npos ? 0 : open + 1; i < call.size(); ++i) {
+    if (!ident(call[i]) || (i > 0 && (ident(call[i - 1]) || call[i - 1] == '.'))) continue;
+    std::size_t j = i;
+    while (j < call.size() && ident(call[j])) ++j;
+    const std::string_view word = call.substr(i, j - i);
+    i = j;
+    if (j >= call.size() || call[j] != '[') continue;  // a tensor is DTYPE[DIMS]
+    const std::optional<DType> t = parse_dtype(word);
+    if (!t) continue;
+    if (dtype_is_floating(*t) || dtype_is_complex(*t)) return std::string(word);
+    if (first.empty()) first = word;
+  }
+  return first;
 }
 
 }  // namespace opcheck

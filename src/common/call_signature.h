@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "opcheck/case.h"
 
@@ -13,5 +14,11 @@ namespace opcheck {
 /// Python repr, then the keyword arguments as `name=repr`. Long lists and long values are elided with "...", so the
 /// line stays readable whatever the manifest holds (a tensor list of 100 tensors, a 4 KB `data` literal).
 std::string call_signature(const Case& c);
+
+/// The dtype a call is about, read from its call signature ("aten::to(i64[1,11], dtype=torch.float32)"): its first
+/// floating (or complex) tensor input's, else its first tensor input's (an int64 index, a bool mask), spelled as the
+/// signature spells it ("i64"); "" when the call has no tensor input. Failure groups and headers name it rather than
+/// the manifest's default dtype.
+std::string call_dtype(std::string_view call);
 
 }  // namespace opcheck

@@ -12,6 +12,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 
 #ifndef OPCHECK_BUILD_PYTHON
@@ -131,12 +134,90 @@ std::string resolve_auto_device(const std::string& device, const std::string& de
   return "loopback";
 }
 
+DeviceChoice describe_device_choice(const DeviceSearch& search) {
+  DeviceChoice c;
+  c.asked = search.device.empty() ? "auto" : search.device;
+  c.chosen = resolve_auto_device(c.asked, search.device_lib, !search.imports.empty(), nullptr, search.installed);
+  const auto joined = [](const std::vector<std::string>& items) {
+    std::string out;
+    for (const auto& i : items) out += (out.empty() ? "" : "; ") + i;
+    return out;
+  };
+  if (c.asked != "auto") {
+    c.why = "named by --device";
+    return c;
+  }
+  c.searched.push_back(search.device_lib.empty()
+                           ? std::string("device library (--device-lib, OPCHECK_DEVICE_LIB): none")
+                           : std::string(search.device_lib_from_environment ? "device library (OPCHECK_DEVICE_LIB): "
+                                                                            : "device library (--device-lib): ") +
+                                 search.device_lib);
+  c.searched.push_back(search.imports.empty()
+                           ? std::string("modules that register a device (--device-import, OPCHECK_DEVICE_IMPORT): none")
+                           : "modules that register a device (--device-import): " + joined(search.imports));
+  const std::string where = "torch.backends entry points" + (search.python.empty() ? "" : " of " + search.python);
+  c.searched.push_back(!search.installed.empty() ? where + ": " + joined(search.installed)
+                       : !search.installed_note.empty() ? where + ": none used (" + search.installed_note + ")"
+                                                        : where + ": none installed");
+  if (!search.imports.empty()) c.why = "the device the --device-import modules register";
+  else if (!search.device_lib.empty())
+    c.why = std::string("the device library ") + (search.device_lib_from_environment ? "OPCHECK_DEVICE_LIB" : "--device-lib") +
+            " names";
+  else if (!search.installed.empty()) c.why = "the one installed torch.backends entry point " + search.installed.front();
+  else {
+    c.why = "opcheck's stand-in, as no backend was found";
+    c.stand_in = true;
+  }
+  return c;
+}
+
 std::string hosting_python(const std::string& configured) {
   if (!configured.empty()) return configured;
   const char* venv = std::getenv("VIRTUAL_ENV");
   if (venv != nullptr && *venv != '\0' && executable(std::string(venv) + "/bin/python"))
     return std::string(venv) + "/bin/python";
   return OPCHECK_BUILD_PYTHON;
+}
+
+bool hosting_python_is_the_builds(const std::string& configured) {
+  return hosting_python(configured) == OPCHECK_BUILD_PYTHON;
+}
+
+std::string top_level_module(const std::string& spec) {
+  std::string value = spec;
+  if (const auto eq = value.find(" = "); eq != std::string::npos) value = value.substr(eq + 3);
+  return value.substr(0, value.find_first_of(":. "));
+}
+
+std::vector<std::string> python_path_entries_holding(const std::string& python_path,
+                                                     const std::vector<std::string>& modules, bool entry_points) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> out;
+  std::stringstream entries(python_path);
+  for (std::string entry; std::getline(entries, entry, ':');) {
+    std::error_code ec;
+    const fs::path dir = fs::absolute(entry.empty() ? fs::path(".") : fs::path(entry), ec).lexically_normal();
+    if (ec || !fs::is_directory(dir, ec)) continue;
+    bool holds = false;
+    for (const auto& m : modules) {
+      if (m.empty()) continue;
+      holds = holds || fs::is_directory(dir / m, ec) || fs::is_regular_file(dir / (m + ".py"), ec);
+    }
+    for (fs::directory_iterator it(dir, ec), end; !holds && !ec && it != end; it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      for (const auto& m : modules)
+        if (!m.empty() && name.rfind(m + ".", 0) == 0 && name.size() > 3 && name.compare(name.size() - 3, 3, ".so") == 0)
+          holds = true;
+      if (entry_points && name.size() > 10 && name.compare(name.size() - 10, 10, ".dist-info") == 0) {
+        std::ifstream in(it->path() / "entry_points.txt");
+        const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        holds = holds || text.find("[torch.backends]") != std::string::npos;
+      }
+    }
+    const std::string abs = dir.string();
+    if (holds && std::find(out.begin(), out.end(), abs) == out.end()) out.push_back(abs);
+  }
+  return out;
 }
 
 bool may_be_installed_backend(const std::string& device, const std::string& device_lib, bool device_imports) {

@@ -39,17 +39,20 @@ bool parse_case_phase(const std::string& s, CasePhase& out) {
 }
 
 const std::vector<std::string_view>& all_comparator_names() {
-  static const std::vector<std::string_view> names{"allclose", "pcc", "exact"};
+  static const std::vector<std::string_view> names = [] {
+    std::vector<std::string_view> out;
+    for (const ComparatorSpec& c : kComparators) out.push_back(c.name);
+    return out;
+  }();
   return names;
 }
 
-const char* comparator_name(Comparator c) { return all_comparator_names()[static_cast<std::size_t>(c)].data(); }
+const char* comparator_name(Comparator c) { return comparator_spec(c).name; }
 
 bool parse_comparator(std::string_view s, Comparator& out) {
-  const auto& names = all_comparator_names();
-  for (std::size_t i = 0; i < names.size(); ++i)
-    if (s == names[i]) {
-      out = static_cast<Comparator>(i);
+  for (const ComparatorSpec& c : kComparators)
+    if (s == c.name) {
+      out = c.id;
       return true;
     }
   return false;

@@ -262,6 +262,15 @@ bool read_ranged_number(TypedYaml& r, const NumberRange& range, NodeRef v, Compa
   return true;
 }
 
+// "allclose, pcc or exact": every comparator kComparators lists.
+std::string comparator_choices() {
+  const auto& names = all_comparator_names();
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    out += std::string(i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + std::string(names[i]);
+  return out;
+}
+
 bool read_comparator(TypedYaml& r, NodeRef key, NodeRef v, ComparisonSettings& out) {
   std::string name;
   if (!r.read_string(v, "compare", name, key)) return false;
@@ -274,7 +283,7 @@ bool read_comparator(TypedYaml& r, NodeRef key, NodeRef v, ComparisonSettings& o
   r.error(v,
           r.voice() == YamlVoice::Manifest ? "unknown compare kind " + in_quotes(name) + guess
                                            : "unknown comparator `" + name + "`" + guess,
-          "use allclose, pcc or exact");
+          "use " + comparator_choices());
   return false;
 }
 

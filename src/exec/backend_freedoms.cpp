@@ -38,6 +38,7 @@ int64_t dim_arg(const NamedArgs& args, const at::Tensor& self) {
 
 /// The writes of an op whose result is undefined where they repeat; nullopt for any other op or call.
 std::optional<Writes> writes_of(const std::string& resolved_op, const NamedArgs& args) {
+  if (!leaves_repeated_writes_undefined(resolved_op)) return std::nullopt;  // the ops: common/backend_freedoms_table
   const std::string op = op_without_overload(resolved_op);
   const c10::IValue* self_v = named_arg(args, "self");
   if (!self_v || !self_v->isTensor() || self_v->toTensor().dim() == 0) return std::nullopt;
@@ -144,20 +145,14 @@ struct IndexOutput {
 };
 
 std::optional<IndexOutput> index_output_of(const std::string& resolved_op, const NamedArgs& args) {
-  const std::string op = op_without_overload(resolved_op), overload = overload_of(resolved_op);
-  if (op == "aten::topk") return IndexOutput{1, false, false};
-  if (op == "aten::sort") {
-    if (flag(args, "stable")) return std::nullopt;  // a stable sort defines the order of ties
-    return IndexOutput{1, false, false};
-  }
-  if ((op == "aten::max" || op == "aten::min" || op == "aten::median" || op == "aten::nanmedian") && overload == "dim")
-    return IndexOutput{1, true, false};
-  if (op == "aten::kthvalue" || op == "aten::mode") return IndexOutput{1, true, false};
-  if (op == "aten::argmax" || op == "aten::argmin") {
-    const c10::IValue* dim = named_arg(args, "dim");
-    return IndexOutput{0, true, !dim || dim->isNone()};
-  }
-  return std::nullopt;
+  const TiedIndexRule* rule = tied_index_rule(resolved_op);  // the ops: common/backend_freedoms_table
+  if (!rule) return std::nullopt;
+  const std::string op = op_without_overload(resolved_op);
+  if (op == "aten::sort" && flag(args, "stable")) return std::nullopt;  // a stable sort defines the order of ties
+  // argmax/argmin without a dim index self flattened.
+  const c10::IValue* dim = named_arg(args, "dim");
+  const bool flat = (op == "aten::argmax" || op == "aten::argmin") && (!dim || dim->isNone());
+  return IndexOutput{static_cast<std::size_t>(rule->output), rule->reduced, flat};
 }
 
 /// self's elements that `idx` points at, along `dim` (or flat).

@@ -1,5 +1,4 @@
 #include "exec/bundle.h"
-#include "opcheck/device_environment.h"
 
 #include <unistd.h>
 
@@ -269,13 +268,6 @@ std::vector<std::vector<TensorSource>> recipe_tensors(const Case& c, const fs::p
   return out;
 }
 
-std::vector<std::pair<std::string, std::string>> device_environment() {
-  std::vector<std::pair<std::string, std::string>> out;
-  for (const char* name : kDeviceEnvironment)
-    if (const char* v = std::getenv(name); v != nullptr && *v != '\0') out.emplace_back(name, v);
-  return out;
-}
-
 }  // namespace
 
 void FailureBundles::stage(const Case& c) {
@@ -288,7 +280,7 @@ void FailureBundles::stage(const Case& c) {
     f.c = &c;
     f.folder = folder;
     f.device_args = rerun_device_args(opts_);
-    f.environment = device_environment();
+    f.environment = opts_.rerun_environment;
     f.info = &info_;
     write_file(folder / kBundleManifest,
                manifest_text::case_manifest(c, recipe_tensors(c, folder), manifest_comment(c, false)));
@@ -314,7 +306,7 @@ void FailureBundles::finish(const Case& c, const Result& r, const CaseEvidence& 
     f.r = &r;
     f.folder = folder;
     f.device_args = rerun_device_args(opts_);
-    f.environment = device_environment();
+    f.environment = opts_.rerun_environment;
     f.info = &info_;
     f.written_slots = ev.written_slots;
 

@@ -396,6 +396,78 @@ std::optional<Golden> golden_leaf(const c10::IValue* g, const at::Tensor& e) {
   return Golden{t.reshape(-1).contiguous(), e.scalar_type()};
 }
 
+// ---- The comparators' verdicts ------------------------------------------------------------------------------------
+// A comparator's name, settings and flags (bitwise, float64 judge) are its kComparators entry (opcheck/comparators.h);
+// here is its verdict on a tensor leaf, registered under the same id. The repro script's twin is the entry's
+// python_verdict.
+
+/// One tensor leaf as a verdict sees it, once its element statistics are in.
+struct Leaf {
+  const std::string& what;
+  const LeafStats& s;
+  const at::Tensor& ef;  // reference, flat
+  const at::Tensor& af;  // device, flat
+  c10::IntArrayRef sizes;
+  at::ScalarType dtype;
+  double rtol, atol;
+  const Tolerance& tol;
+  const Golden* golden;  // the float64 result, when the float64 judge was given one
+};
+using LeafVerdict = void (*)(const Leaf&, Collector&);
+
+/// allclose and exact: every element within the tolerance (bit for bit under a bitwise comparator), or passed by the
+/// float64 judge.
+void tolerance_verdict(const Leaf& l, Collector& out) {
+  if (l.s.mismatched == 0) return;
+  if (comparator_spec(l.tol.kind).bitwise) {
+    out.fail(mismatch_message(l.what, "Tensor-likes are not bitwise equal!", l.s, l.sizes, 0, 0, false));
+    return;
+  }
+  out.fail(mismatch_message(l.what, "Tensor-likes are not close!", l.s, l.sizes, l.rtol, l.atol, true) +
+           (l.golden ? golden_lines(l.s, l.sizes, l.ef, l.af, l.dtype) : std::string()));
+}
+
+/// pcc: the Pearson correlation at least pcc_min; mismatched elements are shown for information.
+void pcc_verdict(const Leaf& l, Collector& out) {
+  const PccResult p = l.s.identical ? PccResult{} : pearson(l.ef, l.af, l.tol.equal_nan, l.s.mismatched == 0, l.sizes);
+  out.add_pcc(p.pcc);
+  if (!p.problem.empty()) {
+    out.fail(l.what + ": " + p.problem);
+  } else if (p.pcc < l.tol.pcc_min) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "PCC %.6f is below the required %s", p.pcc, num(l.tol.pcc_min).c_str());
+    out.fail(mismatch_message(l.what, buf, l.s, l.sizes, l.rtol, l.atol, /*show_allowed=*/false) +
+             "\n(mismatched elements and differences are those of allclose, shown for information)");
+  }
+}
+
+struct RegisteredVerdict {
+  Comparator id;
+  LeafVerdict verdict;
+};
+constexpr RegisteredVerdict kVerdicts[] = {
+    {Comparator::AllClose, tolerance_verdict},
+    {Comparator::Pcc, pcc_verdict},
+    {Comparator::Exact, tolerance_verdict},
+};
+
+constexpr bool every_comparator_has_a_verdict() {
+  for (const ComparatorSpec& c : kComparators) {
+    int found = 0;
+    for (const RegisteredVerdict& v : kVerdicts) found += v.id == c.id ? 1 : 0;
+    if (found != 1) return false;
+  }
+  return true;
+}
+static_assert(every_comparator_has_a_verdict(),
+              "every comparator of kComparators (opcheck/comparators.h) registers exactly one verdict in kVerdicts");
+
+constexpr LeafVerdict verdict_of(Comparator c) {
+  for (const RegisteredVerdict& v : kVerdicts)
+    if (v.id == c) return v.verdict;
+  return tolerance_verdict;
+}
+
 void compare_tensors(const at::Tensor& expected_in, const at::Tensor& actual_in, const Tolerance& tol,
                      const std::string& what, Collector& out, const c10::IValue* golden) {
   at::Tensor e, a;
@@ -441,10 +513,10 @@ void compare_tensors(const at::Tensor& expected_in, const at::Tensor& actual_in,
   double rtol = 0, atol = 0;
   tolerances_for(tol, e.scalar_type(), rtol, atol);
   const at::Tensor ef = e.reshape(-1).contiguous(), af = a.reshape(-1).contiguous();
-  const bool bitwise = tol.kind == Comparator::Exact;
-  const bool judged = tol.kind == Comparator::AllClose && (e.is_floating_point() || e.is_complex());
+  const ComparatorSpec& spec = comparator_spec(tol.kind);
+  const bool judged = spec.float64_judge && (e.is_floating_point() || e.is_complex());
   const std::optional<Golden> g = judged ? golden_leaf(golden, e) : std::nullopt;
-  const LeafStats s = value_stats(ef, af, rtol, atol, tol.equal_nan, bitwise, g ? &*g : nullptr);
+  const LeafStats s = value_stats(ef, af, rtol, atol, tol.equal_nan, spec.bitwise, g ? &*g : nullptr);
   out.add_figures(s);
   out.rescued += s.rescued;
   out.reference_further += s.reference_further;
@@ -454,23 +526,7 @@ void compare_tensors(const at::Tensor& expected_in, const at::Tensor& actual_in,
                     ef[s.worst.index].item<double>(),
                     g ? std::optional<double>(g->flat[s.worst.index].item<double>()) : std::nullopt);
   }
-  if (tol.kind == Comparator::Pcc) {
-    const PccResult p = s.identical ? PccResult{} : pearson(ef, af, tol.equal_nan, s.mismatched == 0, e.sizes());
-    out.add_pcc(p.pcc);
-    if (!p.problem.empty()) {
-      out.fail(what + ": " + p.problem);
-    } else if (p.pcc < tol.pcc_min) {
-      char buf[96];
-      std::snprintf(buf, sizeof buf, "PCC %.6f is below the required %s", p.pcc, num(tol.pcc_min).c_str());
-      out.fail(mismatch_message(what, buf, s, e.sizes(), rtol, atol, /*show_allowed=*/false) +
-               "\n(mismatched elements and differences are those of allclose, shown for information)");
-    }
-    return;
-  }
-  if (s.mismatched == 0) return;
-  out.fail(bitwise ? mismatch_message(what, "Tensor-likes are not bitwise equal!", s, e.sizes(), 0, 0, false)
-                   : mismatch_message(what, "Tensor-likes are not close!", s, e.sizes(), rtol, atol, true) +
-                         (g ? golden_lines(s, e.sizes(), ef, af, e.scalar_type()) : std::string()));
+  verdict_of(tol.kind)(Leaf{what, s, ef, af, e.sizes(), e.scalar_type(), rtol, atol, tol, g ? &*g : nullptr}, out);
 }
 
 /// Python-style name of an IValue's kind, for structure mismatches.
@@ -509,7 +565,8 @@ void compare_scalar_numbers(double e, double a, const Tolerance& tol, const std:
   const double diff = equal ? 0.0 : std::abs(a - e);
   const double rel = equal ? 0.0 : diff / std::abs(e);
   bool close = equal;
-  if (tol.kind == Comparator::Exact) close = std::memcmp(&a, &e, sizeof a) == 0;  // bit-identical: 0.0 != -0.0
+  const bool bitwise = comparator_spec(tol.kind).bitwise;
+  if (bitwise) close = std::memcmp(&a, &e, sizeof a) == 0;  // bit-identical: 0.0 != -0.0
   else if (!equal) close = diff <= atol + rtol * std::abs(e);
   s.max_abs = diff;
   s.max_rel = rel;
@@ -517,7 +574,7 @@ void compare_scalar_numbers(double e, double a, const Tolerance& tol, const std:
   out.add_figures(s);
   out.offer_worst(diff, {}, a, e);
   if (!close)
-    out.fail(what + ": scalars are not " + (tol.kind == Comparator::Exact ? "equal" : "close") + ": expected " + num(e) +
+    out.fail(what + ": scalars are not " + (bitwise ? "equal" : "close") + ": expected " + num(e) +
              ", got " + num(a) + " (absolute difference " + num(diff) + ", up to " + num(atol) +
              " allowed; relative difference " + num(rel) + ", up to " + num(rtol) + " allowed)");
 }

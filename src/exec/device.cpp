@@ -356,6 +356,38 @@ void note_compile_support(const ExecOptions& opts, const PythonHostFacts& facts,
                                                    "': every case is NOT_SUPPORTED without compiling");
 }
 
+/// What a backend that left PrivateUse1 unrenamed did not register of what a device needs ("no device guard and no
+/// allocator"), "" when it registered kernels, a guard and an allocator: such a backend is a device under its key's
+/// own name.
+std::string unregistered_parts(const PythonHostFacts& facts, const std::vector<std::string>& enabled_ops) {
+  std::vector<std::string> missing;
+  if (enabled_ops.empty()) missing.push_back("no kernels");
+  if (!facts.privateuse1_guard) missing.push_back("no device guard");
+  if (!facts.privateuse1_allocator) missing.push_back("no allocator");
+  std::string out;
+  for (std::size_t i = 0; i < missing.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == missing.size() ? " and " : ", ") + missing[i];
+  return out;
+}
+
+/// The torch.backends entry points the imported modules' distributions declare, as a clause that says to use them:
+/// the backend's team renames and registers the device there (torch's autoload calls it on `import torch`); "" when
+/// none declares one.
+std::string entry_point_hint(const PythonHostFacts& facts) {
+  std::string out;
+  for (const auto& [module, entries] : facts.module_entry_points)
+    for (const auto& e : entries) {
+      // "name = module:attr (distribution version)": the call is module:attr.
+      const auto eq = e.find(" = ");
+      const std::string value = eq == std::string::npos ? e : e.substr(eq + 3, e.find(' ', eq + 3) - eq - 3);
+      out += "; " + module + "'s distribution declares the torch.backends entry point " + e + ": use it with " +
+             "--device-import " + value + " (opcheck imports the module, then calls " + value.substr(value.find(':') + 1) +
+             "()), or let torch load it (install the distribution, leave TORCH_DEVICE_BACKEND_AUTOLOAD unset and drop "
+             "--device-import)";
+    }
+  return out;
+}
+
 /// What the torch.backends entry points came to, for a device name that is none of theirs ("" when they were not
 /// listed: a library or modules name the device).
 std::string installed_hint(const ExecOptions& opts, const std::string& registered) {
@@ -391,10 +423,22 @@ bool setup_python_device(const ExecOptions& opts, const std::string& type, int i
   std::string modules;
   for (const auto& m : opts.device_imports) modules += (modules.empty() ? "" : ", ") + m;
   const std::string registered = lower(facts.privateuse1_name);
+  std::string unrenamed;  // for the log line: a backend taken under PrivateUse1's own name, and its entry point
   if (registered == "privateuseone") {
-    error = "importing " + modules + " registered no device (PrivateUse1 keeps its name 'privateuseone'). Fix: "
-            "import the module that renames and registers the backend (torch.utils.rename_privateuse1_backend)";
-    return false;
+    const std::string missing = unregistered_parts(facts, out.enabled_ops);
+    const std::string entry = entry_point_hint(facts);
+    if (!missing.empty()) {
+      error = "importing " + modules + " registered no device: PrivateUse1 keeps its name 'privateuseone' and has " +
+              missing + entry + ". Fix: " +
+              (entry.empty() ? "import the module that registers the backend's kernels, device guard and allocator "
+                               "(and renames it: torch.utils.rename_privateuse1_backend)"
+                             : "call the entry point as torch's autoload does (--device-import MODULE:FUNCTION, as "
+                               "named above), or install the distribution and drop --device-import");
+      return false;
+    }
+    unrenamed = "; PrivateUse1 keeps its name 'privateuseone': " + modules +
+                " registered kernels, a device guard and an allocator without renaming it, so the device is taken "
+                "as privateuseone" + entry;
   }
   if (type != "auto" && type != "privateuseone" && type != "privateuse1" && type != registered) {
     error = "--device " + opts.device + " is not the device that importing " + modules + " registers ('" +
@@ -405,7 +449,7 @@ bool setup_python_device(const ExecOptions& opts, const std::string& type, int i
   for (const auto& [m, v] : facts.module_versions) out.python_modules.push_back(m + (v.empty() ? "" : " " + v));
   out.log_line = "device: " + out.name + " (" + registered + ":" + std::to_string(std::max(index, 0)) +
                  ", registered from Python by " + modules + " with torch " + facts.torch_version + ", " +
-                 std::to_string(out.enabled_ops.size()) + " ops with own kernels)";
+                 std::to_string(out.enabled_ops.size()) + " ops with own kernels" + unrenamed + ")";
   note_compile_support(opts, facts, out);
   return true;
 }
@@ -422,13 +466,20 @@ bool setup_installed_device(const ExecOptions& opts, const std::string& type, in
   if (!probe_python_device(opts, facts, enabled_ops, error)) return false;
   registered = lower(facts.privateuse1_name);
   const bool generic = type == "auto" || type == "privateuseone" || type == "privateuse1";
+  std::string unrenamed;
   if (registered == "privateuseone") {
     if (!generic) return true;
-    error = "the backends installed as torch.backends entry points in " + python_host_config(opts).python + " (" +
-            joined(opts.installed_backends, "; ") + ") registered no device when `import torch` loaded them " +
-            "(PrivateUse1 keeps its name 'privateuseone'). Fix: check that the backend renames and registers " +
-            "PrivateUse1 in its entry point, or pass --device-lib PATH or --device-import MODULE";
-    return false;
+    const std::string missing = unregistered_parts(facts, enabled_ops);
+    if (!missing.empty()) {
+      error = "the backends installed as torch.backends entry points in " + python_host_config(opts).python + " (" +
+              joined(opts.installed_backends, "; ") + ") registered no device when `import torch` loaded them " +
+              "(PrivateUse1 keeps its name 'privateuseone' and has " + missing +
+              "). Fix: check that the backend renames and registers PrivateUse1 in its entry point, or pass " +
+              "--device-lib PATH or --device-import MODULE";
+      return false;
+    }
+    unrenamed = "; PrivateUse1 keeps its name 'privateuseone': the backend registered kernels, a device guard and an "
+                "allocator without renaming it, so the device is taken as privateuseone";
   }
   if (!generic && type != registered) return true;
   taken = true;
@@ -438,7 +489,7 @@ bool setup_installed_device(const ExecOptions& opts, const std::string& type, in
   out.log_line = "device: " + out.name + " (" + out.python_device + ", the backend installed as torch.backends " +
                  "entry point " + joined(opts.installed_backends, "; ") + ", loaded by import torch, torch " +
                  facts.torch_version + ", " + std::to_string(out.enabled_ops.size()) + " ops with own kernels" +
-                 (type == "auto" ? "; auto: the one installed torch.backends entry point" : "") + ")";
+                 (type == "auto" ? "; auto: the one installed torch.backends entry point" : "") + unrenamed + ")";
   note_compile_support(opts, facts, out);
   return true;
 }

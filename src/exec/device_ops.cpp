@@ -1,7 +1,9 @@
 #include "exec/device_ops.h"
 
 #include <algorithm>
+#include <exception>
 #include <memory>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -25,7 +27,16 @@ struct OpCollector {
   c10::DeviceType type = c10::DeviceType::CPU;
   c10::BackendComponent backend = c10::BackendComponent::InvalidBit;
   std::vector<SeenOp> seen;  // few per case: a linear search beats hashing the names
+  // The device ops active now, innermost last: their index in `seen` and the exceptions in flight when they began.
+  std::vector<std::pair<std::size_t, int>> active;
+  // The op an exception left first (the innermost active when it was thrown), while no op has ended normally since:
+  // an exception that some op caught is no longer the case's error.
+  std::optional<std::size_t> raised;
+  bool unwinding = false;  // the last op to end was left by an exception
 };
+
+// Marks the ops whose end the recorder follows (a device op); the others get no context.
+struct DeviceOpContext : at::ObserverContext {};
 
 thread_local OpCollector* t_collector = nullptr;
 thread_local bool t_in_call = false;
@@ -56,14 +67,29 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
   if (!reaches) return nullptr;
   std::optional<c10::OperatorName> name = fn.operator_name();
   if (!name) return nullptr;
-  for (SeenOp& s : c->seen)
-    if (s.name == *name) {
-      ++s.calls;
-      s.in_call = s.in_call || t_in_call;
-      return nullptr;
-    }
-  c->seen.push_back(SeenOp{std::move(*name), 1, t_in_call});
-  return nullptr;
+  std::size_t index = 0;
+  while (index < c->seen.size() && !(c->seen[index].name == *name)) ++index;
+  if (index == c->seen.size()) c->seen.push_back(SeenOp{std::move(*name), 0, false});
+  ++c->seen[index].calls;
+  c->seen[index].in_call = c->seen[index].in_call || t_in_call;
+  c->active.emplace_back(index, std::uncaught_exceptions());
+  return std::make_unique<DeviceOpContext>();
+}
+
+// RecordFunction ends its op from its destructor, also while an exception unwinds the dispatcher's frames: the first
+// op left that way is the innermost one active when the error was thrown.
+void on_op_end(const at::RecordFunction&, at::ObserverContext* ctx) {
+  OpCollector* c = t_collector;
+  if (c == nullptr || ctx == nullptr || c->active.empty()) return;
+  const auto [index, uncaught_at_start] = c->active.back();
+  c->active.pop_back();
+  if (std::uncaught_exceptions() > uncaught_at_start) {
+    if (!c->unwinding) c->raised = index;
+    c->unwinding = true;
+  } else {
+    c->raised.reset();
+    c->unwinding = false;
+  }
 }
 
 std::string op_text(const c10::OperatorName& n) {
@@ -96,7 +122,7 @@ DeviceOpsRecorder::DeviceOpsRecorder(const at::Device& device, std::vector<Devic
   c->backend = c10::toBackendComponent(c10::computeDispatchKey(std::nullopt, std::nullopt, device));
   // Inputs are needed to tell the device's ops from the CPU's; outputs are not (a factory names its device).
   handle_ = at::addThreadLocalCallback(
-      at::RecordFunctionCallback(&on_op_start).needsInputs(true).scopes({at::RecordScope::FUNCTION}));
+      at::RecordFunctionCallback(&on_op_start, &on_op_end).needsInputs(true).scopes({at::RecordScope::FUNCTION}));
   t_collector = c.release();  // owned by the destructor from here on
   active_ = true;
 }
@@ -107,20 +133,31 @@ DeviceOpsRecorder::~DeviceOpsRecorder() {
   std::unique_ptr<OpCollector> c(t_collector);
   t_collector = nullptr;
   const c10::DispatchKey key = c10::computeDispatchKey(std::nullopt, std::nullopt, c10::Device(c->type));
-  for (SeenOp& s : c->seen) {
+  for (std::size_t i = 0; i < c->seen.size(); ++i) {
+    SeenOp& s = c->seen[i];
     std::string op = op_text(s.name);
+    const bool raised = c->raised == i;
+    if (raised)
+      for (DeviceOp& d : out_) d.raised = false;
     auto it = std::find_if(out_.begin(), out_.end(), [&](const DeviceOp& d) { return d.op == op; });
     if (it != out_.end()) {
       it->calls += s.calls;
       it->in_call = it->in_call || s.in_call;
+      it->raised = it->raised || raised;
       continue;
     }
     // Kernels are registered when the device is set up, before any case: each op is looked up once per worker.
     static thread_local std::unordered_map<std::string, DeviceOpVia> known;
     auto k = known.find(op);
     if (k == known.end()) k = known.emplace(op, device_op_via(op, key)).first;
-    out_.push_back(DeviceOp{std::move(op), k->second, s.calls, s.in_call});
+    out_.push_back(DeviceOp{std::move(op), k->second, s.calls, s.in_call, raised});
   }
+}
+
+std::string raised_device_op() {
+  const OpCollector* c = t_collector;
+  if (c == nullptr || !c->raised) return {};
+  return op_text(c->seen[*c->raised].name);
 }
 
 OpCallScope::OpCallScope() : outer_(t_in_call) { t_in_call = true; }

@@ -16,7 +16,7 @@ namespace opcheck::exec {
 /// thread-local RecordFunction callback: kernels registered from C++ or from Python (torch.library) and compiled code
 /// alike call ops through the dispatcher. Tensors of a tracing mode (fake or functional tensors, which claim the
 /// device while torch.compile traces) do not count: nothing runs on the device for them. The destructor classifies
-/// the ops and appends them to `out` (each op once, first seen first).
+/// the ops and appends them to `out` (each op once, first seen first), the one that raised the case's error marked.
 class DeviceOpsRecorder {
  public:
   DeviceOpsRecorder(const at::Device& device, std::vector<DeviceOp>& out);
@@ -29,6 +29,11 @@ class DeviceOpsRecorder {
   std::uint64_t handle_ = 0;
   bool active_ = false;
 };
+
+/// The op that raised the error now leaving the device runs, as the active recorder on this thread saw it: the
+/// innermost op active on the device when it was thrown ("aten::fill_.Scalar"); "" when none (no recorder, or the
+/// error was raised outside any device op). The recorder marks it `raised` in what it appends.
+std::string raised_device_op();
 
 /// Runs `f` (a case's device runs) under a DeviceOpsRecorder and returns what it returns.
 template <class F>

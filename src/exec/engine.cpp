@@ -787,7 +787,7 @@ class CaseRun {
   Verdict device_error(const OpError& error, const std::string& text) const {
     if (!is_not_supported(error)) return Verdict{Stage::FAILED_RUNTIME, text};
     const std::string headline =
-        not_supported_headline(error, inv_->resolved_op, dispatch_key_text(dev_, engine_.device_.name));
+        not_supported_headline(error, inv_->resolved_op, raised_device_op(), dispatch_key_text(dev_, engine_.device_.name));
     return Verdict{Stage::NOT_SUPPORTED, headline + "\n\n" + text};
   }
 
@@ -841,6 +841,55 @@ class CaseRun {
     return device_error(*out.error, expected + ", but the device " + why);
   }
 
+  // A wrong result may come from the transfer rather than the op: the call's inputs and the reference's outputs,
+  // copied to the device and back, must come back with the host's bits; and where the call copied on the device
+  // (a `.to(dtype)`, a mask made float), small probes converted there between the call's dtypes (and bool, int64,
+  // float32) must match the host's conversion. Says how the first that does not differs; "" when all do (or the
+  // check itself raised: a transfer that raises is the op's own verdict's business).
+  std::string transfer_changes_values() const {
+    std::vector<at::Tensor> outputs;
+    std::function<void(const c10::IValue&)> leaves = [&](const c10::IValue& v) {
+      if (v.isTensor() && v.toTensor().defined()) outputs.push_back(v.toTensor());
+      if (v.isTensorList())
+        for (const at::Tensor& t : v.toTensorVector()) leaves(t);
+      if (v.isTuple())
+        for (const c10::IValue& e : v.toTupleRef().elements()) leaves(e);
+      if (v.isList())
+        for (const c10::IValue& e : v.toListRef()) leaves(e);
+    };
+    leaves(ref_.outcome.output);
+    const bool copied_in_call = std::any_of(r_.device_ops.begin(), r_.device_ops.end(), [](const DeviceOp& d) {
+      return d.in_call && (d.op == "aten::_copy_from" || d.op == "aten::_copy_from_and_resize");
+    });
+    auto name = [](at::ScalarType t) { return torch_dtype(t).substr(6); };
+    try {
+      const at::NoGradGuard no_grad;
+      std::string where;
+      std::vector<at::Tensor> all = host_;
+      all.insert(all.end(), outputs.begin(), outputs.end());
+      std::vector<at::ScalarType> dtypes = {at::kBool, at::kLong, at::kFloat};
+      for (const at::Tensor& t : all) {
+        if (!t.defined() || !t.device().is_cpu()) continue;
+        if (std::find(dtypes.begin(), dtypes.end(), t.scalar_type()) == dtypes.end()) dtypes.push_back(t.scalar_type());
+        if (t.numel() > 0 && !bitwise_equal(t, t.to(dev_).cpu(), where, "the copy"))
+          return name(t.scalar_type()) + " to " + dev_.str() + " and back: " + where;
+      }
+      if (!copied_in_call) return {};
+      for (at::ScalarType from : dtypes) {
+        const at::Tensor probe = at::arange(4, at::TensorOptions().dtype(at::kLong)).remainder(from == at::kBool ? 2 : 4).to(from);
+        for (at::ScalarType to : dtypes) {
+          // A float to an integer is undefined out of range: only conversions to floating dtypes are held to bits.
+          if (to == from || !(at::isFloatingType(to) || at::isComplexType(to))) continue;
+          if (!bitwise_equal(probe.to(to), probe.to(dev_).to(to).cpu(), where, "the copy"))
+            return name(from) + " converted to " + name(to) + " on " + dev_.str() + ": " + where;
+        }
+      }
+    } catch (const std::exception&) {
+      // A transfer that raises is not what this check looks for: the op's own verdict stands.
+    }
+    return {};
+  }
+
   // Whether two runs have the same bits (output and mutated arguments); else `where` says where they differ.
   bool same_bits(const RunOutcome& a, const RunOutcome& b, std::string& where) const {
     bool same = bitwise_equal(a.output, b.output, where);
@@ -870,6 +919,11 @@ class CaseRun {
       const auto eol = std::min(wrong->message.find('\n'), wrong->message.size());
       wrong->message.insert(eol, " (also differs between runs)");
       wrong->message += "\n\nAlso differs between runs: " + differs;
+    }
+    if (wrong && wrong->stage == Stage::INCORRECT_RESULT) {
+      if (std::string transfer = transfer_changes_values(); !transfer.empty())
+        wrong->message = "the device's aten::_copy_from changes values: a copy round trip differs\n" + transfer + "\n" +
+                         wrong->message;
     }
     if (wrong || differs.empty() || c_.nondeterministic_ok) return wrong;
     if (const char* doc = nondeterministic_by_design(inv_->resolved_op, named_args())) {

@@ -113,11 +113,16 @@ bool is_not_supported(const OpError& e) {
          std::regex_search(e.message, could_not_run);
 }
 
-std::string not_supported_headline(const OpError& e, const std::string& op, const std::string& dispatch_key) {
+std::string not_supported_headline(const OpError& e, const std::string& op, const std::string& raised_op,
+                                   const std::string& dispatch_key) {
   static const std::regex could_not_run("Could not run '([^']+)'");
+  static const std::regex for_dtype("not implemented for '([A-Za-z0-9_]+)'");
   std::smatch m;
-  const std::string missing = std::regex_search(e.message, m, could_not_run) ? m[1].str() : op;
-  return missing + " has no kernel for " + dispatch_key + ": " + e.message.substr(0, e.message.find('\n'));
+  const std::string missing = std::regex_search(e.message, m, could_not_run) ? m[1].str()
+                              : !raised_op.empty()                            ? raised_op
+                                                                              : op;
+  const std::string dtype = std::regex_search(e.message, m, for_dtype) ? " for " + m[1].str() : std::string();
+  return missing + dtype + " has no kernel for " + dispatch_key + ": " + e.message.substr(0, e.message.find('\n'));
 }
 
 bool is_dtype_gap(const OpError& e) {

@@ -34,10 +34,13 @@ bool error_matches(const OpError& e, const ExpectedError& expected, std::string&
 /// The device has no kernel for this op or dtype ("not implemented for", "Could not run ... backend").
 bool is_not_supported(const OpError& e);
 
-/// The first line of a NOT_SUPPORTED message: the op the dispatcher could not run (named by the error, else `op`),
-/// the dispatch key and the error's first line: "aten::cos.out has no kernel for PrivateUse1 (pyloop): Could not run
-/// 'aten::cos.out' with arguments from the 'pyloop' backend."
-std::string not_supported_headline(const OpError& e, const std::string& op, const std::string& dispatch_key);
+/// The first line of a NOT_SUPPORTED message: the op the dispatcher could not run (named by the error, else
+/// `raised_op`, the op that raised it as the dispatcher saw it, else `op`), the dtype when the error names one
+/// ("not implemented for 'Half'"), the dispatch key and the error's first line: "aten::cos.out has no kernel for
+/// PrivateUse1 (pyloop): Could not run 'aten::cos.out' with arguments from the 'pyloop' backend.",
+/// "aten::fill_.Scalar for Half has no kernel for PrivateUse1 (loopback): NotImplementedError: ...".
+std::string not_supported_headline(const OpError& e, const std::string& op, const std::string& raised_op,
+                                   const std::string& dispatch_key);
 
 /// A CPU kernel lacks the dtype ("... not implemented for 'Half'"): the reference computes in float32 instead.
 bool is_dtype_gap(const OpError& e);

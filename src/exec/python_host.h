@@ -32,6 +32,12 @@ struct PythonHostFacts {
   /// With --compile-backend inductor: whether inductor has a code generator for that name (torch._inductor's
   /// get_scheduling_for_device). Without one, every compile of a case on that device fails the same way.
   bool privateuse1_inductor_codegen = true;
+  /// While PrivateUse1 keeps its name: per import, the torch.backends entry points its distribution declares
+  /// ("name = module:attr (distribution version)"), the call that would rename and register it.
+  std::map<std::string, std::vector<std::string>> module_entry_points;
+  /// What the imports registered on PrivateUse1 besides kernels (the start-up process asks the dispatcher).
+  bool privateuse1_guard = false;
+  bool privateuse1_allocator = false;
 };
 
 /// An exception Python raised, with its class name and its message (the traceback included, where it helps).

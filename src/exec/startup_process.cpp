@@ -16,6 +16,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <c10/core/Allocator.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <torch/version.h>
 #include <nlohmann/json.hpp>
 
@@ -79,9 +81,18 @@ nlohmann::json own_facts(const ExecOptions& opts) {
   j["modules"] = f.module_versions;
   j["privateuse1_name"] = f.privateuse1_name;
   j["privateuse1_inductor_codegen"] = f.privateuse1_inductor_codegen;
-  // A device was registered (by the imports, or by the torch.backends entry points torch's import loaded).
-  if (!opts.device_imports.empty() || f.privateuse1_name != "privateuseone")
-    j["enabled_ops"] = ops_with_kernel_for(c10::DispatchKey::PrivateUse1);
+  j["module_entry_points"] = f.module_entry_points;
+  // What PrivateUse1 holds after the imports (and the torch.backends entry points torch's import loaded), renamed or
+  // not: a backend may register its kernels, guard and allocator and leave the renaming to its entry point.
+  j["enabled_ops"] = ops_with_kernel_for(c10::DispatchKey::PrivateUse1);
+  j["privateuse1_guard"] = c10::impl::hasDeviceGuardImpl(c10::DeviceType::PrivateUse1);
+  bool allocator = false;
+  try {
+    allocator = c10::GetAllocator(c10::DeviceType::PrivateUse1) != nullptr;
+  } catch (const std::exception&) {
+    allocator = false;  // a debug build asserts that one is set
+  }
+  j["privateuse1_allocator"] = allocator;
   return j;
 }
 
@@ -97,6 +108,9 @@ bool take_facts(const nlohmann::json& j, PythonHostFacts& facts, std::vector<std
   facts.privateuse1_name = j.value("privateuse1_name", "");
   facts.privateuse1_inductor_codegen = j.value("privateuse1_inductor_codegen", true);
   facts.module_versions = j.value("modules", std::map<std::string, std::string>{});
+  facts.module_entry_points = j.value("module_entry_points", std::map<std::string, std::vector<std::string>>{});
+  facts.privateuse1_guard = j.value("privateuse1_guard", false);
+  facts.privateuse1_allocator = j.value("privateuse1_allocator", false);
   enabled_ops = j.value("enabled_ops", std::vector<std::string>{});
   return true;
 }

@@ -200,7 +200,8 @@ std::string case_manifest(const Case& c, const std::vector<std::vector<TensorSou
   if (c.rtol) y += "    rtol: " + real(*c.rtol) + "\n";
   if (c.atol) y += "    atol: " + real(*c.atol) + "\n";
   y += std::string("    compare: ") + comparator_name(c.compare) + "\n";
-  if (c.compare == Comparator::Pcc) y += "    pcc_min: " + real(c.pcc_min) + "\n";
+  for (const char* setting : comparator_spec(c.compare).settings)  // pcc_min where the comparator reads it
+    if (setting && std::string_view(setting) == "pcc_min") y += "    pcc_min: " + real(c.pcc_min) + "\n";
   y += std::string("    equal_nan: ") + (c.equal_nan ? "true" : "false") + "\n";
   if (c.timeout_s) y += "    timeout: " + real(*c.timeout_s) + "\n";
   if (c.nondeterministic_ok) y += "    nondeterministic: true\n";

@@ -68,6 +68,28 @@ def _inductor_codegen(device_type):
         return True
 
 
+def _entry_points_of(imports):
+    """Per imported module, the torch.backends entry points its installed distribution declares ("name = value
+    (distribution version)"): what renames and registers the device, as torch's autoload would call it."""
+    try:
+        from importlib.metadata import distribution, packages_distributions
+        owners = packages_distributions()
+    except Exception:  # noqa: BLE001 - an environment that cannot say is no finding
+        return {}
+    found = {}
+    for name in imports:
+        top = name.partition(":")[0].split(".")[0]
+        for dist_name in owners.get(top, []):
+            try:
+                dist = distribution(dist_name)
+            except Exception:  # noqa: BLE001
+                continue
+            for e in dist.entry_points:
+                if e.group == "torch.backends":
+                    found.setdefault(name, []).append(f"{e.name} = {e.value} ({dist.metadata['Name']} {dist.version})")
+    return found
+
+
 def _say_step(step):
     """Tells the process waiting for this start what it is doing (OPCHECK_START_STEP_FD): an import that never ends is
     named in the error that stops it."""
@@ -101,13 +123,22 @@ def start(imports, compile_backend, cache_dir):
             "modules": {},
         }
         for name in imports:
-            step = "import " + name
+            # MODULE, or MODULE:FUNCTION: the function is called after the import, as torch calls an entry point's.
+            module_name, _, function = name.partition(":")
+            step = "import " + module_name
             _say_step(step)
-            facts["modules"][name] = _version_of(name, importlib.import_module(name))
+            module = importlib.import_module(module_name)
+            if function:
+                step = name + "()"
+                _say_step(step)
+                getattr(module, function)()
+            facts["modules"][name] = _version_of(module_name, module)
     except Exception as e:  # noqa: BLE001 - every failure to start is reported, first error first
         return json.dumps({"error": _start_error(e, step)})
     _backend = compile_backend or None
     facts["privateuse1_name"] = torch._C._get_privateuse1_backend_name()
+    if facts["privateuse1_name"] == "privateuseone":
+        facts["module_entry_points"] = _entry_points_of(imports)
     if compile_backend == "inductor":
         facts["privateuse1_inductor_codegen"] = _inductor_codegen(facts["privateuse1_name"])
     return json.dumps(facts)

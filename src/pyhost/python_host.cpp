@@ -286,6 +286,8 @@ class Host final : public exec::PythonHost {
     facts.privateuse1_name = j.value("privateuse1_name", "");
     for (const auto& [k, v] : j.at("modules").items()) facts.module_versions[k] = v.get<std::string>();
     facts.privateuse1_inductor_codegen = j.value("privateuse1_inductor_codegen", true);
+    facts.module_entry_points =
+        j.value("module_entry_points", std::map<std::string, std::vector<std::string>>{});
     return true;
   }
 

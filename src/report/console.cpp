@@ -67,12 +67,17 @@ std::string summary_line(const RunReport& report, bool color) {
   part(c.xpassed, "xpassed", kYellow);
   part(c.errors, c.errors == 1 ? "error" : "errors", kRed);
   if (report.info.not_run > 0)
-    part(report.info.not_run,
-         "not run (" + (report.info.stopped_by.empty() ? std::string("stopped") : report.info.stopped_by) + ")",
-         kYellow);
+    part(report.info.not_run, "not run (" + not_run_cause(report.info) + ")", kYellow);
   if (out.empty()) out = color ? markup("no tests ran", kYellow, false) : "no tests ran";
   const std::string duration = " in " + format_session_duration(report.info.duration_s);
-  return out + (color ? markup(duration, main, false) : duration);
+  out += color ? markup(duration, main, false) : duration;
+  // --device auto never chooses in silence: the last line a nightly's log shows says what it ran on, and why.
+  const DeviceChoice& choice = report.info.device_choice;
+  if (choice.asked == "auto" && !choice.chosen.empty()) {
+    const std::string said = " (--device auto chose " + choice.chosen + ": " + choice.why + ")";
+    out += color && choice.stand_in ? markup(said, kYellow, false) : said;
+  }
+  return out;
 }
 
 std::string warnings_summary(const RunInfo& info, std::size_t shown, std::size_t about_inputs) {
@@ -88,7 +93,14 @@ std::string warnings_summary(const RunInfo& info, std::size_t shown, std::size_t
   else
     out = count + "warnings (" + std::to_string(inputs) + " about the inputs, which opcheck validate lists; " +
           std::to_string(at_run_time) + " at run time, in the metrics' run.warnings):\n";
-  for (std::size_t i = 0; i < std::min(n, shown); ++i) out += "  " + first_line(info.warnings[i]) + "\n";
+  // Under the "N warnings" heading a warning without a file ("opcheck: warning: -m names mark ...") drops its
+  // "opcheck: warning: " prefix, which would say "warning" a second time; a located one keeps its file:line.
+  static const std::string unlocated = "opcheck: warning: ";
+  for (std::size_t i = 0; i < std::min(n, shown); ++i) {
+    std::string line = first_line(info.warnings[i]);
+    if (line.compare(0, unlocated.size(), unlocated) == 0) line.erase(0, unlocated.size());
+    out += "  " + line + "\n";
+  }
   if (n > shown) out += "  ... and " + std::to_string(n - shown) + " more\n";
   return xml_visible(out);
 }
@@ -225,7 +237,7 @@ std::string failure_entry(const CaseRecord& rec, const FailureReportOptions& o, 
   if (!rec.result.resolved_op.empty() && rec.result.resolved_op != rec.op)
     out += " -> " + rec.result.resolved_op + (rec.result.decomposed ? " (decomposed)" : "");
   out += std::string(" [") + stage_name(rec.result.stage) + "]";
-  if (!rec.dtype.empty()) out += " " + rec.dtype;
+  if (const std::string dtype = record_dtype(rec); !dtype.empty()) out += " " + dtype;
   out += "\n";
   if (!rec.call.empty()) out += "call: " + rec.call + "\n";
   if (rec.outcome == Outcome::XPassed)
@@ -306,6 +318,8 @@ std::string failure_groups_section(const RunReport& report, int width) {
            " (" + std::to_string(g.unique) + " unique) " + stage_name(g.stage) + " in " + g.op + ": " +
            first_line_cut(g.text) + "\n";
     out += "   ops: " + some(g.ops) + "; models: " + some(g.models) + "; dtypes: " + some(g.dtypes) + "\n";
+    if (g.differs_between_runs)
+      out += "   " + std::to_string(g.differs_between_runs) + " of them also differ between runs\n";
     out += "   example: " + g.example + (g.minimal.empty() ? "" : "; minimal: " + g.minimal) + "\n";
   }
   return xml_visible(out);

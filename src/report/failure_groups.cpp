@@ -10,6 +10,7 @@
 #include <tuple>
 #include <vector>
 
+#include "common/call_signature.h"
 #include "common/text.h"
 #include "opcheck/dtype.h"
 
@@ -32,7 +33,17 @@ bool is_dtype_word(std::string_view w) {
   return false;
 }
 
-/// A word of path characters holding a '/' and a letter: a file (with its ":line:"), a folder, a URL.
+/// A word of path characters that is a path: one holding a '/' and a letter that starts at a root ("/usr/lib",
+/// "~/x", "./a", "../b"), is a URL ("https://..."), or has a segment with a dot or a colon (a file, "a/b.py:12").
+/// Words joined by slashes ("CPU/CUDA/MKLDNN", "fp16/bf16", "and/or") are prose: their names stay.
+bool is_path(std::string_view word) {
+  if (word.find('/') == std::string_view::npos ||
+      !std::any_of(word.begin(), word.end(), [](char c) { return std::isalpha(static_cast<unsigned char>(c)); }))
+    return false;
+  if (word[0] == '/' || word[0] == '~' || word[0] == '.' || word.find("://") != std::string_view::npos) return true;
+  return word.find_first_of(".:") != std::string_view::npos;
+}
+
 std::string mask_paths(std::string_view text) {
   auto path_char = [](char c) { return ident_char(c) || std::string_view("./-~+:@%=").find(c) != std::string_view::npos; };
   std::string out;
@@ -45,9 +56,7 @@ std::string mask_paths(std::string_view text) {
     std::size_t j = i;
     while (j < text.size() && (path_char(text[j]) || text[j] == '/')) ++j;
     const std::string_view word = text.substr(i, j - i);
-    const bool path = word.find('/') != std::string_view::npos &&
-                      std::any_of(word.begin(), word.end(), [](char c) { return std::isalpha(static_cast<unsigned char>(c)); });
-    out += path ? std::string("PATH") : std::string(word);
+    out += is_path(word) ? std::string("PATH") : std::string(word);
     i = j;
   }
   return out;
@@ -150,6 +159,8 @@ void replace_all(std::string& s, const std::string& what, const std::string& wit
     s.replace(at, what.size(), with);
 }
 
+constexpr const char* kAlsoDiffers = " (also differs between runs)";
+
 /// The message's first paragraph without the device-ops note (the ops are part of the signature on their own), its
 /// own case id and manifest masked (crash messages name the case they ran, rejected cases their file), at most a
 /// few lines.
@@ -173,6 +184,8 @@ std::string message_head(const CaseRecord& rec) {
     if (line.rfind("on the device: ", 0) == 0) continue;
     head += (lines++ ? "\n" : "") + std::string(line);
   }
+  // Whether the runs also differed depends on what the memory held: a detail of the group, not the bug's identity.
+  replace_all(head, kAlsoDiffers, "");
   if (head.size() > kMaxChars) {
     std::size_t cut = kMaxChars;  // at a character's first byte: the signature stays valid UTF-8 in every report
     while (cut > 0 && (static_cast<unsigned char>(head[cut]) & 0xC0) == 0x80) --cut;
@@ -232,23 +245,82 @@ std::string op_named_in(const std::string& text, const CaseRecord& rec) {
 
 std::string case_op(const CaseRecord& rec) { return rec.result.resolved_op.empty() ? rec.op : rec.result.resolved_op; }
 
-/// The op a raised error happened in: named by the error, else the last op that reached the device (where the
-/// device run stopped), else the op the case calls.
-std::string raising_op(const std::string& head, const CaseRecord& rec) {
-  std::string op = op_named_in(head, rec);
-  if (op.empty() && !rec.result.device_ops.empty()) op = rec.result.device_ops.back().op;
-  return op.empty() ? case_op(rec) : op;
+bool is_case_op(const CaseRecord& rec, const std::string& op) {
+  const std::vector<std::string> own = split_list(case_op(rec));
+  return std::find(own.begin(), own.end(), op) != own.end();
 }
 
-/// A wrong result's op: the case's resolved op and, sorted, the ops that ran on the device during its call (a
+/// The ops every call makes to allocate, view and move tensors: blamed only as the op under test, or for an error of
+/// their own.
+bool is_plumbing(const std::string& op) {
+  static const std::set<std::string> kPlumbing = {
+      "empty",      "empty_strided", "empty_like", "new_empty", "new_empty_strided", "as_strided", "alias",
+      "view",       "_reshape_alias", "reshape",   "_unsafe_view", "detach", "lift_fresh", "expand",
+      "_copy_from", "_copy_from_and_resize", "copy_", "_to_copy", "to"};
+  return op_namespace(op) == "aten" && kPlumbing.count(base_name(op)) != 0;
+}
+
+/// The ops that move values between tensors (to the device, back, or to another dtype there).
+bool is_transfer(const std::string& op) {
+  static const std::set<std::string> kTransfers = {"_copy_from", "_copy_from_and_resize", "copy_", "_to_copy", "to"};
+  return op_namespace(op) == "aten" && kTransfers.count(base_name(op)) != 0;
+}
+
+/// The op a raised error happened in: named by the error; else the op that raised it, as the dispatcher saw it (the
+/// innermost op active on the device when it was thrown); else, for a record without it, the last op of the call
+/// that computed (not an allocation, view or copy around it); else the op the case calls.
+std::string raising_op(const std::string& head, const CaseRecord& rec) {
+  if (std::string op = op_named_in(head, rec); !op.empty()) return op;
+  for (const DeviceOp& d : rec.result.device_ops)
+    if (d.raised) return d.op;
+  for (auto d = rec.result.device_ops.rbegin(); d != rec.result.device_ops.rend(); ++d)
+    if (d->in_call && d->via != DeviceOpVia::Composite && !is_plumbing(d->op)) return d->op;
+  return case_op(rec);
+}
+
+/// The ops a wrong result may have computed: those that ran on the device during its call, without the
+/// allocations, views and copies around them unless the case calls one of them.
+std::set<std::string> computing_ops(const CaseRecord& rec, bool composites) {
+  std::set<std::string> out;
+  for (const DeviceOp& d : rec.result.device_ops)
+    if (d.in_call && (composites || d.via != DeviceOpVia::Composite) && (!is_plumbing(d.op) || is_case_op(rec, d.op)))
+      out.insert(d.op);
+  return out;
+}
+
+/// A wrong result's op: the case's resolved op and, sorted, the ops that computed on the device during its call (a
 /// decomposition's inner ops among them), which is where the wrong value was computed.
 std::string wrong_result_op(const CaseRecord& rec) {
-  std::set<std::string> ran;
-  for (const DeviceOp& d : rec.result.device_ops)
-    if (d.in_call) ran.insert(d.op);
+  const std::set<std::string> ran = computing_ops(rec, true);
   std::string op = case_op(rec);
   if (!ran.empty()) op += " on " + join(ran);
   return op;
+}
+
+/// A wrong result the transfer itself explains (the runner's copy round trip differed): "the device's
+/// aten::_copy_from changes values: a copy round trip differs" leads its message. The op it names, else "".
+std::string transfer_suspect(const CaseRecord& rec) {
+  static const std::string kLead = "the device's ", kTail = " changes values: a copy round trip differs";
+  const std::string& m = rec.result.message;
+  const std::string line = m.substr(0, m.find('\n'));
+  if (line.rfind(kLead, 0) != 0 || line.size() <= kLead.size() + kTail.size() ||
+      line.compare(line.size() - kTail.size(), kTail.size(), kTail) != 0)
+    return {};
+  return line.substr(kLead.size(), line.size() - kLead.size() - kTail.size());
+}
+
+/// A raised error's words without the runner's account of where it surfaced ("the device raised ", "moving inputs
+/// to loopback:0 failed: "): a transfer that fails is one bug whether it moved an input, an output, or ran in the
+/// call.
+std::string error_itself(const std::string& head) {
+  static const std::string kRaised = "the device raised ", kFailed = " failed: ";
+  if (head.rfind(kRaised, 0) == 0) return head.substr(kRaised.size());
+  for (const char* lead : {"moving inputs to ", "moving outputs from "}) {
+    if (head.rfind(lead, 0) != 0) continue;
+    const auto failed = head.find(kFailed);
+    return failed == std::string::npos ? head : head.substr(failed + kFailed.size());
+  }
+  return head;
 }
 
 /// A failing record's signature in its parts.
@@ -259,23 +331,31 @@ struct SignatureParts {
 
 SignatureParts signature_parts(const CaseRecord& rec) {
   const std::string head = message_head(rec);
-  const std::string op = wrong_result(rec.result.stage) ? wrong_result_op(rec) : raising_op(head, rec);
+  if (wrong_result(rec.result.stage)) {
+    if (std::string transfer = transfer_suspect(rec); !transfer.empty())
+      return {rec.result.stage, transfer, masked_error_text(head.substr(0, head.find('\n')))};
+    return {rec.result.stage, wrong_result_op(rec), masked_error_text(head)};
+  }
+  std::string op = raising_op(head, rec);
+  // A missing kernel is named with its dtype where the headline has one ("aten::fill_.Scalar for Half has no kernel
+  // for ..."): one group per kernel and dtype the device lacks.
+  if (rec.result.stage == Stage::NOT_SUPPORTED && head.rfind(op + " for ", 0) == 0) {
+    const std::size_t from = op.size() + 5, to = head.find(" has no kernel", from);
+    if (to != std::string::npos && identifier_length(head, from) == to - from) op = head.substr(0, to);
+  }
+  if ((rec.result.stage == Stage::FAILED_RUNTIME || rec.result.stage == Stage::FAILED_TRANSFER) && is_transfer(op))
+    return {Stage::FAILED_TRANSFER, op, masked_error_text(error_itself(head))};
   return {rec.result.stage, op, masked_error_text(head)};
 }
 
 std::string joined(const SignatureParts& p) { return std::string(stage_name(p.stage)) + " | " + p.op + " | " + p.text; }
 
-/// The ops a wrong result may be blamed on: those that computed on the device during the call; a composite only
-/// dispatches to its inner ops, so it is a suspect only when nothing else ran; with no device ops, the case's op.
+/// The ops a wrong result may be blamed on: those that computed on the device during the call (not the
+/// allocations, views and copies around them); a composite only dispatches to its inner ops, so it is a suspect only
+/// when nothing else ran; with no device ops, the case's op.
 std::set<std::string> suspects(const CaseRecord& rec) {
-  std::set<std::string> computed, any;
-  for (const DeviceOp& d : rec.result.device_ops) {
-    if (!d.in_call) continue;
-    any.insert(d.op);
-    if (d.via != DeviceOpVia::Composite) computed.insert(d.op);
-  }
-  if (!computed.empty()) return computed;
-  if (!any.empty()) return any;
+  if (std::set<std::string> computed = computing_ops(rec, false); !computed.empty()) return computed;
+  if (std::set<std::string> any = computing_ops(rec, true); !any.empty()) return any;
   std::set<std::string> own;
   for (const std::string& op : split_list(case_op(rec))) own.insert(op);
   return own;
@@ -354,6 +434,11 @@ void add_sorted(std::vector<std::string>& v, const std::string& s) {
 
 }  // namespace
 
+std::string record_dtype(const CaseRecord& rec) {
+  std::string dtype = call_dtype(rec.call);
+  return dtype.empty() ? rec.dtype : dtype;
+}
+
 std::string masked_error_text(std::string_view text) { return mask_shapes(mask_values(mask_paths(text))); }
 
 bool in_failure_groups(const CaseRecord& rec) {
@@ -373,7 +458,7 @@ std::vector<FailureGroup> group_failures(const RunReport& report) {
   for (const CaseRecord& rec : report.cases) {
     if (!in_failure_groups(rec)) continue;
     SignatureParts parts = signature_parts(rec);
-    if (wrong_result(parts.stage)) parts.op = blamed_op(rec, tally);
+    if (wrong_result(parts.stage) && transfer_suspect(rec).empty()) parts.op = blamed_op(rec, tally);
     const std::string sig = joined(parts);
     FailureGroup& g = by_signature[sig];
     if (g.count == 0) {
@@ -383,11 +468,12 @@ std::vector<FailureGroup> group_failures(const RunReport& report) {
       g.text = parts.text;
     }
     ++g.count;
+    if (rec.result.message.find(kAlsoDiffers) != std::string::npos) ++g.differs_between_runs;
     if (rec.key.empty() || keys[sig].insert(rec.key).second) ++g.unique;
     g.cases.push_back(rec.id);
     add_sorted(g.ops, rec.op);
     add_sorted(g.models, rec.model);
-    add_sorted(g.dtypes, rec.dtype);
+    add_sorted(g.dtypes, record_dtype(rec));
     const std::int64_t bytes = input_bytes(rec.signature.empty() ? rec.call : rec.signature);
     if (g.example.empty() || bytes < example_bytes[sig]) {
       g.example = rec.id;

@@ -569,6 +569,35 @@ void groups_section(std::string& out, const RunReport& run) {
   out += "</tbody></table></div></section>\n";
 }
 
+// Each exercised enabled op: how many occurrences reached it, from which sources, and their pass rate; worst first.
+void enabled_op_table(std::string& out, const EnabledOpCoverage& en) {
+  if (en.per_op.empty()) return;
+  out += "<h3>Enabled ops by source <span class=\"count\">" + std::to_string(en.per_op.size()) + "</span></h3>";
+  out += "<p class=\"note\">The occurrences that reached each enabled op (resolved to it, or ran it on the device), "
+         "by where their case came from, and their pass rate. One occurrence counts for every op it reached. Worst "
+         "first.</p>";
+  out += filter_controls("enabled-op-table", "Filter enabled ops");
+  std::vector<std::pair<std::string, EnabledOpTally>> ops(en.per_op.begin(), en.per_op.end());
+  std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) {
+    const auto ra = a.second.outcomes.pass_rate(), rb = b.second.outcomes.pass_rate();
+    if (ra.has_value() != rb.has_value()) return ra.has_value();
+    return ra && rb && *ra < *rb;
+  });
+  out += "<div class=\"scroll\"><table class=\"sortable\" id=\"enabled-op-table\"><thead><tr>" + th("Op") +
+         th("Cases", true, "occurrences that reached the op");
+  static const char* const kSourceLabels[kCaseSourceCount] = {"Manifests", "v2 configs", "Traces", "OpInfo"};
+  for (const char* label : kSourceLabels) out += th(label, true);
+  out += th("Pass rate", true, kPassRateRule) + "</tr></thead><tbody>\n";
+  for (const auto& [op, t] : ops) {
+    out += "<tr data-op=\"" + esc(op) + "\"><td data-col=\"op\" class=\"mono\">" + esc(op) + "</td>" +
+           td_num("cases", t.outcomes.total());
+    for (int s = 0; s < kCaseSourceCount; ++s)
+      out += td_num(case_source_name(static_cast<CaseSource>(s)), t.sources[static_cast<std::size_t>(s)]);
+    out += td_num("pass_rate", t.outcomes.pass_rate(), pct(t.outcomes.pass_rate())) + "</tr>\n";
+  }
+  out += "</tbody></table></div>";
+}
+
 void coverage_section(std::string& out, const RunStats& st) {
   const auto& en = st.enabled;
   out += "<section id=\"coverage\"><h2>Coverage</h2><div class=\"kpis\">";
@@ -595,6 +624,7 @@ void coverage_section(std::string& out, const RunStats& st) {
          "role=\"img\" aria-label=\"Enabled ops tested\"><rect x=\"0\" y=\"0\" width=\"1000\" height=\"14\" "
          "fill=\"#eef2f6\"/><rect x=\"0\" y=\"0\" width=\"" +
          fmt("%.2f", 1000 * share) + "\" height=\"14\" fill=\"#1565c0\"/></svg>";
+  enabled_op_table(out, en);
   out += "<h3>Enabled but untested <span class=\"count\">" + std::to_string(en.untouched.size()) + "</span></h3>";
   if (en.untouched.empty()) {
     out += "<p class=\"note\">Every enabled op is exercised by some case.</p>";

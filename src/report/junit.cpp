@@ -240,6 +240,9 @@ void write_suite(XmlOut& x, TextOut& out, const RunInfo& info, const std::string
   x.property(3, "device", info.device);
   x.property(3, "device_name", info.device_name);
   x.property(3, "device_lib", info.device_lib);
+  if (!info.device_choice.asked.empty())
+    x.property(3, "device_choice",
+               info.device_choice.asked + " -> " + info.device_choice.chosen + ": " + info.device_choice.why);
   x.property(3, "device_lib_sha256", info.device_lib_sha256);
   if (!info.torch_path.empty()) x.property(3, "torch_path", info.torch_path);
   if (!info.python_modules.empty()) x.property(3, "python_modules", join(info.python_modules, ", "));
@@ -250,8 +253,7 @@ void write_suite(XmlOut& x, TextOut& out, const RunInfo& info, const std::string
   if (info.interrupted) x.property(3, "interrupted", info.stop_reason.empty() ? "true" : info.stop_reason);
   if (lenient_xpass) x.property(3, "nonstrict_xpassed", std::to_string(lenient_xpass));
   if (info.not_run > 0)
-    x.property(3, "not_run",
-               std::to_string(info.not_run) + " (" + (info.stopped_by.empty() ? "stopped" : info.stopped_by) + ")");
+    x.property(3, "not_run", std::to_string(info.not_run) + " (" + not_run_cause(info) + ")");
   for (const auto& w : info.warnings) x.property(3, "warning", w);
   x.end(2, "properties");
 

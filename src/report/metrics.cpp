@@ -32,6 +32,13 @@ void write_counts_map(JsonWriter& w, const std::map<std::string, OutcomeCounts>&
   w.end_object();
 }
 
+void write_sources(JsonWriter& w, const SourceCounts& sources) {
+  w.begin_object();
+  for (int s = 0; s < kCaseSourceCount; ++s)
+    w.field(case_source_name(static_cast<CaseSource>(s)), sources[static_cast<std::size_t>(s)]);
+  w.end_object();
+}
+
 void write_dedupe(JsonWriter& w, const DedupeStats& d) {
   w.field("occurrences", d.occurrences).field("unique", d.unique);
   w.field("duplicates_served", d.duplicates_served).field("ratio", d.ratio());
@@ -62,7 +69,7 @@ void write_failure_groups(JsonWriter& w, const std::vector<FailureGroup>& groups
   for (const FailureGroup& g : groups) {
     w.begin_object();
     w.field("signature", g.signature).field("stage", stage_name(g.stage)).field("op", g.op);
-    w.field("count", g.count).field("unique", g.unique);
+    w.field("count", g.count).field("unique", g.unique).field("differs_between_runs", g.differs_between_runs);
     w.key("cases").strings(g.cases, /*compact=*/true);
     w.key("ops").strings(g.ops, /*compact=*/true);
     w.key("models").strings(g.models, /*compact=*/true);
@@ -103,6 +110,8 @@ void write_metrics(const RunReport& report, TextOut& out) {
 
   w.key("coverage").begin_object();
   w.field("ops", st.coverage.ops.size()).field("signatures", st.coverage.signatures.size());
+  w.key("sources");
+  write_sources(w, st.sources);
   w.key("per_model").begin_object();
   for (const auto& [m, c] : st.coverage_per_model) {
     w.key(m).begin_object();
@@ -118,6 +127,18 @@ void write_metrics(const RunReport& report, TextOut& out) {
   w.field("percent", st.enabled.percent);
   w.key("exercised_ops").strings(st.enabled.exercised, /*compact=*/true);
   w.key("untouched_ops").strings(st.enabled.untouched, /*compact=*/true);
+  w.key("per_op").begin_object();
+  for (const auto& [op, t] : st.enabled.per_op) {
+    w.key(op).begin_object();
+    w.field("cases", t.outcomes.total());
+    w.key("sources");
+    write_sources(w, t.sources);
+    w.field("pass_rate", t.outcomes.pass_rate());
+    w.key("outcomes");
+    write_counts(w, t.outcomes, true);
+    w.end_object();
+  }
+  w.end_object();
   w.end_object();
   w.end_object();
 

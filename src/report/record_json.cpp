@@ -144,6 +144,7 @@ void write_device_ops(JsonWriter& w, const std::vector<DeviceOp>& ops) {
   for (const auto& d : ops) {
     w.begin_object();
     w.field("op", d.op).field("via", device_op_via_name(d.via)).field("calls", d.calls).field("in_call", d.in_call);
+    if (d.raised) w.field("raised", true);
     w.end_object();
   }
   w.end_array();
@@ -163,6 +164,7 @@ std::vector<DeviceOp> get_device_ops(const json& j, const JsonWhere& w) {
       throw_json_error(at.at("via"), "unknown via \"" + via + "\" (expected kernel, fallback or composite)");
     d.calls = get_int(v[i], at, "calls");
     d.in_call = get_bool(v[i], at, "in_call");
+    if (v[i].contains("raised")) d.raised = get_bool(v[i], at, "raised");
     out.push_back(std::move(d));
   }
   return out;
@@ -336,6 +338,15 @@ void write_run_info(JsonWriter& w, const RunInfo& info) {
   w.key("python_modules").strings(info.python_modules, /*compact=*/true);
   w.field("compile_backend", info.compile_backend);
   w.key("device_environment").strings(info.device_environment, /*compact=*/true);
+  if (!info.device_choice.asked.empty()) {
+    w.key("device_choice").begin_object();
+    w.field("asked", info.device_choice.asked);
+    w.field("chosen", info.device_choice.chosen);
+    w.field("why", info.device_choice.why);
+    w.field("stand_in", info.device_choice.stand_in);
+    w.key("searched").strings(info.device_choice.searched);
+    w.end_object();
+  }
   w.field("status_config_sha256", info.status_config_sha256);
   w.field("dedupe_key_version", info.dedupe_key_version);
   w.key("identity").begin_object();
@@ -406,6 +417,16 @@ RunInfo run_info_from_json(const json& j, const JsonWhere& w) {
       if (!it.value().is_string()) throw_json_error(w.at("identity").at(it.key()), "expected a string");
       info.identity.emplace_back(it.key(), it.value().get<std::string>());
     }
+  }
+  if (j.contains("device_choice")) {  // files of earlier runs lack it
+    const json& c = member(j, w, "device_choice");
+    const auto cw = w.at("device_choice");
+    if (!c.is_object()) throw_json_error(cw, "expected an object");
+    info.device_choice.asked = get_string(c, cw, "asked");
+    info.device_choice.chosen = get_string(c, cw, "chosen");
+    info.device_choice.why = get_string(c, cw, "why");
+    info.device_choice.stand_in = get_bool(c, cw, "stand_in");
+    info.device_choice.searched = get_strings(c, cw, "searched");
   }
   info.host = get_string(j, w, "host");
   info.started_at = get_string(j, w, "started_at");

@@ -21,6 +21,12 @@ std::string base_name(const std::string& normalized) { return normalized.substr(
 
 }  // namespace
 
+std::string not_run_cause(const RunInfo& info) {
+  if (info.stopped_by.empty()) return "stopped";
+  if (info.stopped_by == "device") return "the device did not start";
+  return info.stopped_by;
+}
+
 void OutcomeCounts::add(Outcome o, XfailStrictness strictness) {
   switch (o) {
     case Outcome::Passed: ++passed; break;
@@ -60,6 +66,24 @@ bool OutcomeCounts::operator==(const OutcomeCounts& o) const {
          xpassed_nonstrict == o.xpassed_nonstrict;
 }
 
+const char* case_source_name(CaseSource s) {
+  switch (s) {
+    case CaseSource::Manifests: return "manifests";
+    case CaseSource::V2Configs: return "v2_configs";
+    case CaseSource::Traces: return "traces";
+    case CaseSource::OpInfo: return "opinfo";
+  }
+  return "manifests";
+}
+
+CaseSource case_source(const CaseRecord& rec) {
+  const auto marked = [&](const char* m) { return std::find(rec.marks.begin(), rec.marks.end(), m) != rec.marks.end(); };
+  if (marked("opinfo")) return CaseSource::OpInfo;
+  if (marked("trace")) return CaseSource::Traces;
+  if (!rec.upstream_test.empty()) return CaseSource::V2Configs;
+  return CaseSource::Manifests;
+}
+
 double DedupeStats::ratio() const {
   if (occurrences == 0) return 0;
   return unique == 0 ? static_cast<double>(occurrences) : static_cast<double>(occurrences) / static_cast<double>(unique);
@@ -97,6 +121,7 @@ RunStats compute_stats(const RunReport& report) {
   for (std::size_t i = 0; i < report.cases.size(); ++i) {
     const CaseRecord& rec = report.cases[i];
     const Result& r = rec.result;
+    ++st.sources[static_cast<std::size_t>(case_source(rec))];
     for (OutcomeCounts* c : {&st.totals, &st.per_model[rec.model], &st.per_op[rec.op], &st.per_dtype[rec.dtype]})
       c->add(rec.outcome, rec.xfail_strictness);
     ++st.stages[stage_name(r.stage)];
@@ -139,20 +164,32 @@ RunStats compute_stats(const RunReport& report) {
 
   // Enabled-op coverage: an enabled op without an overload ("aten::add") counts as exercised by any overload. What
   // reached the device counts as much as what a case named: every case moves its tensors with _copy_from.
-  std::set<std::string> resolved_norm, resolved_base;
-  for (const auto* ops : {&st.resolved_ops, &st.device_ops})
-    for (const auto& op : *ops) {
-      const auto n = normalize_op(op);
-      resolved_norm.insert(n);
-      resolved_base.insert(base_name(n));
-    }
   std::set<std::string> enabled(report.info.enabled_ops.begin(), report.info.enabled_ops.end());
-  st.enabled.enabled = static_cast<std::int64_t>(enabled.size());
+  std::map<std::string, std::vector<const std::string*>> by_name, by_bare_name;
   for (const auto& e : enabled) {
     const auto n = normalize_op(e);
-    const bool hit = resolved_norm.count(n) || (n.find('.') == std::string::npos && resolved_base.count(n));
-    (hit ? st.enabled.exercised : st.enabled.untouched).push_back(e);
+    by_name[n].push_back(&e);
+    if (n.find('.') == std::string::npos) by_bare_name[n].push_back(&e);
   }
+  for (const CaseRecord& rec : report.cases) {
+    std::set<const std::string*> reached;
+    const auto reach = [&](const std::string& op) {
+      const auto n = normalize_op(op);
+      for (const auto* m : {&by_name, &by_bare_name}) {
+        const auto it = m->find(m == &by_name ? n : base_name(n));
+        if (it != m->end()) reached.insert(it->second.begin(), it->second.end());
+      }
+    };
+    for (const auto& op : split_list(rec.result.resolved_op)) reach(op);
+    for (const auto& d : rec.result.device_ops) reach(d.op);
+    for (const std::string* e : reached) {
+      EnabledOpTally& t = st.enabled.per_op[*e];
+      ++t.sources[static_cast<std::size_t>(case_source(rec))];
+      t.outcomes.add(rec.outcome, rec.xfail_strictness);
+    }
+  }
+  st.enabled.enabled = static_cast<std::int64_t>(enabled.size());
+  for (const auto& e : enabled) (st.enabled.per_op.count(e) ? st.enabled.exercised : st.enabled.untouched).push_back(e);
   if (!enabled.empty())
     st.enabled.percent = 100.0 * static_cast<double>(st.enabled.exercised.size()) / static_cast<double>(enabled.size());
   return st;

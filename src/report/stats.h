@@ -2,6 +2,7 @@
 // the console all read them from here so the definitions live in one place.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -33,6 +34,10 @@ struct OutcomeCounts {
   bool operator==(const OutcomeCounts& o) const;
 };
 
+/// Why a run's not-run cases did not run, as the summary line and the JUnit properties say it in parentheses:
+/// "signal", "maxfail", "deadline", "the device did not start" (stopped_by "device"), "stopped" when none is recorded.
+std::string not_run_cause(const RunInfo& info);
+
 /// pass_rate's rule in words, for the pages that state it.
 constexpr const char* kPassRateRule =
     "(passed + non-strict xpassed) / (passed + failed + errors + xpassed + not_supported)";
@@ -52,12 +57,38 @@ struct OpCoverage {
   std::set<std::pair<std::string, std::string>> signatures;    // (op, input signature)
 };
 
+/// Where a case came from, for coverage by source. The order is the order reports list them in.
+enum class CaseSource {
+  Manifests,  // a v1 manifest (bundled, written by hand, scanned from a model)
+  V2Configs,  // an entry of a torch-spyre v2 test_suite_config (the case has an upstream_test)
+  Traces,     // converted from an op trace (`import-traces`, `run --traces`): the case carries the mark `trace`
+  OpInfo,     // a PyTorch OpInfo sample (`import-opinfo`): the case carries the mark `opinfo`
+};
+constexpr int kCaseSourceCount = 4;
+/// The source's name in reports: "manifests", "v2_configs", "traces", "opinfo".
+const char* case_source_name(CaseSource s);
+/// Which source a case came from: the mark `opinfo` first, then the mark `trace`, then a v2 entry, else a manifest.
+CaseSource case_source(const CaseRecord& rec);
+
+/// Occurrences per source, indexed by CaseSource.
+using SourceCounts = std::array<std::int64_t, kCaseSourceCount>;
+
+/// The occurrences that reached one enabled op: how many, from which sources, and how they fared.
+struct EnabledOpTally {
+  SourceCounts sources{};  // occurrences by source; they sum to outcomes.total()
+  OutcomeCounts outcomes;  // their verdicts (pass_rate is the op's pass rate)
+};
+
 /// What the run exercised of the device's enabled ops.
 struct EnabledOpCoverage {
   std::int64_t enabled = 0;                // distinct names in RunInfo::enabled_ops
   std::vector<std::string> exercised;      // enabled ops some case resolved to or reached on the device
   std::vector<std::string> untouched;      // enabled ops no case resolved to or reached
   std::optional<double> percent;           // 100 * exercised / enabled; empty when enabled_ops is empty
+  /// Each exercised op (keyed as enabled_ops spells it): the occurrences that reached it. An occurrence reaches an
+  /// enabled op when the op is one the case resolved to or one in its device_ops (the same rule as `exercised`), so
+  /// one occurrence counts for every enabled op it reached (_copy_from, which every transfer uses, included).
+  std::map<std::string, EnabledOpTally> per_op;
 };
 
 /// Time summed over the occurrences that ran (deduplicated ones did not run and add nothing).
@@ -84,6 +115,7 @@ struct ReferenceCacheStats {
 /// Everything the metrics file reports besides the raw cases.
 struct RunStats {
   OutcomeCounts totals;
+  SourceCounts sources{};  // occurrences by source (case_source)
   std::map<std::string, std::int64_t> stages;  // every stage name, zero counts included
   std::map<std::string, OutcomeCounts> per_model, per_op, per_dtype;
   DedupeStats dedupe;

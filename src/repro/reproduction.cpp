@@ -9,7 +9,9 @@
 
 #include "common/device_choice.h"
 #include "common/regular_file.h"
+#include "common/text.h"
 #include "common/text_escape.h"
+#include "opcheck/device_environment.h"
 #include "repro/bundle_layout.h"
 #include "select/select.h"
 
@@ -155,7 +157,7 @@ void as_the_run_would(const StatusConfig& config, const RunSettings& settings, c
                       Case& c, BundleFacts& facts) {
   const std::string device_name = !settings.device_name.empty() ? settings.device_name : arg_value(args, "--device");
   if (!config.rules.empty()) apply_status_config(config, c, device_name);
-  facts.environment = settings.device_environment;
+  facts.environment = rerun_arguments(settings).environment;
 }
 
 std::string arg_value(const std::vector<std::string>& args, const char* flag) {
@@ -210,7 +212,15 @@ bool script_device(const std::vector<std::string>& args, const std::vector<std::
 
 void carry_environment(const std::vector<std::pair<std::string, std::string>>& environment, ScriptDevice& device) {
   const bool pyloop = std::find(device.imports.begin(), device.imports.end(), "opcheck_pyloop") != device.imports.end();
-  if (device.library.find("libopcheck_loopback") != std::string::npos || pyloop) device.environment = environment;
+  const bool stand_in = device.library.find("libopcheck_loopback") != std::string::npos || pyloop;
+  device.environment.clear();
+  for (const auto& [name, value] : environment) {
+    // The folders that held the device's modules go on the script's sys.path, before its imports.
+    if (name == "PYTHONPATH" && !device.imports.empty()) device.module_paths = split_list(value, ':');
+    const bool fault = std::any_of(std::begin(kDeviceEnvironment), std::end(kDeviceEnvironment),
+                                   [&name = name](const char* known) { return name == known; });
+    if (stand_in && fault) device.environment.emplace_back(name, value);
+  }
 }
 
 ScriptBundle script_bundle(const std::string& folder, const BundleFacts& facts, ScriptDevice& device) {

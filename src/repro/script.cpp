@@ -187,6 +187,8 @@ std::map<std::string, std::string> head_values(const Case& c, const ScriptDevice
     environment += "os.environ.setdefault(" + py_str(k) + ", " + py_str(v) + ")  # the run's device faults\n";
   std::vector<std::string> imports, written;
   for (const auto& m : device.imports) imports.push_back(py_str(m));
+  std::vector<std::string> module_paths;
+  for (const auto& p : device.module_paths) module_paths.push_back(py_str(p));
   for (std::size_t k : bundle.written_slots) written.push_back(std::to_string(k));
   const auto real_or_none = [](const std::optional<double>& v) {
     return v ? py_literal(PyValue::real(*v), LiteralUse::Data) : "None";
@@ -206,6 +208,7 @@ std::map<std::string, std::string> head_values(const Case& c, const ScriptDevice
       {"DEVICE_LIB", py_str_or_none(device.library)},
       {"DEVICE_IMPORTS", py_list(imports)},
       {"PYTHON_PATH", py_str_or_none(device.python_path)},
+      {"DEVICE_PATHS", py_list(module_paths)},
       {"COMPILE_BACKEND", py_str_or_none(device.compile_backend)},
       {"BUNDLE", py_str_or_none(bundle.folder)},
       {"WRITTEN", py_list(written)},
@@ -396,16 +399,47 @@ std::string python_op_expression(const std::string& op) {
   return "(torch." + name + " if callable(getattr(torch, \"" + name + "\", None)) else torch.Tensor." + name + ")";
 }
 
-/// The judgement's Python twin with opcheck's tables of backend freedoms written in (common/backend_freedoms_table.h).
+// The comparators' table for the script: name: (bitwise, float64 judge).
+static std::string comparators_table() {
+  std::string out = "{";
+  for (const ComparatorSpec& c : kComparators)
+    out += py_str(c.name) + ": (" + (c.bitwise ? "True" : "False") + ", " + (c.float64_judge ? "True" : "False") +
+           "), ";
+  return out + "}";
+}
+
+// Each comparator's Python verdict as a function, and VERDICTS naming them by comparator.
+static std::string comparator_verdicts() {
+  std::string defs, table = "VERDICTS = {";
+  for (const ComparatorSpec& c : kComparators) {
+    const std::string fn = std::string("verdict_") + c.name;
+    defs += "\n\ndef " + fn + "(e, a, mismatched, path):\n";
+    std::istringstream body(c.python_verdict);
+    for (std::string line; std::getline(body, line);) defs += line.empty() ? "\n" : "    " + line + "\n";
+    table += py_str(c.name) + ": " + fn + ", ";
+  }
+  return defs + "\n\n" + table + "}";
+}
+
+/// The judgement's Python twin with opcheck's tables written in: backend freedoms (common/backend_freedoms_table.h)
+/// and comparators (opcheck/comparators.h).
 std::string judge_text() {
   std::string widened = "{", nondeterministic = "{";
   for (const WidenedOutputRule& w : widened_output_rules())
     widened += py_str(w.op) + ": (" + std::to_string(w.outputs[0]) + ", " + std::to_string(w.outputs[1]) + "), ";
+  std::string writes = "(", ties = "{";
+  for (const RepeatedWriteRule& w : repeated_write_rules()) writes += py_str(w.op) + ", ";
+  for (const TiedIndexRule& t : tied_index_rules())
+    ties += py_str(t.op) + ": (" + std::to_string(t.output) + ", " + (t.reduced ? "True" : "False") + "), ";
   for (const NondeterministicRule& n : nondeterministic_rules())
     nondeterministic += py_str(n.op) + ": (" + (n.only_with ? py_str(n.only_with) : "None") + ", " + py_str(n.doc) + "), ";
   return filled(repro_script_judge(), {{"JUDGE_MULTIPLE", PyValue::real(kReferenceErrorMultiple).repr()},
                                        {"WIDENED_OUTPUTS", widened + "}"},
-                                       {"NONDETERMINISTIC", nondeterministic + "}"}});
+                                       {"NONDETERMINISTIC", nondeterministic + "}"},
+                                       {"COMPARATORS", comparators_table()},
+                                       {"WRITES", writes + ")"},
+                                       {"TIES", ties + "}"},
+                                       {"COMPARATOR_VERDICTS", comparator_verdicts()}});
 }
 
 std::string python_repro_script(const Case& c, const ScriptDevice& device, const ScriptBundle& bundle) {

@@ -18,6 +18,7 @@ struct ScriptDevice {
   std::vector<std::string> imports;  // modules imported first: they register the device (--device-import)
   std::string compile_backend;       // the device call runs as torch.compile(backend=...); "" = eager
   std::string python_path;           // opcheck's own Python packages (pyloop), put on sys.path for the imports
+  std::vector<std::string> module_paths;  // the run's PYTHONPATH entries that held the imports, put on sys.path too
 };
 
 /// What the script knows about a bundle the case came from.

@@ -95,6 +95,7 @@ void encode_result(const Result& r, std::vector<std::uint8_t>& out) {
     put(out, static_cast<std::uint8_t>(d.via));
     put(out, d.calls);
     put(out, static_cast<std::uint8_t>(d.in_call));
+    put(out, static_cast<std::uint8_t>(d.raised));
   }
   put_string(out, r.reference_source);
   put(out, r.reference_cache_ms);
@@ -161,6 +162,7 @@ bool decode_result(const std::uint8_t* data, std::size_t size, Result& r, std::s
     d.via = static_cast<DeviceOpVia>(via);
     d.calls = in.get<std::int64_t>();
     d.in_call = in.get<std::uint8_t>() != 0;
+    d.raised = in.get<std::uint8_t>() != 0;
     r.device_ops.push_back(std::move(d));
   }
   r.reference_source = in.get_string();

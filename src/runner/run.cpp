@@ -123,7 +123,8 @@ void add_not_run(const std::vector<const Case*>& cases, const std::string& why, 
 }
 
 // A device that could not start is the run's result, not an absence of one: the reports hold one error record
-// naming the device and what went wrong, and every selected case as skipped, not run. Returns the exit code: 4 when
+// naming the device and what went wrong, and every selected case not run, as a stop before the first case lists them
+// (stopped_by "device"), never as skips a nightly would count as cases that chose not to run. Returns the exit code: 4 when
 // the device (the user's flags or backend) could not be set up, 3 when opcheck's own exec layer is missing.
 int report_device_not_started(const RunRequest& r, const Prepared& p, const std::string& error, bool setup_failed,
                               RunHost& host) {
@@ -138,10 +139,14 @@ int report_device_not_started(const RunRequest& r, const Prepared& p, const std:
                                                       !r.settings.device_imports.empty(), nullptr,
                                                       r.settings.installed_backends);
   report.info.device_lib = r.settings.device_lib;
+  report.info.device_choice = device_choice_of(r.settings);
+  report.info.device_choice.chosen = report.info.device_name;
   report.info.compile_backend = r.settings.compile_backend;
   for (const auto& [name, value] : r.settings.device_environment) report.info.device_environment.push_back(name + "=" + value);
   report.info.interrupted = true;
   report.info.stop_reason = "the device did not start";
+  report.info.stopped_by = "device";
+  report.info.not_run = static_cast<std::int64_t>(p.cases.size());
   CaseRecord failed;
   failed.model = "device";
   failed.name = report.info.device_name;
@@ -261,6 +266,8 @@ int plan_run(RunRequest& r, Prepared& p, RunHost& host) {
 RunInfo describe(const RunRequest& r, const Prepared& p) {
   RunInfo info = describe_run(r.argv, r.policy, p.loaded.set);
   describe_executor(p.executor->info(), info);
+  info.device_choice = device_choice_of(r.settings);
+  info.device_choice.chosen = info.device_name;  // the name the device registered, not only "privateuseone"
   for (const auto& [name, value] : r.settings.device_environment) info.device_environment.push_back(name + "=" + value);
   if (!p.config.path.empty()) info.status_config_sha256 = sha256_file(p.config.path);
   info.identity = run_identity(r.settings, p.executor->info(), info.status_config_sha256);

@@ -142,12 +142,22 @@ bool resolve_python_device(const std::vector<std::string>& import_flags, const s
   out.imports = import_flags;
   if (out.imports.empty())
     if (const auto list = env("OPCHECK_DEVICE_IMPORT")) out.imports = split_list(*list);
-  for (const auto& m : out.imports) {
+  for (const auto& spec : out.imports) {
+    // MODULE, or MODULE:FUNCTION (the function is called after the import, as torch calls an entry point's).
+    const auto colon = spec.find(':');
+    const std::string m = spec.substr(0, colon);
+    const std::string function = colon == std::string::npos ? std::string() : spec.substr(colon + 1);
     const bool ok =
         !m.empty() && m.find_first_not_of(kNameChars) == std::string::npos && m.front() != '.' && m.back() != '.';
-    if (!ok) {
-      error = "--device-import '" + m + "' is not a Python module name\n" +
-              "  Fix: name the module as `import` takes it, e.g. --device-import torch_spyre";
+    const bool function_ok =
+        colon == std::string::npos ||
+        (!function.empty() && function.find_first_not_of(kNameChars) == std::string::npos &&
+         function.find('.') == std::string::npos && !std::isdigit(static_cast<unsigned char>(function[0])));
+    if (!ok || !function_ok) {
+      error = "--device-import '" + spec + "' is not a Python module name (or MODULE:FUNCTION)\n" +
+              "  Fix: name the module as `import` takes it, e.g. --device-import torch_spyre, or the function to "
+              "call after the import as a torch.backends entry point names it, e.g. --device-import "
+              "torch_spyre:_autoload";
       return false;
     }
   }
@@ -169,6 +179,27 @@ std::vector<std::pair<std::string, std::string>> device_environment_of(const Env
   std::vector<std::pair<std::string, std::string>> out;
   for (const char* name : kDeviceEnvironment)
     if (const auto v = env(name); v && !v->empty()) out.emplace_back(name, *v);
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> origin_environment_of(const RunSettings& s, const EnvLookup& env) {
+  std::vector<std::pair<std::string, std::string>> out;
+  const bool installed = !s.installed_backends.empty();
+  const bool hosted = !s.device_imports.empty() || installed || !s.compile_backend.empty();
+  if (!hosted) return out;
+  if (const auto path = env("PYTHONPATH"); path && !path->empty()) {
+    std::vector<std::string> modules;
+    for (const auto& spec : s.device_imports) modules.push_back(top_level_module(spec));
+    for (const auto& e : s.installed_backends) modules.push_back(top_level_module(e));
+    const std::vector<std::string> entries = python_path_entries_holding(*path, modules, installed);
+    std::string joined;
+    for (const auto& e : entries) joined += (joined.empty() ? "" : ":") + e;
+    if (!joined.empty()) out.emplace_back("PYTHONPATH", joined);
+  }
+  if (!hosting_python_is_the_builds(s.python)) out.emplace_back("OPCHECK_PYTHON", hosting_python(s.python));
+  if (may_be_installed_backend(s.device, s.device_lib, !s.device_imports.empty()))
+    if (const auto autoload = env("TORCH_DEVICE_BACKEND_AUTOLOAD"))
+      out.emplace_back("TORCH_DEVICE_BACKEND_AUTOLOAD", *autoload);
   return out;
 }
 
@@ -203,7 +234,39 @@ bool resolve_installed_backends(RunSettings& s, const EnvLookup& env, std::strin
   return true;
 }
 
+DeviceChoice device_choice_of(const RunSettings& s) {
+  DeviceSearch search;
+  search.device = s.device;
+  search.device_lib = s.device_lib;
+  search.device_lib_from_environment = s.device_lib_from_environment;
+  search.imports = s.device_imports;
+  search.installed = s.installed_backends;
+  search.installed_note = s.installed_backends_note;
+  search.python = hosting_python(s.python);
+  return describe_device_choice(search);
+}
+
 namespace {
+
+// --require-backend: a nightly that lost its backend fails here, before any case, instead of going green on the
+// loopback. False with the usage error that names every place `auto` looked in.
+bool require_backend(const RunSettings& s, std::string& error) {
+  const DeviceChoice choice = device_choice_of(s);
+  if (choice.chosen != "loopback" && choice.chosen != "cpu") return true;
+  if (choice.asked != "auto") {
+    error = "--require-backend: --device " + choice.asked + " is " +
+            (choice.chosen == "cpu" ? "the CPU reference itself" : "opcheck's loopback stand-in") +
+            ", not a backend\n  Fix: name the backend's device (--device NAME, or auto), or drop --require-backend";
+    return false;
+  }
+  error = "--device auto --require-backend: no backend found, and only opcheck's loopback stand-in is left. "
+          "Searched:" + bullet_list(choice.searched) +
+          "\n  Fix: install the backend in " + hosting_python(s.python) +
+          " (its distribution's torch.backends entry point; OPCHECK_PYTHON names another interpreter), or pass "
+          "--device-import MODULE, or --device-lib PATH (or set OPCHECK_DEVICE_LIB); drop --require-backend to run on "
+          "the loopback";
+  return false;
+}
 
 // --reference-cache's folder exists (made when missing) and its limits are sizes. False with a usage error.
 bool resolve_reference_cache(RunSettings& s, std::string& error) {
@@ -251,11 +314,17 @@ bool resolve_run_settings(RunSettings& s, const EnvLookup& env, const std::strin
   s.compile_backend = py.compile_backend;
   if (!py.python.empty()) s.python = py.python;
   // A configured library is the default device, unless Python modules register it (one backend per process).
+  s.device_lib_from_environment = false;
   if (s.device_lib.empty() && s.device_imports.empty())
-    if (const auto lib = env("OPCHECK_DEVICE_LIB")) s.device_lib = *lib;
+    if (const auto lib = env("OPCHECK_DEVICE_LIB"); lib && !lib->empty()) {
+      s.device_lib = *lib;
+      s.device_lib_from_environment = true;
+    }
   if (s.device.empty()) s.device = "auto";
   if (!resolve_installed_backends(s, env, error)) return false;
+  if (s.require_backend && !require_backend(s, error)) return false;
   s.device_environment = device_environment_of(env);
+  s.origin_environment = origin_environment_of(s, env);
   if (!resolve_shard(s.shard, env, s.shard_index, s.shard_total, error)) return false;
   // A file that cannot split the run is found before any case runs, not by the shards' merge.
   s.durations = {};
@@ -342,6 +411,23 @@ Setter seconds_into(double RunSettings::*member, const char* flag) {
   };
 }
 
+// A guard on the run, not a setting of a case: no rerun argument (the rerun names the device the run resolved) and no
+// part of the identity.
+SettingField require_backend_field() {
+  SettingField f;
+  f.flag = "--require-backend";
+  f.is_switch = true;
+  f.values = [](const RunSettings&) { return std::vector<std::string>{}; };
+  f.help = "With --device auto: fail (exit 4) unless a backend is found (a device library, --device-import, an "
+           "installed torch.backends entry point), instead of taking opcheck's loopback stand-in; what a nightly "
+           "should pass";
+  f.set = [](RunSettings& s, const std::string&) {
+    s.require_backend = true;
+    return std::string();
+  };
+  return f;
+}
+
 std::vector<SettingField> device_fields() {
   return {
       flag_field(nullptr, "--device",
@@ -397,12 +483,14 @@ std::vector<SettingField> device_fields() {
       repeatable(flag_field(nullptr, "--device-import", [](const RunSettings& s) { return s.device_imports; },
                  "Python module whose import registers the device under test (repeatable; also "
                  "OPCHECK_DEVICE_IMPORT, comma-separated): each worker hosts a Python interpreter, e.g. "
-                 "--device-import torch_spyre --device spyre",
+                 "--device-import torch_spyre --device spyre; MODULE:FUNCTION also calls that function after the "
+                 "import, as torch calls a torch.backends entry point (--device-import torch_opencl:_autoload)",
                  [](RunSettings& s, const std::string& v) {
                    s.device_imports.push_back(v);
                    return std::string();
                  },
                  "MODULE")),
+      require_backend_field(),
       flag_field("compile backend", "--compile-backend",
                  [](const RunSettings& s) { return one_if(!s.compile_backend.empty(), s.compile_backend); },
                  "Run the device side of every case as torch.compile(backend=NAME) of the op's Python callable: "
@@ -494,6 +582,15 @@ const std::vector<SettingField>& setting_fields() {
       return out;
     };
     all.push_back(std::move(faults));
+    // Where the device came from: a rerun from a fresh shell finds the same modules with the same interpreter.
+    SettingField origin;
+    origin.environment = true;
+    origin.values = [](const RunSettings& s) {
+      std::vector<std::string> out;
+      for (const auto& [name, value] : s.origin_environment) out.push_back(name + "=" + value);
+      return out;
+    };
+    all.push_back(std::move(origin));
     return all;
   }();
   return fields;
@@ -554,7 +651,9 @@ ExecOptions exec_options(const RunSettings& s) {
   o.reference_cache_dir = s.reference_cache_dir.empty() ? std::string() : absolute_path(s.reference_cache_dir);
   o.reference_cache_max_bytes = s.reference_cache_max_bytes;
   o.reference_cache_max_entry_bytes = s.reference_cache_max_entry_bytes;
-  o.rerun = rerun_arguments(s).args;
+  const RerunArguments rerun = rerun_arguments(s);
+  o.rerun = rerun.args;
+  o.rerun_environment = rerun.environment;
   o.start_timeout_s = s.start_timeout_s;
   return o;
 }

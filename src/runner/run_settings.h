@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "opcheck/exec_api.h"
+#include "opcheck/report.h"
 #include "runner/recorded_durations.h"
 
 namespace opcheck {
@@ -64,6 +65,7 @@ struct RunSettings {
   // The device under test.
   std::string device = "auto";              // --device
   std::string device_lib;                   // --device-lib, else OPCHECK_DEVICE_LIB (none with --device-import)
+  bool device_lib_from_environment = false;  // resolved: device_lib is OPCHECK_DEVICE_LIB's
   std::string device_name;                  // --device-name: the name skip_if, the status config and reports see
   std::vector<std::string> device_imports;  // --device-import, else OPCHECK_DEVICE_IMPORT
   std::string compile_backend;              // --compile-backend, else TEST_COMPILE_BACKEND; "" = eager
@@ -73,6 +75,13 @@ struct RunSettings {
   std::string installed_backends_note;  // why none is used although some may exist
   /// OPCHECK_LOOPBACK_FAULTS and the other variables that change what opcheck's own devices compute, as set.
   std::vector<std::pair<std::string, std::string>> device_environment;
+  /// The variables that decided where the device came from, as a rerun from a fresh shell must set them
+  /// (origin_environment_of): the PYTHONPATH entries that hold the device's modules, OPCHECK_PYTHON,
+  /// TORCH_DEVICE_BACKEND_AUTOLOAD. Not a part of the identity (the executor's facts name the modules and versions).
+  std::vector<std::pair<std::string, std::string>> origin_environment;
+  /// --require-backend: `auto` must find a real backend (a device library, --device-import, an installed
+  /// torch.backends entry point); the loopback alone is a usage error.
+  bool require_backend = false;
   // How a case is judged.
   std::string reference_dtype;      // --reference-dtype: "" (the case's), same, float32, float64
   int repeat = -1;                  // --repeat: device runs per case; -1 = 2 on a device, 1 on cpu
@@ -118,6 +127,18 @@ bool resolve_run_settings(RunSettings& s, const EnvLookup& env, const std::strin
 /// The device's fault variables set (and not empty) in `env`, as (name, value), in kDeviceEnvironment's order.
 std::vector<std::pair<std::string, std::string>> device_environment_of(const EnvLookup& env);
 
+/// The variables that decided where the device of `s` came from (with its device settings resolved), as (name,
+/// value): PYTHONPATH, narrowed to the entries that hold a module the device imports (--device-import, or an
+/// installed torch.backends entry point's, with the distributions declaring one); OPCHECK_PYTHON when Python hosts the
+/// device (or a compile backend) and the interpreter is not the one a fresh shell finds (the build's);
+/// TORCH_DEVICE_BACKEND_AUTOLOAD as set, when the device may be an installed backend. The device library needs none:
+/// the rerun names it (--device-lib, absolute).
+std::vector<std::pair<std::string, std::string>> origin_environment_of(const RunSettings& s, const EnvLookup& env);
+
+/// How the device of `s` (resolved) is chosen, as the metrics' run.device_choice records it: `chosen` is what `auto`
+/// resolves to (the caller names the device the executor took instead, once it has one).
+DeviceChoice device_choice_of(const RunSettings& s);
+
 /// How one setting shows in the two derivations. A setting with a flag is a rerun argument (one `flag value` pair per
 /// value, none when it has no value); one with `environment` set is rerun as environment assignments (its values are
 /// NAME=value); one with `identity` set is a part of the run's identity named so (all its values joined by "; ").
@@ -136,6 +157,7 @@ struct SettingField {
   const char* type_name = "";
   const char* default_text = "";
   bool repeatable = false;  // given again, each value is set in turn (--device-import); else one value
+  bool is_switch = false;   // a flag without a value (--require-backend): `set` is called with ""
   std::function<std::string(RunSettings&, const std::string&)> set;
 };
 

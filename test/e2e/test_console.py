@@ -6,6 +6,7 @@ import os
 import re
 import shlex
 import subprocess
+import xml.etree.ElementTree as ET
 
 import pytest
 
@@ -327,6 +328,21 @@ def test_a_mistyped_fault_under_the_default_device_names_the_loopback_that_did_n
     assert "ERROR device::loopback [FAILED_SETUP] - the device loopback did not start" in r.out, r
     assert "device::auto" not in r.out + r.err, r
     assert [c["id"] for c in json.loads((tmp_path / "r.json").read_text())["cases"]][0] == "device::loopback"
+
+
+def test_a_device_that_does_not_start_lists_every_case_as_not_run_in_every_report(tmp_path):
+    # The cases did not choose to skip: the device never started. Console, metrics and JUnit all say "not run".
+    m = write_manifest(tmp_path / "f.yaml", "f", SOFTMAX)
+    r = opcheck("run", "--manifests", m, "--device", "loopback", "--artifact-dir", tmp_path / "a",
+                "--metrics-json", tmp_path / "r.json", "--junit-xml", tmp_path / "r.xml",
+                env={"OPCHECK_LOOPBACK_FAULTS": "aten::sofmax.int=bias:1e-2"})
+    assert r.rc == 4, r
+    assert r.out.splitlines()[-1].startswith("1 error, 2 not run (the device did not start) in "), r
+    assert "skipped" not in r.out.splitlines()[-1], r
+    run = json.loads((tmp_path / "r.json").read_text())["run"]
+    assert run["not_run"] == 2 and run["stopped_by"] == "device", run
+    props = {p.get("name"): p.get("value") for p in ET.parse(tmp_path / "r.xml").getroot().iter("property")}
+    assert props["not_run"] == "2 (the device did not start)", props
 
 
 def test_a_mistyped_subcommand_gets_a_did_you_mean():

@@ -11,7 +11,8 @@ EXP_FAULT = {"OPCHECK_LOOPBACK_FAULTS": "aten::exp=bias:1e-2"}
 
 def table_flags():
     text = (SOURCE_DIR / "src" / "runner" / "run_settings.cpp").read_text()
-    return set(re.findall(r'flag_field\(\s*(?:nullptr|"[^"]*"),\s*"(--[a-z-]+)"', text))
+    return set(re.findall(r'flag_field\(\s*(?:nullptr|"[^"]*"),\s*"(--[a-z-]+)"', text)) | set(
+        re.findall(r'\.flag = "(--[a-z-]+)"', text))  # a switch (--require-backend) is built field by field
 
 
 def help_flags(*command):
@@ -22,7 +23,7 @@ def help_flags(*command):
 
 def test_run_repro_and_shrink_list_the_settings_flags_of_the_table_and_no_other_shared_one():
     table = table_flags()
-    assert len(table) >= 13 and {"--device", "--reference-cache", "--start-timeout"} <= table, table
+    assert len(table) >= 14 and {"--device", "--reference-cache", "--start-timeout", "--require-backend"} <= table, table
     run, repro, shrink = help_flags("run"), help_flags("repro"), help_flags("shrink")
     for flags in (run, repro, shrink):
         assert table <= flags, table - flags

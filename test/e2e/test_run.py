@@ -5,7 +5,9 @@ import pytest
 
 from conftest import SOURCE_DIR, opcheck
 
-SUMMARY = re.compile(r"^(\d+ (passed|failed|skipped|xfailed|xpassed|errors?|deselected)(, )?)+ in \d+\.\d+s$")
+# pytest's summary line; `--device auto` (the default) ends it with the device it chose and why.
+SUMMARY = re.compile(r"^(\d+ (passed|failed|skipped|xfailed|xpassed|errors?|deselected)(, )?)+ in \d+\.\d+s"
+                     r"( \(--device auto chose \w+: [^)]*\))?$")
 
 
 def counts(summary):

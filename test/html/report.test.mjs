@@ -20,6 +20,7 @@ const readJson = (path) => JSON.parse(readFileSync(path, 'utf8'));
 // The hand-built runs use the default policy: not_supported fails them, as every strict xpass does.
 const FAILING = new Set(['failed', 'error', 'xpassed', 'not_supported']);
 const COUNT_KEYS = { passed: 'passed', failed: 'failed', not_supported: 'not_supported', error: 'errors', xpassed: 'xpassed', xfailed: 'xfailed', skipped: 'skipped' };
+const SOURCES = ['manifests', 'v2_configs', 'traces', 'opinfo'];
 const pct = (rate) => (rate === null ? 'n/a' : `${(rate * 100).toFixed(1)}%`);
 // What a metrics number becomes in the page's data-sort attributes: JSON spells NaN and infinities as strings.
 const sortKey = (v) => (v === null || v === 'NaN' ? '' : v === 'Infinity' ? 'Infinity' : v === '-Infinity' ? '-Infinity' : v);
@@ -120,6 +121,22 @@ async function checkAgainstMetrics(page, m) {
     assert.equal((await kpi(page, 'untested')).text, String(en.untouched_ops.length));
     const chips = await page.$$eval('#untested-ops .chip', (cs) => cs.map((c) => c.textContent));
     assert.deepEqual(chips, en.untouched_ops);
+  }
+  // Each exercised enabled op: its cases by source (adding up to its cases) and pass rate, as the metrics file has them.
+  const perOp = en.per_op ?? {};
+  const enabledRows = await rows(page, '#enabled-op-table');
+  assert.deepEqual(enabledRows.map((r) => r.attrs.op).sort(), Object.keys(perOp).sort());
+  for (const r of enabledRows) {
+    const t = perOp[r.attrs.op];
+    assert.equal(r.cells.cases, String(t.cases), `enabled op ${r.attrs.op}: cases`);
+    let sum = 0;
+    for (const s of SOURCES) {
+      assert.equal(r.cells[s], String(t.sources[s]), `enabled op ${r.attrs.op}: ${s}`);
+      sum += t.sources[s];
+    }
+    assert.equal(sum, t.cases, `enabled op ${r.attrs.op}: the sources add up to its cases`);
+    assert.ok(sameNumber(r.cells.pass_rate, t.pass_rate), `enabled op ${r.attrs.op}: pass rate`);
+    assert.equal(r.text.pass_rate, pct(t.pass_rate));
   }
   assert.equal((await kpi(page, 'ops')).text, String(m.coverage.ops));
   assert.equal((await kpi(page, 'signatures')).text, String(m.coverage.signatures));
@@ -267,6 +284,13 @@ test('sample run: the hand-checked figures of test/report appear as stated', asy
   assert.equal(f['llama::mul'].text.pcc, 'nan');
   assert.equal(f['granite::cat'].text.stage, 'CRASHED');
   assert.deepEqual(await page.$$eval('#untested-ops .chip', (cs) => cs.map((c) => c.textContent)), ['aten::cos', 'aten::sin']);
+  // The enabled ops by source, worst first: mul (failed) and neg (a strict xpass, from a trace) at 0%, then the
+  // passing ones; linear's OpInfo sample reached both t and addmm.
+  const en = Object.fromEntries((await rows(page, '#enabled-op-table')).map((r) => [r.attrs.op, r.text]));
+  assert.deepEqual(Object.keys(en).slice(0, 2).sort(), ['aten::mul.Tensor', 'neg']);
+  assert.deepEqual([en['aten::add.Tensor'].cases, en['aten::add.Tensor'].manifests, en['aten::add.Tensor'].pass_rate], ['3', '3', '100.0%']);
+  assert.deepEqual([en['aten::addmm'].opinfo, en['aten::t'].opinfo, en['aten::t'].manifests], ['1', '1', '0']);
+  assert.deepEqual([en.neg.traces, en.neg.pass_rate], ['1', '0.0%']);
   assert.equal((await kpi(page, 'dedupe-ratio')).text, '1.25×');
   assert.equal(await page.$('#trend'), null, 'no history, no trend section');
   // Folded details hold the whole message and the stderr, terminal escapes made visible.

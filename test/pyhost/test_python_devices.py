@@ -226,7 +226,8 @@ def test_a_device_that_does_not_start_is_a_result_in_every_report(tmp_path, kind
     suite = ET.parse(tmp_path / "r.xml").getroot()
     suite = suite if suite.tag == "testsuite" else suite.find("testsuite")
     assert suite.get("errors") == "1" and int(suite.get("skipped")) == m["totals"]["skipped"], suite.attrib
-    assert r.last_line.startswith("1 error") or "1 error" in r.last_line, r
+    assert r.last_line.startswith(f"1 error, {m['totals']['total'] - 1} not run (the device did not start) in "), r
+    assert m["run"]["not_run"] == m["totals"]["total"] - 1 and m["run"]["stopped_by"] == "device", m["run"]
 
 
 def test_a_slow_device_start_is_reported_and_not_charged_to_the_first_case(tmp_path, kinds):

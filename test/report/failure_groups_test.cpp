@@ -3,6 +3,8 @@
 // wrong result on the device op its failures share.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include <nlohmann/json.hpp>
 
 #include "report/console.h"
@@ -122,6 +124,190 @@ TEST(FailureSignature, AWrongResultNamesItsOpAndTheDeviceOpsOfItsCall) {
   EXPECT_EQ(failure_signature(r),
             "INCORRECT_RESULT | aten::layer_norm on aten::add.Tensor, aten::mul.Tensor | output: Tensor-likes are not "
             "close!");
+}
+
+// The messages a real backend (torch-opencl on pocl) gave: values are masked, the names of backends, dispatch keys
+// and device APIs stay.
+TEST(FailureSignature, MaskingKeepsBackendNamesAndKeys) {
+  EXPECT_EQ(masked_error_text("NotImplementedError: convolution_overrideable not implemented. You are likely "
+                              "triggering this with tensor backend other than CPU/CUDA/MKLDNN, if this is intended, "
+                              "please use TORCH_LIBRARY_IMPL to override this function"),
+            "NotImplementedError: convolution_overrideable not implemented. You are likely triggering this with "
+            "tensor backend other than CPU/CUDA/MKLDNN, if this is intended, please use TORCH_LIBRARY_IMPL to "
+            "override this function");
+  EXPECT_EQ(masked_error_text("RuntimeError: clEnqueueCopyBuffer failed with -30 (CL_INVALID_VALUE) on opencl:0 "
+                              "for 4096 bytes at offset 128"),
+            "RuntimeError: clEnqueueCopyBuffer failed with N (CL_INVALID_VALUE) on opencl:N for N bytes at offset N");
+  EXPECT_EQ(masked_error_text("Could not run 'aten::fill_.Scalar' with arguments from the 'PrivateUse1' backend; "
+                              "available for CPU, Meta, AutogradPrivateUse1 and privateuseone"),
+            "Could not run 'aten::fill_.Scalar' with arguments from the 'PrivateUse1' backend; available for CPU, "
+            "Meta, AutogradPrivateUse1 and privateuseone");
+  // Paths still are paths: rooted, a URL, or a file with its line.
+  EXPECT_EQ(masked_error_text("see /opt/torch_opencl/src/copy.cpp:88 and torch/csrc/Copy.cpp:12 or "
+                              "https://fburl.com/ptmfixes; fp16/bf16 and/or ~/x"),
+            "see PATH and PATH or PATH; DTYPE/DTYPE and/or PATH");
+}
+
+TEST(FailureSignature, WhetherTheRunsAlsoDifferedIsNotPartOfIt) {
+  CaseRecord once = failing("m::t", Stage::INCORRECT_RESULT,
+                            "output: Tensor-likes are not close! (also differs between runs)\n\nMismatched elements: 3 / "
+                            "64\n\nAlso differs between runs: device run 2 differs bitwise from run 1: output");
+  CaseRecord again = failing("m::t", Stage::INCORRECT_RESULT,
+                             "output: Tensor-likes are not close!\n\nMismatched elements: 7 / 64");
+  EXPECT_EQ(failure_signature(once), failure_signature(again));
+  EXPECT_EQ(failure_signature(once), "INCORRECT_RESULT | torch.mul | output: Tensor-likes are not close!");
+  RunReport run;
+  run.cases = {once};
+  run.cases.push_back(again);
+  run.cases.back().id = "m::u";
+  const std::vector<FailureGroup> groups = group_failures(run);
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(groups[0].count, 2);
+  EXPECT_EQ(groups[0].differs_between_runs, 1);  // a detail of the group
+}
+
+TEST(FailureSignature, AnErrorNamingNoOpIsBlamedOnTheOpThatRaisedIt) {
+  // The op that raised comes last in neither list: the allocation and the output's alias ran after it first did.
+  CaseRecord r = failing("m::to", Stage::FAILED_RUNTIME,
+                         "the device raised RuntimeError: clEnqueueCopyBuffer failed with -30");
+  r.result.resolved_op = "aten::contiguous";
+  DeviceOp copy = in_call("aten::_copy_from", DeviceOpVia::Kernel);
+  copy.raised = true;
+  r.result.device_ops = {{"aten::_copy_from", DeviceOpVia::Kernel, 2, false}, in_call("aten::clone"),
+                         in_call("aten::empty_strided", DeviceOpVia::Kernel), in_call("aten::alias", DeviceOpVia::Kernel)};
+  EXPECT_EQ(failure_signature(r).rfind("FAILED_RUNTIME | aten::clone | ", 0), 0u) << failure_signature(r);
+  r.result.device_ops[0] = copy;
+  // A transfer that raised is one bug wherever it ran: moving an input, an output, or inside the call.
+  CaseRecord moving = failing("m::t", Stage::FAILED_TRANSFER,
+                              "moving inputs to loopback:0 failed: RuntimeError: clEnqueueCopyBuffer failed with -30");
+  moving.result.device_ops = {{"aten::empty_strided", DeviceOpVia::Kernel, 1, false}, copy};
+  EXPECT_EQ(failure_signature(r), "FAILED_TRANSFER | aten::_copy_from | RuntimeError: clEnqueueCopyBuffer failed with N");
+  EXPECT_EQ(failure_signature(moving), failure_signature(r));
+}
+
+TEST(FailureSignature, AMissingKernelIsNamedWithItsDtype) {
+  // new_ones, full and ones all reach one missing fill_ kernel for Half: one group naming it.
+  RunReport run;
+  for (const char* op : {"aten::new_ones", "aten::full", "aten::ones"}) {
+    CaseRecord r = failing(std::string("m::") + op, Stage::NOT_SUPPORTED,
+                           "aten::fill_.Scalar for Half has no kernel for PrivateUse1 (opencl): NotImplementedError: "
+                           "not implemented for 'Half'\n\nthe device raised NotImplementedError: not implemented for "
+                           "'Half'");
+    r.result.resolved_op = op;
+    run.cases.push_back(r);
+  }
+  CaseRecord bf16 = run.cases[0];
+  bf16.id = "m::bf16";
+  bf16.result.message = "aten::fill_.Scalar for BFloat16 has no kernel for PrivateUse1 (opencl): NotImplementedError: "
+                        "not implemented for 'BFloat16'";
+  run.cases.push_back(bf16);
+  const std::vector<FailureGroup> groups = group_failures(run);
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0].op, "aten::fill_.Scalar for Half");
+  EXPECT_EQ(groups[0].count, 3);
+  EXPECT_EQ(groups[1].op, "aten::fill_.Scalar for BFloat16");
+}
+
+TEST(FailureGroups, AWrongResultIsNeverBlamedOnTheAllocationsAndViewsAroundIt) {
+  // Every call allocates and views; only the failing ones ran aten::where. Allocation ops ranked first before.
+  RunReport run;
+  for (int i = 0; i < 3; ++i) {
+    CaseRecord r = failing("m::w" + std::to_string(i), Stage::INCORRECT_RESULT, "output: Tensor-likes are not close!");
+    r.op = "torch.where";
+    r.result.resolved_op = "aten::where.self";
+    r.result.device_ops = {in_call("aten::empty_strided", DeviceOpVia::Kernel), in_call("aten::alias", DeviceOpVia::Kernel),
+                           in_call("aten::where.self")};
+    run.cases.push_back(r);
+  }
+  CaseRecord other = run.cases[0];
+  other.id = "m::other";
+  other.result.device_ops = {in_call("aten::empty_strided", DeviceOpVia::Kernel), in_call("aten::as_strided", DeviceOpVia::Kernel)};
+  run.cases.push_back(other);
+  const std::vector<FailureGroup> groups = group_failures(run);
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(groups[0].op, "aten::where.self");
+  EXPECT_EQ(groups[0].count, 4);
+}
+
+TEST(FailureGroups, ACopyRoundTripThatDiffersBlamesTheCopy) {
+  // Wrong results of many ops, each message its own: one group naming the transfer, which the round trip convicts.
+  RunReport run;
+  const std::string lead = "the device's aten::_copy_from changes values: a copy round trip differs\n";
+  for (const auto& [op, msg] : std::vector<std::pair<std::string, std::string>>{
+           {"aten::mul.Tensor", "output: Tensor-likes are not close!"},
+           {"aten::eq.Tensor", "output: booleans differ at 3 of 8 elements"},
+           {"aten::sum", "output 1: Scalars are not close!"}}) {
+    CaseRecord r = failing("m::" + op, Stage::INCORRECT_RESULT,
+                           lead + "float32 to loopback:0 and back: the copy: element [0] differs\n" + msg);
+    r.result.resolved_op = op;
+    r.result.device_ops = {in_call(op), {"aten::_copy_from", DeviceOpVia::Kernel, 3, false}};
+    run.cases.push_back(r);
+  }
+  const std::vector<FailureGroup> groups = group_failures(run);
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(groups[0].signature,
+            "INCORRECT_RESULT | aten::_copy_from | the device's aten::_copy_from changes values: a copy round trip "
+            "differs");
+  EXPECT_EQ(groups[0].count, 3);
+}
+
+TEST(FailureGroups, AGroupNamesTheDtypesOfItsCallsNotTheManifestDefault) {
+  // torch-spyre's configs default the case dtype to float16; the calls say what they are about.
+  RunReport run;
+  for (const auto& [id, call] : std::vector<std::pair<std::string, std::string>>{
+           {"m::to", "torch.to(int64[1,11], dtype=torch.float32)"},
+           {"m::lt", "torch.lt(int64[1,11], 0)"},
+           {"m::index", "torch.getitem(bool[4], [int64[2]])"},
+           {"m::where", "torch.where(bool[2,2], fp32[2,2], fp32[2,2])"},
+           {"m::full", "torch.full([2, 3], 1.0)"}}) {
+    CaseRecord r = failing(id, Stage::FAILED_RUNTIME, "the device raised RuntimeError: aten::x failed");
+    r.dtype = "fp16";
+    r.call = call;
+    run.cases.push_back(r);
+  }
+  EXPECT_EQ(record_dtype(run.cases[0]), "int64");
+  EXPECT_EQ(record_dtype(run.cases[2]), "bool");
+  EXPECT_EQ(record_dtype(run.cases[3]), "fp32");
+  EXPECT_EQ(record_dtype(run.cases[4]), "fp16");  // no tensor input: the case's own
+  const std::vector<FailureGroup> groups = group_failures(run);
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(groups[0].dtypes, (std::vector<std::string>{"bool", "fp16", "fp32", "int64"}));
+  const std::string failures = failure_details(run, FailureReportOptions{});
+  EXPECT_NE(failures.find("[FAILED_RUNTIME] int64\ncall: torch.to(int64[1,11]"), std::string::npos) << failures;
+}
+
+// Device bugs known on a real backend that no bundled case reaches yet: each is named right once one does.
+TEST(FailureGroups, KnownDeviceBugsAreNamedOnceACaseReachesThem) {
+  RunReport run;
+  auto add = [&](const std::string& id, Stage stage, const std::string& message, const std::string& op,
+                 std::vector<DeviceOp> ops) {
+    CaseRecord r = failing(id, stage, message);
+    r.result.resolved_op = op;
+    r.result.device_ops = std::move(ops);
+    run.cases.push_back(r);
+  };
+  auto raised = [](const std::string& op) {
+    DeviceOp d = in_call(op, DeviceOpVia::Kernel);
+    d.raised = true;
+    return d;
+  };
+  // view rejects a viewable non-contiguous tensor (its message names no op).
+  add("m::view", Stage::FAILED_RUNTIME, "the device raised RuntimeError: clCreateSubBuffer failed with -13",
+      "aten::view", {in_call("aten::empty_strided", DeviceOpVia::Kernel), raised("aten::view")});
+  // fill_ ignores strides: a wrong full() on a strided output.
+  add("m::full", Stage::INCORRECT_RESULT, "output: Tensor-likes are not close!", "aten::full",
+      {in_call("aten::full", DeviceOpVia::Composite), in_call("aten::empty_strided", DeviceOpVia::Kernel),
+       in_call("aten::fill_.Scalar"), in_call("aten::as_strided", DeviceOpVia::Kernel)});
+  // a growing resize_ loses data: cat's out= result resized on the device.
+  add("m::cat", Stage::INCORRECT_RESULT, "output: Tensor-likes are not close!", "aten::cat",
+      {in_call("aten::cat", DeviceOpVia::Composite), in_call("aten::resize_", DeviceOpVia::Kernel),
+       in_call("aten::empty.memory_format", DeviceOpVia::Kernel)});
+  // .item() on fp16 raises.
+  add("m::item", Stage::FAILED_RUNTIME, "the device raised RuntimeError: unsupported element size 2", "aten::item",
+      {in_call("aten::item", DeviceOpVia::Composite), raised("aten::_local_scalar_dense")});
+  std::set<std::string> ops;
+  for (const FailureGroup& g : group_failures(run)) ops.insert(g.op);
+  EXPECT_EQ(ops, (std::set<std::string>{"aten::view", "aten::fill_.Scalar", "aten::resize_", "aten::_local_scalar_dense"}));
 }
 
 TEST(FailureSignature, ARejectedCaseIsSignedWithoutItsManifest) {

@@ -518,6 +518,36 @@ TEST(Metrics, EnabledOpsReachedOnTheDeviceAreExercised) {
   EXPECT_EQ(e["untouched_ops"], (nlohmann::json{"aten::cos"}));
 }
 
+// Each exercised enabled op lists the occurrences that reached it by source, with their pass rate; an occurrence
+// counts for every enabled op it reached (linear's t and addmm), a served duplicate as its own occurrence, and a
+// case's source is its `opinfo`/`trace` mark, else a v2 entry (upstream_test), else a manifest.
+TEST(Metrics, EnabledOpsGiveCasesBySourceAndPassRate) {
+  RunReport report = sample_report();
+  for (auto& rec : report.cases)
+    if (rec.id == "llama::mul") rec.upstream_test = "test_mul_0_float32";  // a v2 entry
+  const auto j = nlohmann::json::parse(written_metrics_json(report));
+  const auto& per_op = j["coverage"]["enabled_ops"]["per_op"];
+  const auto sources = [](int manifests, int v2, int traces, int opinfo) {
+    return nlohmann::json{{"manifests", manifests}, {"v2_configs", v2}, {"traces", traces}, {"opinfo", opinfo}};
+  };
+  ASSERT_EQ(per_op.size(), 5u);  // the exercised ones; sin and cos are untouched
+  EXPECT_EQ(per_op["aten::add.Tensor"]["cases"], 3);
+  EXPECT_EQ(per_op["aten::add.Tensor"]["sources"], sources(3, 0, 0, 0));
+  EXPECT_DOUBLE_EQ(per_op["aten::add.Tensor"]["pass_rate"].get<double>(), 1.0);
+  EXPECT_EQ(per_op["aten::mul.Tensor"]["sources"], sources(0, 1, 0, 0));
+  EXPECT_DOUBLE_EQ(per_op["aten::mul.Tensor"]["pass_rate"].get<double>(), 0.0);
+  EXPECT_EQ(per_op["aten::mul.Tensor"]["outcomes"]["failed"], 1);
+  for (const char* op : {"aten::t", "aten::addmm"}) {
+    EXPECT_EQ(per_op[op]["cases"], 1) << op;
+    EXPECT_EQ(per_op[op]["sources"], sources(0, 0, 0, 1)) << op;
+    EXPECT_DOUBLE_EQ(per_op[op]["pass_rate"].get<double>(), 1.0) << op;
+  }
+  EXPECT_EQ(per_op["neg"]["sources"], sources(0, 0, 1, 0));
+  EXPECT_DOUBLE_EQ(per_op["neg"]["pass_rate"].get<double>(), 0.0);  // a strict xpass counts against the rate
+  EXPECT_EQ(j["coverage"]["sources"], sources(7, 1, 1, 1));
+  EXPECT_EQ(j["totals"]["total"], 10);
+}
+
 TEST(Metrics, DedupeCoverageAndTime) {
   const auto j = nlohmann::json::parse(written_metrics_json(sample_report()));
   const auto& d = j["dedupe"];
@@ -614,6 +644,21 @@ TEST(Metrics, WorkerStartsAndTheCasesWallTimeRoundTrip) {
   EXPECT_DOUBLE_EQ(back.info.cases_wall_s, 12.25);
 }
 
+TEST(Metrics, TheDeviceChoiceRoundTrips) {
+  TempDir dir;
+  const auto path = dir.file("metrics.json");
+  RunReport orig = sample_report();
+  orig.info.device_choice = {"auto", "loopback", "opcheck's stand-in, as no backend was found", true,
+                             {"device library (--device-lib, OPCHECK_DEVICE_LIB): none"}};
+  write_metrics_json(orig, path);
+  const RunReport back = read_metrics(path);
+  EXPECT_EQ(back.info.device_choice.asked, "auto");
+  EXPECT_EQ(back.info.device_choice.chosen, "loopback");
+  EXPECT_EQ(back.info.device_choice.why, orig.info.device_choice.why);
+  EXPECT_TRUE(back.info.device_choice.stand_in);
+  EXPECT_EQ(back.info.device_choice.searched, orig.info.device_choice.searched);
+}
+
 TEST(Metrics, InvalidUtf8IsShownNotDropped) {
   RunReport rep = sample_report();
   find_case(rep, "llama::mul").result.captured_stderr = "bad \xff\xfe bytes";
@@ -701,6 +746,12 @@ TEST(Merge, ThreeShardsMakeTheWholeRun) {
   same.info.shard_count = 0;  // what only a merge records
   EXPECT_EQ(written_metrics_json(same), written_metrics_json(whole));
   EXPECT_EQ(written_junit_xml(merged), written_junit_xml(whole));
+  // The enabled ops' cases by source and pass rate add up over the shards.
+  const auto per_op = [](const RunReport& r) {
+    return nlohmann::json::parse(written_metrics_json(r))["coverage"]["enabled_ops"]["per_op"];
+  };
+  EXPECT_EQ(per_op(merged).size(), 5u);
+  EXPECT_EQ(per_op(merged), per_op(whole));
   EXPECT_NE(written_metrics_json(merged).find("\"shard_longest_s\": 25"), std::string::npos);
 }
 
@@ -915,6 +966,25 @@ TEST(Summary, ColoursAsPytestDoes) {
             "\x1b[33m1 xpassed\x1b[0m, \x1b[31m\x1b[1m1 error\x1b[0m\x1b[31m in 0.04s\x1b[0m");
   EXPECT_EQ(summary_line(run_with({{Outcome::Passed, 1}}, 0.001), true), "\x1b[32m\x1b[1m1 passed\x1b[0m\x1b[32m in 0.00s\x1b[0m");
   EXPECT_EQ(summary_line(run_with({}, 0.001, 1), true), "\x1b[33m\x1b[1m1 deselected\x1b[0m\x1b[33m in 0.00s\x1b[0m");
+}
+
+TEST(Summary, AutoNeverChoosesInSilence) {
+  RunReport r = run_with({{Outcome::Passed, 3}}, 0.5);
+  r.info.device_choice = {"auto", "loopback", "opcheck's stand-in, as no backend was found", true, {}};
+  EXPECT_EQ(summary_line(r), "3 passed in 0.50s (--device auto chose loopback: opcheck's stand-in, as no backend was found)");
+  r.info.device_choice = {"auto", "spyre", "the one installed torch.backends entry point x = s:_autoload", false, {}};
+  EXPECT_EQ(summary_line(r), "3 passed in 0.50s (--device auto chose spyre: the one installed torch.backends entry "
+                             "point x = s:_autoload)");
+  // A device named by --device was no choice of opcheck's: the line is pytest's.
+  r.info.device_choice = {"loopback", "loopback", "named by --device", false, {}};
+  EXPECT_EQ(summary_line(r), "3 passed in 0.50s");
+}
+
+TEST(Summary, ADeviceThatDidNotStartListsItsCasesAsNotRun) {
+  RunReport r = run_with({{Outcome::Error, 1}, {Outcome::Skipped, 74}}, 0);
+  r.info.not_run = 74;
+  r.info.stopped_by = "device";
+  EXPECT_EQ(summary_line(r), "1 error, 74 not run (the device did not start) in 0.00s");
 }
 
 TEST(Summary, DurationsHeaderIsPytestsRule) {

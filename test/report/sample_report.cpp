@@ -139,6 +139,7 @@ RunReport sample_report() {
   neg.status = "xfail";
   neg.status_reason = "flaky neg";
   neg.result.resolved_op = "aten::neg";
+  neg.marks = {"trace"};  // converted from an op trace
   timings(neg, 1, 0, 1, 0);
   rep.cases.push_back(neg);
 
@@ -147,6 +148,7 @@ RunReport sample_report() {
   auto linear = record(8, "granite", "linear", "torch.nn.functional.linear", "fp32", Outcome::Passed, Stage::PASSED);
   linear.result.resolved_op = "aten::t, aten::addmm";
   linear.result.decomposed = true;
+  linear.marks = {"opinfo"};  // an OpInfo sample
   linear.result.reference_upcast = true;
   linear.result.figures.pcc = 0.99999;
   timings(linear, 2, 10, 5, 3);

@@ -262,6 +262,12 @@ TEST(Warnings, CountedBeforeTheSummaryLineWithTheFirstFew) {
                    "d.yaml: warning: four"};
   EXPECT_EQ(warnings_summary(info), "4 warnings (opcheck validate lists them):\n  a.yaml: warning: one\n"
                                     "  b.yaml: warning: two\n  c.yaml: warning: three\n  ... and 1 more\n");
+  // A warning about the command line, not a file, is listed without "opcheck: warning: " under the heading that
+  // already says "warning".
+  RunInfo cli;
+  cli.warnings = {"opcheck: warning: -m names mark 'dtype__flaot16', which no case has\n  Fix: check the spelling"};
+  EXPECT_EQ(warnings_summary(cli), "1 warning (opcheck validate lists them):\n"
+                                   "  -m names mark 'dtype__flaot16', which no case has\n");
   RunReport run;
   run.info = info;
   const auto j = nlohmann::json::parse(written_metrics_json(run));

@@ -16,6 +16,9 @@
 #include "repro_files.h"
 #include "repro/reproduction.h"
 #include "repro/script.h"
+#include "repro/script_assets.h"
+#include "common/backend_freedoms_table.h"
+#include "opcheck/comparators.h"
 
 namespace fs = std::filesystem;
 
@@ -301,6 +304,42 @@ cases:
     EXPECT_EQ(status, 0) << c.id << "\n" << output << "\n" << script;
     EXPECT_TRUE(has(output, "device (cpu) agrees with the cpu reference")) << output;
   }
+}
+
+// The script judges by opcheck's own tables: its comparators (name, bitwise, float64 judge, verdict) and the ops
+// whose repeated writes and tied indices PyTorch leaves undefined are written from kComparators and
+// common/backend_freedoms_table, and its static Python names no comparator itself, so a comparator or an op added
+// to a table reaches the script, and one the script spelt on its own would fail here.
+TEST(PythonReproScript, JudgesByOpchecksComparatorAndFreedomTables) {
+  const std::string assets = std::string(repro_script_judge()) + std::string(repro_script_main());
+  for (const ComparatorSpec& c : kComparators) {
+    EXPECT_FALSE(has(assets, std::string("\"") + c.name + "\"")) << c.name << " is spelt in the script's own Python";
+    EXPECT_FALSE(has(assets, std::string("'") + c.name + "'")) << c.name;
+  }
+  const ManifestSet set = load_manifest_text("cmp.yaml", R"(model: cmp
+cases:
+  - {name: add, op: torch.add, compare: pcc, inputs: [{tensor: {shape: [4, 8]}}, {tensor: {shape: [4, 8]}}]}
+)");
+  ASSERT_FALSE(set.diagnostics.has_errors());
+  const std::string script = python_repro_script(set.manifests.at(0).cases.at(0), ScriptDevice{}, ScriptBundle{});
+  for (const ComparatorSpec& c : kComparators) {
+    EXPECT_TRUE(has(script, "'" + std::string(c.name) + "': (" + (c.bitwise ? "True" : "False") + ", " +
+                                (c.float64_judge ? "True" : "False") + ")"))
+        << c.name << "\n" << script;
+    EXPECT_TRUE(has(script, std::string("def verdict_") + c.name + "(e, a, mismatched, path):")) << c.name;
+    EXPECT_TRUE(has(script, "'" + std::string(c.name) + "': verdict_" + c.name)) << c.name;
+  }
+  for (const RepeatedWriteRule& w : repeated_write_rules())
+    EXPECT_TRUE(has(script.substr(script.find("WRITES = (")), "'" + std::string(w.op) + "'")) << w.op;
+  for (const TiedIndexRule& t : tied_index_rules())
+    EXPECT_TRUE(has(script, "'" + std::string(t.op) + "': (" + std::to_string(t.output) + ", " +
+                                (t.reduced ? "True" : "False") + ")"))
+        << t.op;
+  TempDir tmp("cmp");
+  const auto [status, output] = run_python(script, tmp.path);
+  EXPECT_EQ(status, 0) << output << "\n" << script;
+  EXPECT_TRUE(has(output, "output: pcc ") && has(output, "(minimum 0.999)")) << output;  // the table's pcc verdict ran
+  EXPECT_TRUE(has(output, "device (cpu) agrees with the cpu reference")) << output;
 }
 
 }  // namespace

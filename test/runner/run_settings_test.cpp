@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <map>
 
 #include "runner/run_settings.h"
@@ -309,6 +311,143 @@ TEST(RunSettings, TheLibraryFlagWinsOverTheEnvironment) {
   RunSettings none;
   ASSERT_TRUE(resolve_run_settings(none, env({}), "art", error)) << error;
   EXPECT_EQ(none.device_lib, "");
+}
+
+TEST(RunSettings, ADeviceImportMayNameTheFunctionToCallAfterTheImport) {
+  PythonDeviceSettings py;
+  std::string error;
+  ASSERT_TRUE(resolve_python_device({"torch_opencl:_autoload", "pkg.sub:register"}, "", env({}), py, error)) << error;
+  EXPECT_EQ(py.imports, (std::vector<std::string>{"torch_opencl:_autoload", "pkg.sub:register"}));
+  for (const char* bad : {"torch_opencl:", ":_autoload", "m:a.b", "m:1x", "m:a:b"}) {
+    EXPECT_FALSE(resolve_python_device({bad}, "", env({}), py, error)) << bad;
+    EXPECT_NE(error.find("(or MODULE:FUNCTION)"), std::string::npos) << error;
+    EXPECT_NE(error.find("torch_spyre:_autoload"), std::string::npos) << error;
+  }
+}
+
+/// A folder under the test's temporary folder, made empty.
+std::filesystem::path scratch(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / ("opcheck_run_settings_test_" + name);
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+void touch(const std::filesystem::path& p, const std::string& text = "") {
+  std::filesystem::create_directories(p.parent_path());
+  std::ofstream(p) << text;
+}
+
+TEST(RerunArguments, CarryThePythonPathEntriesThatHoldTheDeviceModulesAndNoOthers) {
+  const auto root = scratch("pythonpath");
+  touch(root / "pkgdir" / "torch_opencl" / "__init__.py");
+  touch(root / "filedir" / "plain_dev.py");
+  touch(root / "extdir" / "fast_dev.cpython-311-x86_64-linux-gnu.so");
+  touch(root / "distdir" / "backend-0.1.dist-info" / "entry_points.txt", "[torch.backends]\nx = backend_mod:_autoload\n");
+  touch(root / "unrelated" / "numpy_like" / "__init__.py");
+  const std::string path = (root / "unrelated").string() + ":" + (root / "pkgdir").string() + "::" +
+                           (root / "filedir").string() + ":" + (root / "extdir").string() + ":" +
+                           (root / "distdir").string() + ":/no/such/folder";
+  RunSettings s;
+  s.device_imports = {"torch_opencl:_autoload", "plain_dev", "fast_dev.sub"};
+  const auto origin = origin_environment_of(s, env({{"PYTHONPATH", path}}));
+  ASSERT_FALSE(origin.empty());
+  EXPECT_EQ(origin[0], std::make_pair(std::string("PYTHONPATH"), (root / "pkgdir").string() + ":" +
+                                                                     (root / "filedir").string() + ":" +
+                                                                     (root / "extdir").string()));
+  // An installed backend's entry point: the folder with its module and the one with its distribution.
+  RunSettings installed;
+  installed.installed_backends = {"x = backend_mod:_autoload (backend 0.1)"};
+  touch(root / "moddir" / "backend_mod.py");
+  const auto found = origin_environment_of(
+      installed, env({{"PYTHONPATH", (root / "moddir").string() + ":" + (root / "distdir").string() + ":" +
+                                         (root / "unrelated").string()},
+                      {"TORCH_DEVICE_BACKEND_AUTOLOAD", "1"}}));
+  EXPECT_NE(std::find(found.begin(), found.end(),
+                      std::make_pair(std::string("PYTHONPATH"),
+                                     (root / "moddir").string() + ":" + (root / "distdir").string())),
+            found.end());
+  EXPECT_NE(std::find(found.begin(), found.end(),
+                      std::make_pair(std::string("TORCH_DEVICE_BACKEND_AUTOLOAD"), std::string("1"))),
+            found.end());
+  // No Python device: PYTHONPATH decided nothing.
+  EXPECT_TRUE(origin_environment_of(RunSettings{}, env({{"PYTHONPATH", path}})).empty());
+  std::filesystem::remove_all(root);
+}
+
+TEST(RerunArguments, CarryTheInterpreterThatHostedTheDeviceWhenItIsNotTheBuilds) {
+  RunSettings s;
+  s.device_imports = {"torch_spyre"};
+  s.python = "/venv/bin/python";
+  const auto origin = origin_environment_of(s, env({}));
+  EXPECT_EQ(origin, (std::vector<std::pair<std::string, std::string>>{{"OPCHECK_PYTHON", "/venv/bin/python"}}));
+  s.origin_environment = origin;
+  s.device_environment = {{"OPCHECK_PYLOOP_FAULTS", "aten::mm=raise"}};
+  // The rerun sets both, faults first; the bundles record the same.
+  const RerunArguments r = rerun_arguments(s);
+  EXPECT_EQ(r.environment, (std::vector<std::pair<std::string, std::string>>{
+                               {"OPCHECK_PYLOOP_FAULTS", "aten::mm=raise"}, {"OPCHECK_PYTHON", "/venv/bin/python"}}));
+  EXPECT_EQ(exec_options(s).rerun_environment, r.environment);
+  // Where the device came from is no part of the identity (the executor's facts name modules and versions).
+  for (const auto& [part, value] : settings_identity(s)) EXPECT_EQ(value.find("/venv/bin/python"), std::string::npos);
+}
+
+TEST(RunSettings, AutoSaysWhatItChoseAndWhereItLooked) {
+  std::string error;
+  RunSettings none;
+  ASSERT_TRUE(resolve_run_settings(none, env({{"TORCH_DEVICE_BACKEND_AUTOLOAD", "0"}}), "art", error)) << error;
+  DeviceChoice c = device_choice_of(none);
+  EXPECT_EQ(c.asked, "auto");
+  EXPECT_EQ(c.chosen, "loopback");
+  EXPECT_TRUE(c.stand_in);
+  EXPECT_EQ(c.why, "opcheck's stand-in, as no backend was found");
+  ASSERT_EQ(c.searched.size(), 3u);
+  EXPECT_EQ(c.searched[0], "device library (--device-lib, OPCHECK_DEVICE_LIB): none");
+  EXPECT_NE(c.searched[2].find("TORCH_DEVICE_BACKEND_AUTOLOAD=0"), std::string::npos) << c.searched[2];
+
+  RunSettings lib;
+  ASSERT_TRUE(resolve_run_settings(lib, env({{"OPCHECK_DEVICE_LIB", "/opt/spyre.so"}}), "art", error)) << error;
+  c = device_choice_of(lib);
+  EXPECT_FALSE(c.stand_in);
+  EXPECT_EQ(c.chosen, "privateuseone");
+  EXPECT_EQ(c.why, "the device library OPCHECK_DEVICE_LIB names");
+  EXPECT_EQ(c.searched[0], "device library (OPCHECK_DEVICE_LIB): /opt/spyre.so");
+
+  RunSettings named;
+  named.device = "loopback";
+  c = device_choice_of(named);
+  EXPECT_EQ(c.why, "named by --device");
+  EXPECT_TRUE(c.searched.empty());
+}
+
+TEST(RunSettings, RequireBackendRefusesTheLoopbackAndNamesWhereItLooked) {
+  std::string error;
+  RunSettings s;
+  s.require_backend = true;
+  EXPECT_FALSE(resolve_run_settings(s, env({{"TORCH_DEVICE_BACKEND_AUTOLOAD", "0"}}), "art", error));
+  EXPECT_NE(error.find("--device auto --require-backend: no backend found"), std::string::npos) << error;
+  EXPECT_NE(error.find("device library (--device-lib, OPCHECK_DEVICE_LIB): none"), std::string::npos) << error;
+  EXPECT_NE(error.find("--device-import, OPCHECK_DEVICE_IMPORT): none"), std::string::npos) << error;
+  EXPECT_NE(error.find("torch.backends entry points"), std::string::npos) << error;
+  EXPECT_NE(error.find("Fix: "), std::string::npos) << error;
+  // A backend found: the guard lets it run.
+  RunSettings lib;
+  lib.require_backend = true;
+  EXPECT_TRUE(resolve_run_settings(lib, env({{"OPCHECK_DEVICE_LIB", "/opt/spyre.so"}}), "art", error)) << error;
+  RunSettings imports;
+  imports.require_backend = true;
+  imports.device_imports = {"torch_spyre"};
+  EXPECT_TRUE(resolve_run_settings(imports, env({}), "art", error)) << error;
+  // Naming the stand-in with the guard on is a contradiction.
+  RunSettings loop;
+  loop.require_backend = true;
+  loop.device = "loopback";
+  EXPECT_FALSE(resolve_run_settings(loop, env({}), "art", error));
+  EXPECT_NE(error.find("--require-backend: --device loopback is opcheck's loopback stand-in"), std::string::npos)
+      << error;
+  // The guard is no rerun argument and no part of the identity: a rerun names the device the run resolved.
+  EXPECT_EQ(rerun_arguments(lib).args, (std::vector<std::string>{"--device", "privateuseone", "--device-lib",
+                                                                 "/opt/spyre.so"}));
 }
 
 }  // namespace

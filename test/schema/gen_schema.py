@@ -7,8 +7,28 @@ Usage: gen_schema.py [--check]   (--check: fail when the committed schema differ
 """
 import json
 import os
+import re
 import sys
 
+def read_comparators():
+    """(name, rule) of each entry of kComparators in include/opcheck/comparators.h, the comparators' one home."""
+    header = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "include", "opcheck", "comparators.h")
+    with open(header) as f:
+        text = f.read()
+    table = text[text.index("kComparators[] = {"):]
+    found = re.findall(r'\{Comparator::\w+,\s*"([a-z_0-9]+)",\s*"([^"]*)"', table)
+    if not found:
+        sys.exit(f"{header}: no entry of kComparators found")
+    return found
+
+
+def comparators_described():
+    """"allclose (rtol/atol), pcc (Pearson correlation >= pcc_min) or exact": each name with its rule."""
+    words = [f"{name} ({rule})" if rule else name for name, rule in COMPARATORS]
+    return ", ".join(words[:-1]) + " or " + words[-1] if len(words) > 1 else words[0]
+
+
+COMPARATORS = read_comparators()
 # Every dtype spelling the loader accepts (src/common/dtype.cpp), each also with a `torch.` prefix.
 sp = ["fp16","float16","half","f16","bf16","bfloat16","fp32","float32","float","f32","fp64","float64","double","f64",
       "int8","i8","int16","short","i16","int32","int","i32","int64","long","i64","uint8","u8","bool","b8",
@@ -100,8 +120,8 @@ defs["marks"] = d("marks", "One mark or a list of marks, selectable with `-m`.",
                          {"type": "array", "items": {"$ref": "#/$defs/mark_name"}}])
 defs["tolerance"] = d("tolerance", "A finite, non-negative tolerance (torch.testing.assert_close semantics).",
                       type="number", minimum=0, maximum=1e300)
-defs["compare"] = d("compare", "How outputs are compared: allclose (rtol/atol), pcc (Pearson correlation >= "
-                    "pcc_min) or exact.", type="string", enum=["allclose", "pcc", "exact"])
+defs["compare"] = d("compare", "How outputs are compared: " + comparators_described() + ".", type="string",
+                    enum=[name for name, _ in COMPARATORS])
 defs["settings"] = {"$comment": "Settings shared by `defaults` and by each case.",
                     "properties": {
                         "dtype": {"$ref": "#/$defs/dtype"},

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "common/text.h"
 #include "opcheck/case.h"
@@ -49,6 +50,21 @@ TEST(ManifestSchema, KeysMatchTheLoader) {
   EXPECT_EQ(s["$defs"]["case"].at("additionalProperties"), false);
   EXPECT_EQ(s["$defs"]["tensor"].at("additionalProperties"), false);
   EXPECT_EQ(s["$defs"]["input"].at("additionalProperties"), false);
+}
+
+// A comparator lives in kComparators (opcheck/comparators.h); the schema's `compare` is generated from it, so a
+// comparator added to the table and not to the schema (or the other way round) fails here.
+TEST(ManifestSchema, CompareEnumIsEveryComparatorOfTheTable) {
+  const auto s = schema();
+  std::vector<std::string> in_schema, in_table;
+  for (const auto& v : s["$defs"]["compare"]["enum"]) in_schema.push_back(v.get<std::string>());
+  for (const ComparatorSpec& c : kComparators) in_table.push_back(c.name);
+  EXPECT_EQ(in_schema, in_table);
+  const std::string description = s["$defs"]["compare"]["description"];
+  for (const ComparatorSpec& c : kComparators) {
+    EXPECT_NE(description.find(c.name), std::string::npos) << c.name;
+    EXPECT_NE(description.find(c.rule), std::string::npos) << c.name;
+  }
 }
 
 TEST(ManifestSchema, DtypeEnumIsEverySpelling) {

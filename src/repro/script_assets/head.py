@@ -39,6 +39,7 @@ DEVICE = @DEVICE@
 DEVICE_LIB = @DEVICE_LIB@  # PrivateUse1 backend loaded before the run (None: none)
 DEVICE_IMPORTS = @DEVICE_IMPORTS@  # modules whose import registers the device (--device-import)
 PYTHON_PATH = @PYTHON_PATH@  # opcheck's own Python packages, for DEVICE_IMPORTS
+DEVICE_PATHS = @DEVICE_PATHS@  # the run's PYTHONPATH entries that hold DEVICE_IMPORTS
 COMPILE_BACKEND = @COMPILE_BACKEND@  # the device call runs through torch.compile with this backend (None: eagerly)
 BUNDLE = @BUNDLE@
 WRITTEN = @WRITTEN@  # tensor arguments the op writes in place (as the bundle recorded them)

@@ -4,11 +4,12 @@
 JUDGE_MULTIPLE = @JUDGE_MULTIPLE@  # times the cpu reference's distance from float64 an element may be from it
 WIDENED_OUTPUTS = @WIDENED_OUTPUTS@  # op: output places a backend may return in float32 for float16/bfloat16
 NONDETERMINISTIC = @NONDETERMINISTIC@  # op: (bool argument that must be true, or None; torch's words)
-WRITES = ("aten::index_copy", "aten::index_copy_", "aten::index_put", "aten::index_put_", "aten::_index_put_impl_",
-          "aten::scatter", "aten::scatter_", "aten::put", "aten::put_")
-TIES = {"aten::topk": (1, False), "aten::sort": (1, False), "aten::max.dim": (1, True), "aten::min.dim": (1, True),
-        "aten::median.dim": (1, True), "aten::nanmedian.dim": (1, True), "aten::kthvalue": (1, True),
-        "aten::mode": (1, True), "aten::argmax": (0, True), "aten::argmin": (0, True)}
+# The comparators (include/opcheck/comparators.h): name: (bitwise, float64 judge), and each one's verdict on a
+# floating tensor leaf once the tolerance check has run.
+COMPARATORS = @COMPARATORS@
+@COMPARATOR_VERDICTS@
+WRITES = @WRITES@  # ops whose result is undefined where an index repeats (any overload)
+TIES = @TIES@  # op: (place of its index output, whether it reduces the dim); "aten::max.dim": that overload only
 CALLED = []  # (aten op, its arguments by name) of each call the cpu reference dispatched, outermost first
 
 
@@ -98,7 +99,8 @@ def take_ties(expected, device, place):
     """An index output takes the device's index where it points at an element equal to the one the cpu's does."""
     op, args = resolved()
     self = args.get("self")
-    if op not in TIES or TIES[op][0] != place or args.get("stable") or not isinstance(self, torch.Tensor) \
+    tie = TIES.get(op) or TIES.get(base(op))
+    if tie is None or tie[0] != place or args.get("stable") or not isinstance(self, torch.Tensor) \
             or self.dim() == 0 or expected.dtype != torch.long or device.shape != expected.shape:
         return expected, 0
     flat = op in ("aten::argmax", "aten::argmin") and args.get("dim") is None
@@ -109,7 +111,7 @@ def take_ties(expected, device, place):
     def at(i):
         if flat:
             return self.reshape(-1)[i]
-        reduced = TIES[op][1] and not args.get("keepdim", False)
+        reduced = tie[1] and not args.get("keepdim", False)
         v = self.gather(dim, i.unsqueeze(dim) if reduced else i)
         return v.squeeze(dim) if reduced else v
 
