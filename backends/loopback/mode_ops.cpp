@@ -14,7 +14,7 @@
 namespace opcheck::loopback {
 namespace {
 
-bool is_low(at::ScalarType t) { return t == at::kHalf || t == at::kBFloat16; }
+bool is_low_dtype(at::ScalarType t) { return t == at::kHalf || t == at::kBFloat16; }
 
 /// The index of the argument called `name`, or -1.
 int arg_index(const c10::FunctionSchema& schema, const char* name) {
@@ -180,7 +180,7 @@ bool stats_fp32_dtypes(const c10::OperatorHandle& op, const std::vector<c10::IVa
   const bool backward = named_in(s.name(), std::begin(kNormBackward), std::end(kNormBackward));
   if (!forward && !backward) return false;
   const auto input = tensor_dtype(args, arg_index(s, "input"));
-  if (!input || !is_low(*input)) return false;
+  if (!input || !is_low_dtype(*input)) return false;
   out.assign(s.returns().size(), c10::nullopt);
   if (out.empty()) return false;
   out[0] = input;

@@ -23,7 +23,7 @@ struct SeenOp {
 
 // The recorder active on this thread. RecordFunction takes a plain function pointer, so the callback finds its state
 // here; one recorder at a time (a nested one leaves the outer one recording).
-struct Collector {
+struct OpCollector {
   c10::DeviceType type = c10::DeviceType::CPU;
   c10::BackendComponent backend = c10::BackendComponent::InvalidBit;
   std::vector<SeenOp> seen;  // few per case: a linear search beats hashing the names
@@ -38,17 +38,17 @@ struct Collector {
 // Marks the ops whose end the recorder follows (a device op); the others get no context.
 struct DeviceOpContext : at::ObserverContext {};
 
-thread_local Collector* t_collector = nullptr;
+thread_local OpCollector* t_collector = nullptr;
 thread_local bool t_in_call = false;
 
-bool tensor_on_device(const at::Tensor& t, const Collector& c) {
+bool tensor_on_device(const at::Tensor& t, const OpCollector& c) {
   if (!t.defined()) return false;
   const c10::DispatchKeySet ks = t.key_set();
   // Fake and functional tensors claim the device while torch.compile traces; nothing of theirs runs there.
   return ks.has_backend(c.backend) && !ks.has(c10::DispatchKey::Python) && !ks.has(c10::DispatchKey::Functionalize);
 }
 
-bool reaches_device(const c10::IValue& v, const Collector& c) {
+bool reaches_device(const c10::IValue& v, const OpCollector& c) {
   if (v.isTensor()) return tensor_on_device(v.toTensor(), c);
   if (v.isDevice()) return v.toDevice().type() == c.type;  // a factory call making a tensor there
   if (v.isList()) {
@@ -59,7 +59,7 @@ bool reaches_device(const c10::IValue& v, const Collector& c) {
 }
 
 std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
-  Collector* c = t_collector;
+  OpCollector* c = t_collector;
   if (c == nullptr) return nullptr;
   bool reaches = false;
   for (const c10::IValue& v : fn.inputs())
@@ -79,7 +79,7 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
 // RecordFunction ends its op from its destructor, also while an exception unwinds the dispatcher's frames: the first
 // op left that way is the innermost one active when the error was thrown.
 void on_op_end(const at::RecordFunction&, at::ObserverContext* ctx) {
-  Collector* c = t_collector;
+  OpCollector* c = t_collector;
   if (c == nullptr || ctx == nullptr || c->active.empty()) return;
   const auto [index, uncaught_at_start] = c->active.back();
   c->active.pop_back();
@@ -117,7 +117,7 @@ bool moves_data(const std::string& op) {
 
 DeviceOpsRecorder::DeviceOpsRecorder(const at::Device& device, std::vector<DeviceOp>& out) : out_(out) {
   if (t_collector != nullptr) return;
-  auto c = std::make_unique<Collector>();
+  auto c = std::make_unique<OpCollector>();
   c->type = device.type();
   c->backend = c10::toBackendComponent(c10::computeDispatchKey(std::nullopt, std::nullopt, device));
   // Inputs are needed to tell the device's ops from the CPU's; outputs are not (a factory names its device).
@@ -130,7 +130,7 @@ DeviceOpsRecorder::DeviceOpsRecorder(const at::Device& device, std::vector<Devic
 DeviceOpsRecorder::~DeviceOpsRecorder() {
   if (!active_) return;
   at::removeCallback(handle_);
-  std::unique_ptr<Collector> c(t_collector);
+  std::unique_ptr<OpCollector> c(t_collector);
   t_collector = nullptr;
   const c10::DispatchKey key = c10::computeDispatchKey(std::nullopt, std::nullopt, c10::Device(c->type));
   for (std::size_t i = 0; i < c->seen.size(); ++i) {
@@ -155,7 +155,7 @@ DeviceOpsRecorder::~DeviceOpsRecorder() {
 }
 
 std::string raised_device_op() {
-  const Collector* c = t_collector;
+  const OpCollector* c = t_collector;
   if (c == nullptr || !c->raised) return {};
   return op_text(c->seen[*c->raised].name);
 }
