@@ -56,8 +56,9 @@ TEST(ShippedManifests, EveryMarkIsRegistered) {
   for (const auto& m : set.manifests) total += m.cases.size();
   EXPECT_EQ(chosen.cases.size(), total);
   // ... and the registry lists nothing that no manifest uses, except torch-spyre's own pytest markers (kept so that
-  // their manifests stay valid under --strict-markers when they start using them).
-  std::set<std::string> used{"paddedtensor", "largedimtensor"};
+  // their manifests stay valid under --strict-markers when they start using them) and `trace`, which the trace
+  // converter gives every case it writes (no shipped manifest is a converted trace).
+  std::set<std::string> used{"paddedtensor", "largedimtensor", "trace"};
   for (const auto& m : set.manifests)
     for (const auto& c : m.cases) used.insert(c.marks.begin(), c.marks.end());
   for (const auto& entry : registry) EXPECT_TRUE(used.count(entry.first)) << "unused marker " << entry.first;
