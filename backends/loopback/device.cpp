@@ -133,7 +133,11 @@ at::Tensor host_alias(const at::Tensor& t) {
   if (t.device().is_cpu()) return t;
   // from_blob with an explicit CPU device: a CPU TensorImpl over a CPU-addressable pointer, which is what CPU
   // kernels and TensorIterator expect (a CPU tensor over a storage tagged PrivateUse1 is not).
-  return at::from_blob(t.data_ptr(), t.sizes(), t.strides(), t.options().device(c10::kCPU));
+  at::Tensor h = at::from_blob(t.data_ptr(), t.sizes(), t.strides(), t.options().device(c10::kCPU));
+  // A conjugate or negative view keeps its bit: the CPU kernel that reads the alias resolves it.
+  if (t.is_conj()) h = h.conj();
+  if (t.is_neg()) h = h._neg_view();
+  return h;
 }
 
 }  // namespace opcheck::loopback

@@ -203,3 +203,17 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("view_as_complex", TORCH_FN(view_as_complex));
   m.impl("convolution_overrideable", torch::CppFunction::makeFromBoxedFunction<&convolution_overrideable>());
 }
+
+// A copy of a conjugate or negative view reaches the device's transfer with its bit set: the transfer resolves it
+// (host_alias keeps the bit). Without these, the math-bit fallback resolves the view by cloning it on the device,
+// which copies it with _copy_from again, without end (fft outputs are such views). pyloop's transfers are Python's.
+#ifndef OPCHECK_PYLOOP
+TORCH_LIBRARY_IMPL(aten, Conjugate, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
+}
+TORCH_LIBRARY_IMPL(aten, Negative, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
+}
+#endif

@@ -55,10 +55,12 @@ struct TensorSpec {
   std::string file_source() const;
 };
 
-/// One positional argument of the op call.
+/// One argument of the op call: positional, or, with `keyword`, a tensor passed by name (a keyword-only tensor
+/// parameter, as searchsorted's `sorter`; other keyword arguments are values, in Case::kwargs).
 struct Input {
   enum class Kind { Tensor, TensorList, Value };  // `value:` and `py:` both become Value
   Kind kind = Kind::Value;
+  std::string keyword;            // "" = positional; else the keyword it is passed as (Tensor/TensorList only)
   TensorSpec tensor;              // Kind::Tensor
   std::vector<TensorSpec> list;   // Kind::TensorList
   PyValue value;                  // Kind::Value

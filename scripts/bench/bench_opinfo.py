@@ -55,6 +55,7 @@ def main():
     entries_written = sum(1 for e in report["entries"] if e["written"] > 0)
     figures.update(import_s=round(t_import, 1), entries=len(report["entries"]), entries_written=entries_written,
                    samples=summary["samples"], written=summary["written"], not_written=summary["not_written"],
+                   cases=summary["cases"], as_calls=summary["as_calls"],
                    by_reason=summary["by_reason"], importer_seconds=summary.get("seconds"))
     share = summary["not_written"] / max(summary["samples"], 1)
     rows += [("entries with cases >= 650", entries_written >= 650, entries_written),

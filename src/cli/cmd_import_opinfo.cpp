@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -22,6 +23,7 @@
 #include "cli/exec_library.h"
 #include "cli/opinfo_assets.h"
 #include "common/device_choice.h"
+#include "common/opened_files.h"
 #include "opinfo/opinfo_report.h"
 #include "runner/op_check.h"
 
@@ -54,9 +56,42 @@ std::string joined(const std::vector<std::string>& items) {
   return out;
 }
 
+/// Which of `names` (Python op names) opcheck's resolver does not know: the importer writes the samples of such an op
+/// as the ATen calls they make (docs/opinfo.md).
+using UnknownNames = std::function<std::vector<std::string>(const std::vector<std::string>&)>;
+
+/// Answers the importer's one question over a pipe: it writes a JSON list of its entries' op names and a newline, and
+/// reads back the JSON list of those opcheck cannot resolve. EOF (an importer that exits first) ends it quietly.
+void answer_names_query(int from_child, int to_child, const UnknownNames& unknown) {
+  std::string line;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = read(from_child, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    line.append(buf, static_cast<std::size_t>(n));
+    if (line.find('\n') != std::string::npos) break;
+  }
+  std::vector<std::string> names;
+  try {
+    names = nlohmann::json::parse(line.substr(0, line.find('\n'))).get<std::vector<std::string>>();
+  } catch (const std::exception&) {
+  }
+  const std::string answer = nlohmann::json(unknown(names)).dump() + "\n";
+  std::size_t off = 0;
+  while (off < answer.size()) {
+    const ssize_t n = write(to_child, answer.data() + off, answer.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    off += static_cast<std::size_t>(n);
+  }
+}
+
 /// Runs the importer under `python`, with opcheck's Python packages (pyloop) on its path; returns its exit status.
-int run_importer(const std::string& python, const OpinfoFlags& f) {
+int run_importer(const std::string& python, const OpinfoFlags& f, const UnknownNames& unknown,
+                 const std::string& as_calls) {
   std::vector<std::string> args{python, "-c", std::string(opinfo_import_script()), "-o", f.out_dir};
+  if (!as_calls.empty()) args.insert(args.end(), {"--as-calls", as_calls});
   if (!f.ops.empty()) args.insert(args.end(), {"--ops", joined(f.ops)});
   if (!f.dtypes.empty()) args.insert(args.end(), {"--dtypes", joined(f.dtypes)});
   if (!f.config.empty()) args.insert(args.end(), {"--config", f.config});
@@ -71,17 +106,46 @@ int run_importer(const std::string& python, const OpinfoFlags& f) {
     if (fs::is_directory(fs::path(dir) / "python", ec)) pythonpath += (fs::path(dir) / "python").string() + ":";
   }
   if (const char* old = std::getenv("PYTHONPATH")) pythonpath += old;
+  int up[2] = {-1, -1}, down[2] = {-1, -1};  // importer -> opcheck, opcheck -> importer
+  const bool query = unknown && pipe(up) == 0 && pipe(down) == 0;
+  // The child's environment is made here: after fork it only calls exec (the exec layer's threads may hold locks).
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string kv = *e;
+    if (kv.rfind("PYTHONPATH=", 0) != 0 && kv.rfind("OPCHECK_OPINFO_RESOLVE_FDS=", 0) != 0) env.push_back(kv);
+  }
+  if (!pythonpath.empty()) env.push_back("PYTHONPATH=" + pythonpath);
+  // The second CPU run of a sample (uninitialised memory filled) runs in deterministic mode with warn_only, whose
+  // "no deterministic implementation" warnings, one per call, say nothing here.
+  if (std::getenv("TORCH_CPP_LOG_LEVEL") == nullptr) env.push_back("TORCH_CPP_LOG_LEVEL=ERROR");
+  if (query) env.push_back("OPCHECK_OPINFO_RESOLVE_FDS=" + std::to_string(up[1]) + "," + std::to_string(down[0]));
+  std::vector<char*> argv, envp;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  const std::string cannot_run = "opcheck: error: cannot run " + python + ": ";
   std::cout.flush();
   const pid_t pid = fork();
   if (pid < 0) return -1;
   if (pid == 0) {
-    if (!pythonpath.empty()) setenv("PYTHONPATH", pythonpath.c_str(), 1);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execvp(argv[0], argv.data());
-    std::cerr << "opcheck: error: cannot run " << python << ": " << std::strerror(errno) << "\n";
+    if (query) {
+      close(up[0]);
+      close(down[1]);
+    }
+    execvpe(argv[0], argv.data(), envp.data());
+    const char* why = std::strerror(errno);
+    [[maybe_unused]] auto w1 = write(2, cannot_run.data(), cannot_run.size());
+    [[maybe_unused]] auto w2 = write(2, why, std::strlen(why));
+    [[maybe_unused]] auto w3 = write(2, "\n", 1);
     _exit(127);
+  }
+  if (query) {
+    close(up[1]);
+    close(down[0]);
+    answer_names_query(up[0], down[1], unknown);
+    close(up[0]);
+    close(down[1]);
   }
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
@@ -91,8 +155,8 @@ int run_importer(const std::string& python, const OpinfoFlags& f) {
 
 /// The cases whose op opcheck cannot resolve or whose arguments do not bind: taken out of the manifests, listed in
 /// the report as `unbound_call`. Returns false when the exec layer could not be set up.
-bool drop_unbound_cases(const std::vector<std::string>& manifests, const fs::path& dir, nlohmann::json& report) {
-  ExecLibrary exec_library;
+bool drop_unbound_cases(ExecLibrary& exec_library, const std::vector<std::string>& manifests, const fs::path& dir,
+                        nlohmann::json& report, nlohmann::json& whole_unbound) {
   ManifestSet set = load_manifests(manifests);
   if (set.diagnostics.has_errors()) {
     print_diagnostics(set.diagnostics);
@@ -109,24 +173,37 @@ bool drop_unbound_cases(const std::vector<std::string>& manifests, const fs::pat
     return false;
   }
   std::vector<const Case*> all;
-  std::map<std::string, const Manifest*> model_of;
   for (const auto& m : set.manifests)
     for (const auto& c : m.cases) all.push_back(&c);
   DiagnosticList unbound;
   check_case_ops(*ex, all, unbound);
-  std::map<std::string, std::set<std::string>> by_file;  // manifest path -> case names
-  std::set<std::string> ids;
-  std::map<std::string, std::string> message;
+  // A case that is one ATen call of a sample (`<entry>.<dtype>.<sample>.call<k>`) takes the sample's other calls
+  // with it: a sample is written whole or not at all.
+  std::map<std::string, std::set<std::string>> by_file, prefixes_of_file;  // manifest path -> case names / prefixes
+  std::set<std::string> ids, id_prefixes;
+  std::map<std::string, std::string> message;  // "model::<entry>.<dtype>.<sample>" -> why
   for (const auto& d : unbound.items) {
     if (d.case_id.empty()) continue;
     const auto sep = d.case_id.find("::");
-    by_file[d.loc.file].insert(d.case_id.substr(sep + 2));
-    ids.insert("\"" + d.case_id + "\"");
-    message[d.case_id] = d.message;
+    std::string sample_id = d.case_id;
+    const auto last = sample_id.rfind('.');
+    if (sample_id.compare(last + 1, 4, "call") == 0) {
+      sample_id.erase(last);
+      prefixes_of_file[d.loc.file].insert(sample_id.substr(sep + 2) + ".call");
+      id_prefixes.insert("\"" + sample_id + ".call");
+    } else {
+      by_file[d.loc.file].insert(d.case_id.substr(sep + 2));
+      ids.insert("\"" + d.case_id + "\"");
+    }
+    message.emplace(sample_id, d.message);  // the first of a sample's calls that does not bind
   }
-  for (const auto& [file, names] : by_file) drop_blocks(file, "name", names);
-  if (!ids.empty() && fs::exists(dir / "opcheck.yaml")) drop_blocks(dir / "opcheck.yaml", "id", ids);
-  // Each dropped case becomes a not-written sample of its entry, in the entry's count.
+  std::map<std::string, std::size_t> left;  // manifest path -> cases left
+  for (const auto& [file, names] : by_file) left[file] = 0;
+  for (const auto& [file, p] : prefixes_of_file) left[file] = 0;
+  for (auto& [file, n] : left) n = drop_blocks(file, "name", by_file[file], prefixes_of_file[file]);
+  if ((!ids.empty() || !id_prefixes.empty()) && fs::exists(dir / "opcheck.yaml"))
+    drop_blocks(dir / "opcheck.yaml", "id", ids, id_prefixes);
+  // Each dropped sample becomes a not-written sample of its entry, in the entry's count.
   std::map<std::string, nlohmann::json*> entry_of_model;
   for (auto& e : report["entries"]) entry_of_model[e["model"].get<std::string>()] = &e;
   for (const auto& [id, text] : message) {
@@ -138,17 +215,23 @@ bool drop_unbound_cases(const std::vector<std::string>& manifests, const fs::pat
     const auto last = name.rfind('.');
     const auto dtype_dot = name.rfind('.', last - 1);
     (*e)["written"] = (*e)["written"].get<int>() - 1;
+    if (id_prefixes.count("\"" + id + ".call"))
+      (*e)["as_calls"] = (*e)["as_calls"].get<int>() - 1;
+    else
+      whole_unbound[(*e)["name"].get<std::string>()][name.substr(dtype_dot + 1, last - dtype_dot - 1)]
+                   [name.substr(last + 1)] = text;
     report["not_written"].push_back({{"entry", (*e)["name"]},
                                       {"dtype", name.substr(dtype_dot + 1, last - dtype_dot - 1)},
                                       {"sample", std::stoi(name.substr(last + 1))},
                                       {"reason", "unbound_call"},
                                       {"detail", text}});
   }
-  // A manifest left without cases is removed (an empty case list is no manifest).
-  for (const auto& [file, names] : by_file) {
-    std::ifstream in(file);
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (text.find("\n  - name: ") == std::string::npos) fs::remove(file);
+  // The entries' case counts from what is left; a manifest left without cases is removed (an empty case list is no
+  // manifest).
+  for (const auto& [file, n] : left) {
+    const std::string model = fs::path(file).stem().string();
+    if (entry_of_model.count(model)) (*entry_of_model[model])["cases"] = n;
+    if (n == 0) fs::remove(file);
   }
   return true;
 }
@@ -161,28 +244,81 @@ int cmd_import_opinfo(const OpinfoFlags& f) {
   }
   const char* configured = std::getenv("OPCHECK_PYTHON");
   const std::string python = hosting_python(configured != nullptr ? configured : "");
-  const int rc = run_importer(python, f);
-  if (rc == kUsageError) return kUsageError;
-  if (rc != 0) {
-    std::cerr << "opcheck: error: the OpInfo importer under " << python << " exited with status " << rc << "\n";
-    return kInternalError;
+  // The exec layer loads while the importer imports torch; it answers which op names opcheck cannot resolve.
+  ExecLibrary exec_library;
+  std::unique_ptr<Executor> resolver;
+  UnknownNames unknown;
+  if (!f.no_bind_check) {
+    unknown = [&](const std::vector<std::string>& names) {
+      std::vector<std::string> out;
+      if (!resolver) {
+        ExecOptions opts;
+        opts.device = "cpu";
+        std::string error;
+        bool setup_failed = false;
+        resolver = exec_library.create(opts, error, setup_failed);
+        if (!resolver) return out;  // the bind check after the import reports it
+      }
+      for (const auto& name : names) {
+        Case c;
+        c.op = name;
+        c.model = "opinfo";
+        c.name = "resolve";
+        c.id = "opinfo::resolve";
+        const std::string why = resolver->check_call(c).message;
+        if (why.rfind("unknown op", 0) == 0 || why.rfind("op name", 0) == 0) out.push_back(name);
+      }
+      return out;
+    };
   }
   const fs::path dir = f.out_dir;
   nlohmann::json report;
-  try {
-    std::ifstream in(dir / "opinfo-report.json");
-    report = nlohmann::json::parse(in);
-  } catch (const std::exception& e) {
-    std::cerr << "opcheck: internal error: " << (dir / "opinfo-report.json").string() << ": " << e.what() << "\n";
-    return kInternalError;
+  // Pass 1 writes every sample as its call; the samples whose call does not bind (a Python function's keywords
+  // opcheck does not map) are then written by pass 2 as the ATen calls they make, from the same draws.
+  for (int pass = 1; pass <= 2; ++pass) {
+    const fs::path as_calls = dir / ".opinfo-as-calls.json";
+    OpinfoFlags flags = f;
+    flags.quiet = f.quiet || pass == 2;  // pass 2 draws the same entries again: their progress was shown
+    const int rc = run_importer(python, flags, unknown, pass == 2 ? as_calls.string() : "");
+    if (pass == 2) fs::remove(as_calls);
+    if (rc == kUsageError) return kUsageError;
+    if (rc != 0) {
+      std::cerr << "opcheck: error: the OpInfo importer under " << python << " exited with status " << rc << "\n";
+      return kInternalError;
+    }
+    try {
+      std::ifstream in(dir / "opinfo-report.json");
+      report = nlohmann::json::parse(in);
+    } catch (const std::exception& e) {
+      std::cerr << "opcheck: internal error: " << (dir / "opinfo-report.json").string() << ": " << e.what() << "\n";
+      return kInternalError;
+    }
+    std::vector<std::string> manifests;
+    for (const auto& e : report["entries"]) {
+      const fs::path p = dir / (e["model"].get<std::string>() + ".yaml");
+      if (fs::exists(p)) manifests.push_back(p.string());
+    }
+    std::sort(manifests.begin(), manifests.end());
+    if (manifests.empty() || f.no_bind_check) break;
+    nlohmann::json whole_unbound = nlohmann::json::object();
+    if (!drop_unbound_cases(exec_library, manifests, dir, report, whole_unbound)) return kInternalError;
+    if (pass == 2 || whole_unbound.empty()) break;
+    // Pass 2 writes every file again: pass 1's manifests and tensor files go first, so none is left over.
+    for (const auto& e : report["entries"]) {
+      const std::string model = e["model"].get<std::string>();
+      fs::remove(dir / (model + ".yaml"));
+      for (const auto& d : e["dtypes"]) fs::remove(dir / "tensors" / (model + "." + d.get<std::string>() + ".safetensors"));
+    }
+    std::ofstream(as_calls) << whole_unbound.dump() << "\n";
+    close_opened_files();  // pass 1's tensor files are gone; pass 2's are opened afresh
+    std::size_t n = 0;
+    for (const auto& [entry, dtypes] : whole_unbound.items())
+      for (const auto& [dtype, samples] : dtypes.items()) n += samples.size();
+    if (!f.quiet)
+      std::cerr << "opinfo: " << n << " sample" << (n == 1 ? "" : "s") << " of " << whole_unbound.size()
+                << " entr" << (whole_unbound.size() == 1 ? "y" : "ies")
+                << " whose call opcheck cannot bind: drawing again to write them as the ATen calls they make\n";
   }
-  std::vector<std::string> manifests;
-  for (const auto& e : report["entries"]) {
-    const fs::path p = dir / (e["model"].get<std::string>() + ".yaml");
-    if (fs::exists(p)) manifests.push_back(p.string());
-  }
-  std::sort(manifests.begin(), manifests.end());
-  if (!manifests.empty() && !f.no_bind_check && !drop_unbound_cases(manifests, dir, report)) return kInternalError;
   recount(report);
   std::sort(report["not_written"].begin(), report["not_written"].end(), [](const auto& a, const auto& b) {
     return std::make_tuple(a["entry"].template get<std::string>(), a["dtype"].template get<std::string>(),
@@ -224,7 +360,7 @@ void add_import_opinfo_command(CLI::App& app, Commands& commands) {
   OpinfoFlags& f = *flags;
   auto* cmd = app.add_subcommand("import-opinfo",
                                  "Write PyTorch's OpInfo samples (torch.testing._internal op_db) as manifests: one case "
-                                 "per sample and dtype, inputs bit for bit");
+                                 "per sample and dtype (or per ATen call it makes), inputs bit for bit");
   cmd->footer(
       "Runs in the Python of the torch opcheck was built against (OPCHECK_PYTHON, else the active virtual "
       "environment), which needs NumPy and expecttest (scripts/requirements-test.txt). Writes DIR/opinfo_<entry>.yaml, "

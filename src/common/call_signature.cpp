@@ -63,6 +63,7 @@ std::string call_signature(const Case& c) {
   };
   for (const auto& in : c.inputs) {
     sep();
+    if (!in.keyword.empty()) out += in.keyword + "=";
     if (in.kind == Input::Kind::Tensor) {
       put_tensor(out, in.tensor);
     } else if (in.kind == Input::Kind::TensorList) {

@@ -73,12 +73,14 @@ const IndexRule* rule_of(const Case& c) {
   return nullptr;
 }
 
-/// An argument of the call by parameter name: the positional input in its place, else nothing (a tensor is never a
-/// keyword argument in a manifest).
+/// An argument of the call by parameter name: the positional input in its place, else the keyword input of that
+/// name (`keyword: index`), else nothing.
 const Input* positional(const Case& c, const IndexRule& r, std::string_view param) {
+  for (const auto& in : c.inputs)
+    if (!in.keyword.empty() && in.keyword == param) return &in;
   const auto at = std::find(r.params.begin(), r.params.end(), param);
   const auto i = static_cast<std::size_t>(at - r.params.begin());
-  return at != r.params.end() && i < c.inputs.size() ? &c.inputs[i] : nullptr;
+  return at != r.params.end() && i < c.inputs.size() && c.inputs[i].keyword.empty() ? &c.inputs[i] : nullptr;
 }
 
 std::optional<std::int64_t> int_param(const Case& c, const IndexRule& r, std::string_view param) {

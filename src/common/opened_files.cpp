@@ -26,12 +26,20 @@ bool beneath(const std::string& path, const std::string& folder) {
   return path.compare(0, prefix.size(), prefix) == 0;
 }
 
+std::mutex g_mutex;
+std::map<std::string, int> g_opened;  // path -> its checked descriptor, for the process's life (or until closed)
+
 }  // namespace
 
+void close_opened_files() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  for (const auto& [path, fd] : g_opened) ::close(fd);
+  g_opened.clear();
+}
+
 int open_checked_file(const std::string& path, const std::string& folder, std::string& problem) {
-  static std::mutex mutex;
-  static std::map<std::string, int> opened;  // path -> its checked descriptor, for the process's life
-  std::lock_guard<std::mutex> lock(mutex);
+  std::lock_guard<std::mutex> lock(g_mutex);
+  auto& opened = g_opened;
   int fd = -1;
   if (const auto it = opened.find(path); it != opened.end()) {
     fd = it->second;

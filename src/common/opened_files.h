@@ -12,4 +12,8 @@ namespace opcheck {
 /// folder when `folder` is empty). Returns the descriptor, or -1 with `problem` worded to follow "file 'x' ".
 int open_checked_file(const std::string& path, const std::string& folder, std::string& problem);
 
+/// Closes every descriptor open_checked_file opened, for a process that has let go of every manifest loaded so far
+/// and loads files rewritten since (import-opinfo's second pass): the next open of a path opens the new file.
+void close_opened_files();
+
 }  // namespace opcheck

@@ -320,10 +320,15 @@ CaseCall case_call(const Case& c) {
   CaseCall out;
   for (std::size_t i = 0; i < c.inputs.size(); ++i) {
     const Input& in = c.inputs[i];
+    // A keyword input (`keyword: sorter`) is passed by that name, after the positional arguments.
+    auto pass = [&](ArgRef a) {
+      if (in.keyword.empty()) out.args.positional.push_back(std::move(a));
+      else out.args.keywords.emplace_back(in.keyword, std::move(a));
+    };
     switch (in.kind) {
       case Input::Kind::Tensor:
         out.slots.push_back({i, 0, &in.tensor});
-        out.args.positional.push_back(ArgRef::of_tensor(out.slots.size() - 1));
+        pass(ArgRef::of_tensor(out.slots.size() - 1));
         break;
       case Input::Kind::TensorList: {
         std::vector<std::size_t> ids;
@@ -331,7 +336,7 @@ CaseCall case_call(const Case& c) {
           out.slots.push_back({i, j, &in.list[j]});
           ids.push_back(out.slots.size() - 1);
         }
-        out.args.positional.push_back(ArgRef::of_list(std::move(ids)));
+        pass(ArgRef::of_list(std::move(ids)));
         break;
       }
       case Input::Kind::Value:

@@ -99,6 +99,11 @@ Resolution OpResolver::resolve_schema_form(const OpName& name, CaseCall call) co
 }
 
 Resolution OpResolver::resolve_python_form(const OpName& name, CaseCall call) const {
+  // The methods whose `self` is not the function's first argument: Tensor.where(condition, other) is
+  // torch.where(condition, self, other), Tensor.polygamma(n) is torch.polygamma(n, self).
+  if ((name.python == "torch.where" || name.python == "torch.polygamma") &&
+      name.written_prefix.find("Tensor.") != std::string::npos && call.args.positional.size() >= 2)
+    std::swap(call.args.positional[0], call.args.positional[1]);
   std::vector<const PythonOpRow*> rows;
   for (const auto& row : python_op_rows())
     if (name.python == row.python) rows.push_back(&row);

@@ -20,7 +20,7 @@ using yaml::NodeRef;
 using yaml::ScalarStyle;
 
 namespace {
-const std::vector<std::string_view> kInputKeys{"tensor", "tensor_list", "value", "py", "file"};
+const std::vector<std::string_view> kInputKeys{"tensor", "tensor_list", "value", "py", "file", "keyword"};
 }  // namespace
 
 bool is_python_identifier(std::string_view s) {
@@ -271,6 +271,24 @@ bool InputReader::read_input(NodeRef item, const Case& c, Input& out) {
   if (!check_keys(item, kInputKeys, "in an input", &tensor_keys(),
                   "tensor fields belong inside `tensor:`, e.g. `- tensor: {shape: [2], dtype: fp16}`"))
     return false;
+  // `keyword: NAME` beside `tensor:` or `tensor_list:` passes that tensor by name.
+  for (std::size_t i = 0; i < item.size(); ++i) {
+    if (item.key(i).text() != "keyword") continue;
+    NodeRef k = item.value(i);
+    if (!k.is_scalar() || !is_python_identifier(k.text())) {
+      error(k, "expected a Python identifier for 'keyword', got " + k.describe(), "e.g. keyword: sorter");
+      return false;
+    }
+    if (item.size() != 2 || (item.key(1 - i).text() != "tensor" && item.key(1 - i).text() != "tensor_list")) {
+      error(item, "'keyword' names a tensor argument: it goes beside exactly one 'tensor' or 'tensor_list'",
+            "write `- {keyword: sorter, tensor: {shape: [4]}}`; keyword values go in kwmap");
+      return false;
+    }
+    out.keyword.assign(k.text());
+    const bool ok = read_input_kind(item, item.key(1 - i).text(), item.value(1 - i), c, out);
+    out.loc = loc(item);
+    return ok;
+  }
   if (item.size() != 1) {
     std::string keys;
     for (std::size_t i = 0; i < item.size(); ++i) keys += (i ? " and " : "") + in_quotes(item.key(i).text());
@@ -278,8 +296,10 @@ bool InputReader::read_input(NodeRef item, const Case& c, Input& out) {
           "one list item per argument: - tensor: ..., - value: ..., - py: ..., - tensor_list: ..., - file: ...");
     return false;
   }
-  std::string_view kind = item.key(0).text();
-  NodeRef v = item.value(0);
+  return read_input_kind(item, item.key(0).text(), item.value(0), c, out);
+}
+
+bool InputReader::read_input_kind(NodeRef item, std::string_view kind, NodeRef v, const Case& c, Input& out) {
   if (kind == "tensor") {
     out.kind = Input::Kind::Tensor;
     return read_tensor(v, c, out.tensor);

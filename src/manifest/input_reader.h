@@ -44,6 +44,8 @@ class InputReader : public TypedYaml {
   bool read_dtype(yaml::NodeRef n, std::string_view key, DType& out, std::string& spelling);
   /// One `- tensor:` / `- tensor_list:` / `- value:` / `- py:` / `- file:` item of a case's inputs.
   bool read_input(yaml::NodeRef item, const Case& c, Input& out);
+  /// The input `item` as its `kind` key (tensor, tensor_list, value, py, file) with that key's value `v`.
+  bool read_input_kind(yaml::NodeRef item, std::string_view kind, yaml::NodeRef v, const Case& c, Input& out);
   /// One tensor mapping; the case gives the default dtype.
   bool read_tensor(yaml::NodeRef t, const Case& c, TensorSpec& out);
 

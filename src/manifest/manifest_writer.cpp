@@ -178,10 +178,11 @@ std::string case_manifest(const Case& c, const std::vector<std::vector<TensorSou
       const std::vector<TensorSource> none;
       const auto& files = i < tensors.size() ? tensors[i] : none;
       auto file_of = [&](std::size_t j) { return j < files.size() ? files[j] : TensorSource{}; };
+      const std::string item = in.keyword.empty() ? "      - " : "      - keyword: " + key(in.keyword) + "\n        ";
       switch (in.kind) {
-        case Input::Kind::Tensor: y += "      - tensor: " + tensor_flow(in.tensor, file_of(0)) + "\n"; break;
+        case Input::Kind::Tensor: y += item + "tensor: " + tensor_flow(in.tensor, file_of(0)) + "\n"; break;
         case Input::Kind::TensorList:
-          y += "      - tensor_list:" + std::string(in.list.empty() ? " []" : "") + "\n";
+          y += item + "tensor_list:" + std::string(in.list.empty() ? " []" : "") + "\n";
           for (std::size_t j = 0; j < in.list.size(); ++j)
             y += "          - " + tensor_flow(in.list[j], file_of(j)) + "\n";
           break;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <regex>
+#include <set>
 #include <unordered_map>
 
 #include "common/stop_request.h"
@@ -291,7 +292,19 @@ bool Normalizer::read_case(NodeRef c, const Settings& defaults, const std::vecto
                "write each positional argument as a list item: - tensor: ... / - value: ...");
     } else {
       out.inputs.resize(inputs.size());
-      for (std::size_t i = 0; i < inputs.size(); ++i) r_.read_input(inputs.item(i), out, out.inputs[i]);
+      std::set<std::string> keywords;
+      std::string last_keyword;
+      for (std::size_t i = 0; i < inputs.size(); ++i) {
+        if (!r_.read_input(inputs.item(i), out, out.inputs[i])) continue;
+        const std::string& k = out.inputs[i].keyword;
+        const bool named = std::any_of(out.kwargs.begin(), out.kwargs.end(), [&](const auto& kv) { return kv.first == k; });
+        if (k.empty() && !last_keyword.empty())
+          r_.error(inputs.item(i), "a positional input follows the keyword input '" + last_keyword + "'",
+                   "list the positional arguments first, then the inputs with `keyword:`");
+        else if (!k.empty() && (!keywords.insert(k).second || named))
+          r_.error(inputs.item(i), "keyword '" + k + "' is given twice", "give each keyword argument once");
+        if (!k.empty()) last_keyword = k;
+      }
     }
   }
   return r_.diagnostics().error_count() == errors_before;

@@ -4,6 +4,12 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <memory>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include <sys/stat.h>
 
 #include <nlohmann/json.hpp>
 
@@ -165,8 +171,60 @@ std::optional<DType> safetensors_dtype(const std::string& s) {
   return it->second;
 }
 
-std::string check_safetensors(std::ifstream& in, std::uint64_t file_size, const std::string& key,
-                              TensorFileEntry& out) {
+/// A .safetensors file's parsed JSON header, or why it is not one.
+struct SafetensorsHeader {
+  nlohmann::ordered_json header;  // the file's order, for the names listed in messages
+  std::vector<std::string> names;
+  std::string problem;
+};
+
+/// Reads and parses the header of `n` bytes that follows the 8-byte size. A file holds the tensors of many cases
+/// (import-opinfo writes one per entry and dtype), so the last few parsed headers are kept, each under the file's
+/// identity: device, inode, size and modification time, as stat says now. A file that changed is parsed again.
+std::shared_ptr<const SafetensorsHeader> safetensors_header(const std::string& path, std::ifstream& in,
+                                                            std::uint64_t n) {
+  static std::mutex mutex;
+  static std::vector<std::pair<std::string, std::shared_ptr<const SafetensorsHeader>>> cache;  // newest last
+  std::string identity;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0)
+    identity = path + '\0' + std::to_string(st.st_dev) + ':' + std::to_string(st.st_ino) + ':' +
+               std::to_string(st.st_size) + ':' + std::to_string(st.st_mtim.tv_sec) + '.' +
+               std::to_string(st.st_mtim.tv_nsec) + ':' + std::to_string(n);
+  if (!identity.empty()) {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (const auto& [id, h] : cache)
+      if (id == identity) return h;
+  }
+  auto h = std::make_shared<SafetensorsHeader>();
+  std::string text(n, '\0');
+  if (!in.read(text.data(), static_cast<std::streamsize>(n))) {
+    h->problem = "cannot be read";
+    return h;
+  }
+  try {
+    h->header = nlohmann::ordered_json::parse(text);
+  } catch (const std::exception& e) {
+    h->problem = "has a damaged .safetensors header (not JSON: " + std::string(e.what()).substr(0, 120) + ")";
+    return h;
+  }
+  if (!h->header.is_object()) {
+    h->problem = "has a damaged .safetensors header (not a JSON object)";
+    return h;
+  }
+  for (auto it = h->header.begin(); it != h->header.end(); ++it)
+    if (it.key() != "__metadata__") h->names.push_back(it.key());
+  if (!identity.empty()) {
+    constexpr std::size_t kKept = 8;
+    std::lock_guard<std::mutex> lock(mutex);
+    if (cache.size() >= kKept) cache.erase(cache.begin());
+    cache.emplace_back(identity, h);
+  }
+  return h;
+}
+
+std::string check_safetensors(const std::string& path, std::ifstream& in, std::uint64_t file_size,
+                              const std::string& key, TensorFileEntry& out) {
   unsigned char head[8] = {};
   if (file_size < 8 || !in.read(reinterpret_cast<char*>(head), 8))
     return "is not a .safetensors file (shorter than its 8-byte header size)";
@@ -174,18 +232,10 @@ std::string check_safetensors(std::ifstream& in, std::uint64_t file_size, const 
   if (n > kMaxHeaderBytes || n > file_size - 8)
     return "is not a .safetensors file, or is truncated: its header claims " + std::to_string(n) +
            " bytes, the file has " + std::to_string(file_size);
-  std::string text(n, '\0');
-  if (!in.read(text.data(), static_cast<std::streamsize>(n))) return "cannot be read";
-  nlohmann::ordered_json header;  // the file's order, for the names listed in messages
-  try {
-    header = nlohmann::ordered_json::parse(text);
-  } catch (const std::exception& e) {
-    return "has a damaged .safetensors header (not JSON: " + std::string(e.what()).substr(0, 120) + ")";
-  }
-  if (!header.is_object()) return "has a damaged .safetensors header (not a JSON object)";
-  std::vector<std::string> names;
-  for (auto it = header.begin(); it != header.end(); ++it)
-    if (it.key() != "__metadata__") names.push_back(it.key());
+  const std::shared_ptr<const SafetensorsHeader> parsed = safetensors_header(path, in, n);
+  if (!parsed->problem.empty()) return parsed->problem;
+  const nlohmann::ordered_json& header = parsed->header;
+  const std::vector<std::string>& names = parsed->names;
   auto listing = [&] {
     std::string s;
     for (std::size_t i = 0; i < names.size() && i < 8; ++i) s += (i ? ", " : "") + ("'" + names[i] + "'");
@@ -200,7 +250,7 @@ std::string check_safetensors(std::ifstream& in, std::uint64_t file_size, const 
   } else if (!header.contains(name) || name == "__metadata__") {
     return "has no tensor '" + key + "' (its tensors: " + listing() + ")";
   }
-  const nlohmann::ordered_json& t = header[name];
+  const nlohmann::ordered_json& t = header.at(name);
   if (!t.is_object() || !t.contains("dtype") || !t.contains("shape") || !t.contains("data_offsets") ||
       !t["dtype"].is_string() || !t["shape"].is_array() || !t["data_offsets"].is_array() ||
       t["data_offsets"].size() != 2)
@@ -266,7 +316,7 @@ std::string check_tensor_file(const std::string& path, const std::string& key, T
     if (!key.empty()) note = "is a .npy file, which holds one array: init_args.key '" + key + "' is not needed";
     return check_npy(in, size, out);
   }
-  return check_safetensors(in, size, key, out);
+  return check_safetensors(path, in, size, key, out);
 }
 
 std::string expand_path_tokens(const std::string& raw, std::string& out) {

@@ -3,7 +3,8 @@
 # then checks what it wrote (every case loads, its op resolves and its arguments bind); see docs/opinfo.md.
 #
 # Writes into OUT:
-#   opinfo_<entry>.yaml            one manifest per OpInfo entry, one case per sample and dtype
+#   opinfo_<entry>.yaml            one manifest per OpInfo entry, one case per sample and dtype (one per ATen call
+#                                  of a sample whose own call cannot be written)
 #   tensors/<model>.<dtype>.safetensors  every tensor of those samples, bit for bit, keyed "<sample>.<argument>"
 #   opcheck.yaml                   the status config: the entry's skips/xfails that apply to the CPU
 #   markers.yaml                   the marks the cases carry (opinfo, opinfo__<entry>, aten__<op>_<overload>)
@@ -139,7 +140,33 @@ class TensorFile:
                 f.write(c)
 
 
-def tensor_yaml(t, key, tf, torch):
+class StagedTensors:
+    """Tensors bound for a TensorFile once every call of a sample is known to be writable (commit), else dropped."""
+
+    def __init__(self, tf):
+        self.rel_path = tf.rel_path
+        self.pending = []
+
+    def add(self, key, t, torch):
+        self.pending.append((key, t))
+
+    def commit(self, tf, torch):
+        for key, t in self.pending:
+            tf.add(key, t, torch)
+
+
+# Tensor arguments PyTorch requires on the CPU whatever the device (its samples keep them there): op -> position.
+HOST_ARGUMENTS = {"tensor_split": 1}
+
+
+def op_base_name(op):
+    """tensor_split of torch.tensor_split, torch.Tensor.tensor_split and aten::tensor_split.tensor_indices_or_sections."""
+    if op.startswith("aten::"):
+        return op[6:].split(".")[0]
+    return op.rsplit(".", 1)[-1]
+
+
+def tensor_yaml(t, key, tf, torch, host=False):
     dtype = str(t.dtype).replace("torch.", "")
     if dtype not in SAFETENSORS_DTYPE:
         raise NotWritable("unsupported_input", "a %s tensor" % dtype)
@@ -151,6 +178,8 @@ def tensor_yaml(t, key, tf, torch):
         raise NotWritable("unsupported_input", "a tensor on %s" % t.device)
     fields = ["shape: [%s]" % ", ".join(str(s) for s in t.shape), "dtype: " + dtype,
               "init: file", "init_args: {path: %s, key: %s}" % (yaml_str(tf.rel_path), yaml_str(key))]
+    if host:
+        fields.append("device: cpu")
     contiguous_layout = t.is_contiguous() and t.storage_offset() == 0
     if not contiguous_layout:
         fields.append("stride: [%s]" % ", ".join(str(s) for s in t.stride()))
@@ -179,6 +208,8 @@ def value_yaml(v, torch):
         if v.type == "cpu":
             return "value: privateuseone"  # the samples' device: the device under test
         raise NotWritable("unsupported_input", "a torch.device argument")
+    if isinstance(v, (torch.memory_format, torch.layout)):
+        return "value: " + str(v).replace("torch.", "")  # opcheck's binder reads contiguous_format, strided
     return "py: " + yaml_str(py_literal(v, torch))
 
 
@@ -322,20 +353,25 @@ def make_recorder(torch):
     from torch.utils._python_dispatch import TorchDispatchMode
 
     class Recorder(TorchDispatchMode):
-        def __init__(self):
+        def __init__(self, record_all=False):
             super().__init__()
             self.ops = []
             self.random = False
             self.calls = 0
             self.first = None  # (op, positional, keywords) of the first call, its tensors copied before it ran
+            self.all = [] if record_all else None  # every call so, in order
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             name = str(func.name()) if hasattr(func, "name") else str(func)
             if name not in self.ops:
                 self.ops.append(name)
             self.calls += 1
-            if self.calls == 1:
-                self.first = (func, clone_args(tuple(args), torch), clone_args(dict(kwargs or {}), torch))
+            if self.calls == 1 or self.all is not None:
+                call = (func, clone_args(tuple(args), torch), clone_args(dict(kwargs or {}), torch))
+                if self.calls == 1:
+                    self.first = call
+                if self.all is not None:
+                    self.all.append(call)
             if torch.Tag.nondeterministic_seeded in getattr(func, "tags", ()):
                 self.random = True
             return func(*args, **(kwargs or {}))
@@ -350,7 +386,8 @@ def judgeable(out, torch, depth=0):
         if out.layout != torch.strided:
             return "a %s output" % out.layout
         if out.dtype not in (torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int8, torch.int16,
-                             torch.int32, torch.int64, torch.uint8, torch.bool, torch.complex64, torch.complex128):
+                             torch.int32, torch.int64, torch.uint8, torch.uint16, torch.uint32, torch.uint64,
+                             torch.bool, torch.complex32, torch.complex64, torch.complex128):
             return "a %s output" % out.dtype
         return None
     if isinstance(out, (tuple, list)) and depth < 3:
@@ -391,13 +428,23 @@ def clone_args(v, torch):
 
 
 def _strided_copy(t, torch):
-    """The same values in the same sizes, strides and storage offset (as opcheck builds it from the manifest)."""
+    """The same values in the same sizes, strides and storage offset (as opcheck builds it from the manifest; a dim of
+    stride 0, an expanded one, is filled from its first index)."""
     t = t.detach()
+    if t.layout != torch.strided:
+        return t.clone()  # sparse: no strides to keep (tensor_yaml says no manifest holds it)
     extent = t.storage_offset() + sum((s - 1) * st for s, st in zip(t.shape, t.stride()) if s > 0) + 1 \
         if t.numel() else t.storage_offset()
     base = torch.zeros(max(extent, 0), dtype=t.dtype)
     out = torch.as_strided(base, t.shape, t.stride(), t.storage_offset())
-    out.copy_(t)
+    dst, src = out, t
+    for d, (size, stride) in enumerate(zip(t.shape, t.stride())):
+        if stride == 0 and size > 1:
+            dst, src = dst.narrow(d, 0, 1), src.narrow(d, 0, 1)
+    try:
+        dst.copy_(src)
+    except RuntimeError:
+        return t.clone()  # a layout whose distinct indices share memory: no manifest holds it (tensor_yaml says so)
     return out
 
 
@@ -415,20 +462,21 @@ def run_sample(fn, sample, torch, Recorder, calls=None):
 
 # ---- one sample as a case -----------------------------------------------------------------------------------------
 
-def argument_lines(positional, keywords, index, tf, torch):
-    """(input lines, kwmap lines, noncontiguous?) of a call, or NotWritable."""
+def argument_lines(positional, keywords, index, tf, torch, op=""):
+    """(input lines, kwmap lines, noncontiguous?) of a call of `op`, or NotWritable."""
     lines, noncontig = [], False
     staged = []
+    host_position = HOST_ARGUMENTS.get(op_base_name(op)) if op else None
     for a, v in enumerate(positional):
         if isinstance(v, torch.Tensor):
-            text, nc = tensor_yaml(v, "%d.%d" % (index, a), tf, torch)
-            staged.append(("tensor", text, ("%d.%d" % (index, a), v)))
+            text, nc = tensor_yaml(v, "%s.%d" % (index, a), tf, torch, host=a == host_position)
+            staged.append(("tensor", text, ("%s.%d" % (index, a), v)))
             noncontig |= nc
         elif isinstance(v, (list, tuple)) and v and all(isinstance(x, torch.Tensor) for x in v):
             items = []
             for j, x in enumerate(v):
-                text, nc = tensor_yaml(x, "%d.%d.%d" % (index, a, j), tf, torch)
-                items.append(("%d.%d.%d" % (index, a, j), x))
+                text, nc = tensor_yaml(x, "%s.%d.%d" % (index, a, j), tf, torch)
+                items.append(("%s.%d.%d" % (index, a, j), x))
                 noncontig |= nc
                 staged.append(("item", text, items[-1]))
             staged.append(("list", len(v), None))
@@ -444,8 +492,15 @@ def argument_lines(positional, keywords, index, tf, torch):
         if k == "device" and (v == "cpu" or (isinstance(v, torch.device) and v.type == "cpu")):
             kw.append("      %s: privateuseone" % k)  # the device of the call: the device under test
             continue
-        if isinstance(v, torch.Tensor) or (isinstance(v, (list, tuple)) and any(isinstance(x, torch.Tensor) for x in v)):
-            raise NotWritable("unsupported_input", "a tensor keyword argument (%s)" % k)
+        if isinstance(v, torch.Tensor):
+            # A tensor keyword argument (searchsorted's sorter): an input passed by name.
+            key = "%s.%s" % (index, k)
+            text, nc = tensor_yaml(v, key, tf, torch)
+            staged.append(("keyword tensor", text, (key, v, k)))
+            noncontig |= nc
+            continue
+        if isinstance(v, (list, tuple)) and any(isinstance(x, torch.Tensor) for x in v):
+            raise NotWritable("unsupported_input", "a list of tensors as keyword argument (%s)" % k)
         kw.append("      %s: %s" % (k, kwarg_yaml(v, torch)))
     # Everything is expressible: now the tensors go into the file.
     pending_items = []
@@ -453,6 +508,10 @@ def argument_lines(positional, keywords, index, tf, torch):
         if kind == "tensor":
             tf.add(payload[0], payload[1], torch)
             lines.append("      - tensor: " + text)
+        elif kind == "keyword tensor":
+            tf.add(payload[0], payload[1], torch)
+            lines.append("      - keyword: " + payload[2])
+            lines.append("        tensor: " + text)
         elif kind == "item":
             tf.add(payload[0], payload[1], torch)
             pending_items.append(text)
@@ -568,7 +627,7 @@ def import_entry(index):
     out_dir = STATE["out_dir"]
     Recorder = STATE["recorder"]
     res = {"entry": {"name": name, "model": model, "op": pyname, "variant": variant, "samples": 0, "written": 0,
-                     "dtypes": []},
+                     "as_calls": 0, "cases": 0, "dtypes": []},
            "cases": [], "not_written": [], "rules": [], "marks": {}, "reached": set(), "files": []}
     for dtype_name, config_tolerance in wanted_dtypes(op, pyname):
         res["entry"]["dtypes"].append(dtype_name)
@@ -591,6 +650,8 @@ def import_entry(index):
             tolerance = config_tolerance
         # Without a name, the entry's own function runs: its one ATen op may still be written.
         fn = call_variant(op, variant) if pyname else op.op
+        ctx = {"res": res, "tf": tf, "model": model, "name": name, "dtype": dtype_name, "op_mark": op_mark,
+               "variant": variant, "tolerance": tolerance, "statuses": statuses, "hints": hints, "torch": torch}
         for i, sample in enumerate(samples):
             res["entry"]["samples"] += 1
             case_name = "%s.%s.%d" % (name, dtype_name, i)
@@ -608,14 +669,19 @@ def import_entry(index):
                 skip("random_op", "reaches " + ", ".join(ops), i)
                 continue
             if variant == "method by name" and not lambda_agrees(op, sample, out, torch):
-                skip("no_callable_name", "op %s gives other values than %s" % (op.op.__qualname__, pyname), i)
+                why = NotWritable("no_callable_name", "op %s gives other values than %s" % (op.op.__qualname__, pyname))
+                try:
+                    write_aten_calls(op.op, sample, i, why, ctx)
+                except NotWritable as e2:
+                    skip(e2.reason, e2.detail, i)
                 continue
             why = judgeable(out, torch)
-            if why is None and any(o.startswith(("aten::empty", "aten::new_empty")) for o in ops):
-                # Uninitialised memory: the only outputs whose values two CPU runs of one call may disagree on.
+            if why is None and (any(o.startswith(("aten::empty", "aten::new_empty")) for o in ops)
+                                or isinstance(out, (tuple, list))):
+                # Uninitialised memory: the only outputs whose values two CPU runs of one call may disagree on (an
+                # empty op's, or a kernel's own buffer returned beside the result: ctc_loss's log_alpha).
                 try:
-                    _, _, again = run_sample(fn, sample, torch, Recorder)
-                    if not same_output(out, again, torch):
+                    if not stable_output(out, lambda: run_sample(fn, sample, torch, Recorder)[2], torch):
                         why = "an output that differs between two CPU runs of the same call (uninitialised memory)"
                 except Exception as e:  # noqa: BLE001
                     why = "the second CPU run raised %s" % type(e).__name__
@@ -629,61 +695,220 @@ def import_entry(index):
                     raise NotWritable("no_callable_name", unnamed + (" (it reached %d ATen calls)" % calls["count"]))
                 if aten and prefer_aten(fn):
                     raise NotWritable("unsupported_input", "a Python-level function")
+                if pyname in STATE["unresolvable"]:
+                    raise NotWritable("unbound_call", "opcheck does not resolve %s" % pyname)
+                unbound = STATE["as_calls"].get(name, {}).get(dtype_name, {}).get(str(i))
+                if unbound is not None:
+                    raise NotWritable("unbound_call", "opcheck cannot bind the call as written (%s)" % unbound)
                 case_op, keywords = python_level_keywords(pyname, sample.kwargs)
-                inputs, kwargs, noncontig = argument_lines([sample.input, *sample.args], keywords, i, tf, torch)
+                inputs, kwargs, noncontig = argument_lines([sample.input, *sample.args], keywords, i, tf, torch,
+                                                           case_op)
             except NotWritable as e:
                 # The one ATen op the sample reached, called with the arguments it got, when the Python call
                 # cannot be written (or is a Python function whose keywords no ATen op takes: max_pool's
                 # return_indices): the same computation on the same tensors.
                 try:
                     if not aten:
+                        if calls.get("count", 0) > 1:
+                            write_aten_calls(fn, sample, i, e, ctx)
+                            continue
                         raise e
                     case_op, how = aten[0], "the ATen op it reached"
-                    inputs, kwargs, noncontig = argument_lines(aten[1], aten[2], i, tf, torch)
+                    check_aten_output(calls["first"], torch)
+                    inputs, kwargs, noncontig = argument_lines(aten[1], aten[2], i, tf, torch, case_op)
                 except NotWritable as e2:
                     skip(e2.reason, e2.detail, i)
                     continue
-            aten_marks = []
-            for o in ops:
-                m = "aten__" + ident(o.replace("aten::", ""))
-                aten_marks.append(m)
-                res["marks"][m] = "cases whose OpInfo sample reached %s on the CPU" % o
-                res["reached"].add(o)
             desc = "OpInfo %s sample %d at %s (%s)" % (name, i, dtype_name,
                                                     variant + " variant" if how == variant else "called as " + case_op
                                                     + ", the one ATen op its " + variant + " variant reached")
-            if getattr(sample, "name", ""):
-                desc += ": " + sample.name
-            if hints:
-                desc += "; PyTorch's tests also record " + ", ".join(sorted(set(hints)))
-            lines = ["  - name: " + case_name, "    op: " + case_op, "    dtype: " + dtype_name,
-                     "    description: " + yaml_str(desc)]
-            case_marks = ["opinfo", op_mark] + aten_marks + (["noncontiguous"] if noncontig else [])
-            lines.append("    marks: [%s]" % ", ".join(case_marks))
-            if tolerance is not None:
-                atol, rtol = tolerance
-                if atol is not None:
-                    lines.append("    atol: " + yaml_float(float(atol)))
-                if rtol is not None:
-                    lines.append("    rtol: " + yaml_float(float(rtol)))
-            if inputs:
-                lines.append("    inputs:")
-                lines.extend(inputs)
-            else:
-                lines.append("    inputs: []")
-            if kwargs:
-                lines.append("    kwmap:")
-                lines.extend(kwargs)
-            res["cases"].append("\n".join(lines))
+            add_case(ctx, case_name, case_op, desc, sample, ops, inputs, kwargs, noncontig,
+                     deterministic=deterministic_sample(ops))
             res["entry"]["written"] += 1
-            for kind, reason in statuses:
-                res["rules"].append((kind, "%s::%s" % (model, case_name), reason))
         if tf.header:
             tf.write(out_dir)
             res["files"].append(tf.rel_path)
     if res["cases"]:
         res["marks"][op_mark] = "cases of OpInfo entry %s" % name
+    res["entry"]["cases"] = len(res["cases"])
     return res
+
+
+def deterministic_sample(ops):
+    """Whether a sample's values cannot vary from run to run: it reached no random op (those are not written at all)
+    and no allocation whose memory it may return unwritten."""
+    return not any(o.startswith(("aten::empty", "aten::new_empty")) for o in ops)
+
+
+def add_case(ctx, case_name, case_op, desc, sample, ops, inputs, kwargs, noncontig, extra_marks=(),
+             deterministic=False):
+    """Appends one case block (and its status rules and marks) to the entry's result. A skip that OpInfo gives
+    because the output is non-deterministic (dropout inside multi_head_attention_forward) is not written for a
+    `deterministic` sample: the importer checked what the skip is about, and the sample reached no random op."""
+    res = ctx["res"]
+    aten_marks = []
+    for o in ops:
+        m = "aten__" + ident(o.replace("aten::", ""))
+        aten_marks.append(m)
+        res["marks"][m] = "cases whose OpInfo sample reached %s on the CPU" % o
+        res["reached"].add(o)
+    if getattr(sample, "name", ""):
+        desc += ": " + sample.name
+    if ctx["hints"]:
+        desc += "; PyTorch's tests also record " + ", ".join(sorted(set(ctx["hints"])))
+    lines = ["  - name: " + case_name, "    op: " + case_op, "    dtype: " + ctx["dtype"],
+             "    description: " + yaml_str(desc)]
+    case_marks = ["opinfo", ctx["op_mark"]] + aten_marks + list(extra_marks) + (["noncontiguous"] if noncontig else [])
+    lines.append("    marks: [%s]" % ", ".join(case_marks))
+    if ctx["tolerance"] is not None:
+        atol, rtol = ctx["tolerance"]
+        if atol is not None:
+            lines.append("    atol: " + yaml_float(float(atol)))
+        if rtol is not None:
+            lines.append("    rtol: " + yaml_float(float(rtol)))
+    if inputs:
+        lines.append("    inputs:")
+        lines.extend(inputs)
+    else:
+        lines.append("    inputs: []")
+    if kwargs:
+        lines.append("    kwmap:")
+        lines.extend(kwargs)
+    res["cases"].append("\n".join(lines))
+    for kind, reason in ctx["statuses"]:
+        if kind == "skip" and deterministic and re.search(r"non-?deterministic", reason):
+            continue
+        res["rules"].append((kind, "%s::%s" % (ctx["model"], case_name), reason))
+
+
+def aten_name(func):
+    overload = func._overloadname
+    return func._schema.name + ("" if overload == "default" else "." + overload)
+
+
+class filling_uninitialised:
+    """PyTorch's deterministic mode with fill_uninitialized_memory: every tensor the CPU allocates starts as NaN (or
+    the largest integer), so an output element no kernel wrote differs from the first run's, whatever the allocator
+    hands back (two plain runs may get the same stale bytes). warn_only: no op raises for lacking a deterministic
+    variant."""
+
+    def __init__(self, torch):
+        self.torch = torch
+
+    def __enter__(self):
+        t = self.torch
+        self.saved = (t.are_deterministic_algorithms_enabled(), t.is_deterministic_algorithms_warn_only_enabled(),
+                      t.utils.deterministic.fill_uninitialized_memory)
+        t.use_deterministic_algorithms(True, warn_only=True)
+        t.utils.deterministic.fill_uninitialized_memory = True
+
+    def __exit__(self, *exc):
+        t = self.torch
+        t.use_deterministic_algorithms(self.saved[0], warn_only=self.saved[1])
+        t.utils.deterministic.fill_uninitialized_memory = self.saved[2]
+        return False
+
+
+def stable_output(first, run, torch):
+    """Whether `first`, an output of run(), is what every run gives: a run with uninitialised memory filled (NaN), and
+    a plain run while both earlier outputs are held (so that it gets other memory than the first: a plain run may get
+    back the filled run's NaN, and look written)."""
+    with filling_uninitialised(torch):
+        filled = run()
+    scrub(filled, torch)
+    second = run()
+    return same_output(first, filled, torch) and same_output(first, second, torch)
+
+
+def scrub(out, torch):
+    """After a filled run: memory of the sizes its outputs have, written with zeros and freed, so that the next plain
+    run's unwritten buffers (the allocator hands back the block freed last) hold zeros, not this run's NaN filling,
+    which would make them look written."""
+    tensors = [out] if isinstance(out, torch.Tensor) else [t for t in (out if isinstance(out, (tuple, list)) else ())
+                                                           if isinstance(t, torch.Tensor)]
+    for t in tensors:
+        if t.layout == torch.strided and t.numel():
+            torch.zeros(t.untyped_storage().nbytes(), dtype=torch.uint8)
+
+
+def replay(func, args, kwargs, torch):
+    a, k = clone_args((args, kwargs), torch)
+    with torch.no_grad():
+        return func(*a, **k)
+
+
+def aten_keywords(func, kwargs, torch):
+    """The call's keywords without those that say what the schema's default says (layout=torch.strided,
+    pin_memory=False: values no manifest needs), the device as the device under test."""
+    defaults = {a.name: a.default_value for a in func._schema.arguments if a.has_default_value()}
+    out = {}
+    for k, v in kwargs.items():
+        if k == "layout" and v == torch.strided:
+            continue
+        if k == "pin_memory" and v is False:
+            continue
+        if k in defaults and not isinstance(v, torch.Tensor) and type(v) is type(defaults[k]) and v == defaults[k]:
+            continue
+        out[k] = privateuse_device(v, torch) if k == "device" else v
+    return out
+
+
+def write_aten_calls(fn, sample, index, why, ctx):
+    """A sample whose Python call cannot be written (`why`), written as the ATen calls it made on the CPU, each a case
+    `<entry>.<dtype>.<sample>.call<k>` with the tensors that call got, copied before it ran: the same kernels on the
+    same values. Calls whose output two runs of the same arguments disagree on (allocations: empty, new_empty) are
+    left out. NotWritable when a call cannot be written (nothing of the sample is written then)."""
+    torch = ctx["torch"]
+    rec = STATE["recorder"](record_all=True)
+    inp, args, kwargs = clone_args((sample.input, sample.args, sample.kwargs), torch)
+    try:
+        with torch.no_grad(), rec:
+            fn(inp, *args, **kwargs)
+    except Exception as e:  # noqa: BLE001
+        raise NotWritable(why.reason, why.detail + "; its ATen calls raise when recorded: %s" % first_line(e))
+    staged = StagedTensors(ctx["tf"])
+    blocks, left_out = [], 0
+    for k, (func, cargs, ckwargs) in enumerate(rec.all):
+        op_name = aten_name(func)
+        if not op_name.startswith("aten::"):
+            raise NotWritable("unbound_call", "%s; its call %d reaches %s, which is no ATen op" % (why.detail, k, op_name))
+        try:
+            first = replay(func, cargs, ckwargs, torch)
+            stable = stable_output(first, lambda: replay(func, cargs, ckwargs, torch), torch)
+        except Exception as e:  # noqa: BLE001
+            raise NotWritable("raises_on_cpu", "%s; its call %d (%s) raises when run again: %s"
+                              % (why.detail, k, op_name, first_line(e)))
+        bad = judgeable(first, torch)
+        if bad:
+            raise NotWritable("unjudgeable_output", "%s; its call %d (%s) gives %s" % (why.detail, k, op_name, bad))
+        if not stable:
+            if not op_name.startswith(("aten::empty", "aten::new_empty")):
+                raise NotWritable("unjudgeable_output", "%s; its call %d (%s) gives an output that differs between two "
+                                  "CPU runs of the same arguments (uninitialised memory)" % (why.detail, k, op_name))
+            left_out += 1  # an allocation's uninitialised memory: the calls that fill it are the cases
+            continue
+        try:
+            inputs, kws, noncontig = argument_lines(list(cargs), aten_keywords(func, ckwargs, torch),
+                                                    "%d.call%d" % (index, k), staged, torch, op_name)
+        except NotWritable as e:
+            raise NotWritable(e.reason, "%s; its call %d (%s): %s" % (why.detail, k, op_name, e.detail))
+        blocks.append((k, op_name, inputs, kws, noncontig))
+    if not blocks:
+        raise NotWritable("unjudgeable_output", why.detail + "; every ATen call it makes allocates memory it leaves "
+                          "uninitialised")
+    staged.commit(ctx["tf"], torch)
+    res = ctx["res"]
+    res["marks"]["opinfo_call"] = ("cases that are one ATen call of an OpInfo sample whose Python call cannot be "
+                                   "written (docs/opinfo.md)")
+    for k, op_name, inputs, kws, noncontig in blocks:
+        desc = ("OpInfo %s sample %d at %s: ATen call %d of %d its %s variant made (%s), written as calls since %s"
+                % (ctx["name"], index, ctx["dtype"], k, len(rec.all), ctx["variant"], op_name, why.detail))
+        if left_out:
+            desc += " (%d allocation%s left out)" % (left_out, "" if left_out == 1 else "s")
+        add_case(ctx, "%s.%s.%d.call%d" % (ctx["name"], ctx["dtype"], index, k), op_name, desc, sample, [op_name],
+                 inputs, kws, noncontig, extra_marks=["opinfo_call"], deterministic=deterministic_sample(rec.ops))
+    res["entry"]["written"] += 1
+    res["entry"]["as_calls"] += 1
 
 
 def python_level_keywords(pyname, kwargs):
@@ -694,6 +919,23 @@ def python_level_keywords(pyname, kwargs):
         if kwargs.pop("return_indices"):
             pyname += "_with_indices"
     return pyname, kwargs
+
+
+def check_aten_output(call, torch):
+    """The ATen call's own output (the op may return more than the Python function gave: _ctc_loss's log_alpha)
+    judgeable and the same in a second run with uninitialised memory filled, else NotWritable."""
+    func, args, kwargs = call
+    try:
+        first = replay(func, args, kwargs, torch)
+        stable = stable_output(first, lambda: replay(func, args, kwargs, torch), torch)
+    except Exception as e:  # noqa: BLE001
+        raise NotWritable("raises_on_cpu", "its ATen call %s raises when run again: %s" % (aten_name(func), first_line(e)))
+    bad = judgeable(first, torch)
+    if bad:
+        raise NotWritable("unjudgeable_output", "its ATen call %s gives %s" % (aten_name(func), bad))
+    if not stable:
+        raise NotWritable("unjudgeable_output", "its ATen call %s gives an output that differs between two CPU runs of "
+                          "the same arguments (uninitialised memory)" % aten_name(func))
 
 
 def aten_call(calls, torch):
@@ -744,7 +986,22 @@ def parse_args():
     p.add_argument("--device-lib", action="append", default=[])
     p.add_argument("-j", "--jobs", type=int, default=0)
     p.add_argument("--quiet", action="store_true")
+    # opcheck's second pass: {entry: {dtype: {sample: why}}} of samples whose call did not bind, written as ATen calls.
+    p.add_argument("--as-calls", default="")
     return p.parse_args()
+
+
+def unresolvable_names(names):
+    """The op names opcheck's resolver does not know, asked of the opcheck that runs this importer (one JSON line each
+    way over the pipes of OPCHECK_OPINFO_RESOLVE_FDS); none when run otherwise."""
+    fds = os.environ.get("OPCHECK_OPINFO_RESOLVE_FDS", "")
+    if not fds:
+        return set()
+    w, r = (int(x) for x in fds.split(","))
+    with os.fdopen(w, "w") as out:
+        out.write(json.dumps(names) + "\n")
+    with os.fdopen(r) as answer:
+        return set(json.loads(answer.readline() or "[]"))
 
 
 def select_entries(op_db, patterns, torch):
@@ -799,6 +1056,11 @@ def main():
     if not STATE["selected"]:
         fail_usage("no OpInfo entry matches the selection", "check --ops/--config; names are OpInfo names (add, "
                    "nn.functional.relu) or ATen ops (aten::add), globs allowed")
+    STATE["as_calls"] = {}
+    if a.as_calls:
+        with open(a.as_calls) as f:
+            STATE["as_calls"] = json.load(f)
+    STATE["unresolvable"] = unresolvable_names(sorted({p for _, p, _ in STATE["selected"] if p}))
     os.makedirs(os.path.join(a.output, "tensors"), exist_ok=True)
 
     import warnings
@@ -832,7 +1094,8 @@ def main():
         marks.update(res["marks"])
         if res["cases"]:
             head = ["# Written by `opcheck import-opinfo` from torch %s's OpInfo entry %s: one case per sample and "
-                    "dtype." % (torch.__version__, e["name"]),
+                    "dtype, or one per ATen call of a sample whose call cannot be written (.call<k>)."
+                    % (torch.__version__, e["name"]),
                     "model: " + e["model"],
                     "description: " + yaml_str("PyTorch OpInfo %s (%s), the samples of sample_inputs on the CPU"
                                                % (e["name"], e["op"])),
@@ -844,7 +1107,9 @@ def main():
         pool.join()
 
     counts = {"ops": len(report["entries"]), "samples": sum(e["samples"] for e in report["entries"]),
-              "written": sum(e["written"] for e in report["entries"]), "not_written": len(report["not_written"]),
+              "written": sum(e["written"] for e in report["entries"]),
+              "as_calls": sum(e["as_calls"] for e in report["entries"]),
+              "cases": sum(e["cases"] for e in report["entries"]), "not_written": len(report["not_written"]),
               "by_reason": {k: 0 for k in REASONS}}
     for x in report["not_written"]:
         counts["by_reason"][x["reason"]] += 1

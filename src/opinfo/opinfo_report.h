@@ -10,13 +10,17 @@
 namespace opcheck::opinfo {
 
 /// Removes from a file written by the importer the blocks of lines that start with `  - <key>: <value>` for the
-/// given values (a case `  - name: x` up to the next `  - ` line of its list, a status rule `  - id: "..."`).
-void drop_blocks(const std::filesystem::path& path, const std::string& key, const std::set<std::string>& values);
+/// given values, or whose value starts with one of `prefixes` (a case `  - name: x` up to the next `  - ` line of its
+/// list, a status rule `  - id: "..."`; the prefix `x.float32.3.call` takes every call case of a sample). Returns the
+/// number of blocks left.
+std::size_t drop_blocks(const std::filesystem::path& path, const std::string& key, const std::set<std::string>& values,
+                        const std::set<std::string>& prefixes = {});
 
-/// Sets the report's counts (samples, written, not_written, by_reason) from its entries and not_written list.
+/// Sets the report's counts (samples, written, as_calls, cases, not_written, by_reason) from its entries and
+/// not_written list.
 void recount(nlohmann::json& report);
 
-/// `N ops, N samples, N cases written, N not written (N reason, ...)`.
+/// `N ops, N samples, N written as N cases (N as their ATen calls), N not written (N reason, ...)`.
 std::string summary_line(const nlohmann::json& report);
 
 }  // namespace opcheck::opinfo

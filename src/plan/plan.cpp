@@ -74,6 +74,7 @@ std::string canonical_case_text(const Case& c) {
   out += "|seed=" + std::to_string(c.seed);
   out += "|in=";
   for (const auto& in : c.inputs) {
+    if (!in.keyword.empty()) out += "K(" + in.keyword + ")";  // only keyword inputs: other cases keep their keys
     switch (in.kind) {
       case Input::Kind::Tensor: put_tensor(out, in.tensor); break;
       case Input::Kind::TensorList:
@@ -110,6 +111,7 @@ std::string input_signature(const Case& c) {
   for (std::size_t i = 0; i < c.inputs.size(); ++i) {
     if (i) out += ", ";
     const auto& in = c.inputs[i];
+    if (!in.keyword.empty()) out += in.keyword + "=";
     if (in.kind == Input::Kind::Tensor) tensor(in.tensor);
     else if (in.kind == Input::Kind::TensorList) {
       out += '[';

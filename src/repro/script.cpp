@@ -305,7 +305,7 @@ ScriptInputs script_inputs(const Case& c) {
       tensor_lines(c, t, i, list ? std::optional<std::size_t>(j) : std::nullopt, "t" + std::to_string(slot), in);
       arg += (list && j ? ", " : "") + std::string("t[") + std::to_string(slot) + "]";
     }
-    in.args.push_back(list ? arg + "]" : arg);
+    in.args.push_back((input.keyword.empty() ? "" : input.keyword + "=") + (list ? arg + "]" : arg));
   }
   return in;
 }

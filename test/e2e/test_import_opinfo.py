@@ -125,10 +125,11 @@ def test_loopback_passes_every_case(imported):
 
 
 def test_not_written_samples_are_listed_and_counts_add_up(tmp_path):
-    """Random ops, tensor keywords and ops opcheck cannot call are not written, each listed with its reason; the
-    counts of the summary line, the report and the manifests agree."""
+    """Random ops, sparse inputs and functions opcheck cannot call that reach no ATen op are not written, each listed
+    with its reason; the counts of the summary line, the report and the manifests agree."""
     out = tmp_path / "o"
-    r = import_opinfo(out, "--ops", "add,bernoulli,masked.sum,nn.functional.dropout,nn.functional.interpolate.area", "--dtypes", "fp32")
+    r = import_opinfo(out, "--ops", "add,bernoulli,masked.sum,nn.functional.dropout,nn.functional.interpolate.area,"
+                      "sparse.mm.reduce,broadcast_shapes", "--dtypes", "fp32")
     assert r.rc == 0, r
     report = json.loads((out / "opinfo-report.json").read_text())
     c = report["counts"]
@@ -139,23 +140,24 @@ def test_not_written_samples_are_listed_and_counts_add_up(tmp_path):
         missing = [x for x in report["not_written"] if x["entry"] == e["name"]]
         assert e["samples"] == e["written"] + len(missing), e
     written = sum(p.read_text().count("\n  - name: ") for p in out.glob("opinfo_*.yaml"))
-    assert written == c["written"]
+    assert written == c["cases"] == sum(e["cases"] for e in report["entries"])
     reasons = {x["entry"]: x["reason"] for x in report["not_written"]}
     assert reasons["bernoulli"] == "random_op" and reasons["nn.functional.dropout"] == "random_op"
-    assert c["by_reason"]["unsupported_input"] > 0 and c["by_reason"]["unbound_call"] > 0
+    assert reasons["sparse.mm.reduce"] == "unsupported_input" and reasons["broadcast_shapes"] == "unbound_call"
+    assert "masked.sum" not in reasons and c["as_calls"] > 0  # a tensor keyword: written as its ATen calls
     assert c["by_reason"]["random_op"] > 0
     line = next(l for l in r.out.splitlines() if " samples, " in l)
-    assert line.startswith("%d ops, %d samples, %d cases written, %d not written (" % (
-        c["ops"], c["samples"], c["written"], c["not_written"])), line
+    assert line.startswith("%d ops, %d samples, %d written as %d cases (%d as their ATen calls), %d not written (" % (
+        c["ops"], c["samples"], c["written"], c["cases"], c["as_calls"], c["not_written"])), line
     listed = (out / "opinfo-not-written.txt").read_text().splitlines()
     assert len(listed) == c["not_written"]
-    assert "opinfo: op 1 of 5: " in r.err and "opinfo: op 5 of 5: " in r.err, r.err
+    assert "opinfo: op 1 of 7: " in r.err and "opinfo: op 7 of 7: " in r.err, r.err
 
 
 def test_nothing_written_exits_5_and_unknown_op_is_a_usage_error(tmp_path):
     r = import_opinfo(tmp_path / "a", "--ops", "bernoulli", "--dtypes", "fp32", "-q")
     assert r.rc == 5, r
-    assert "0 cases written" in r.out
+    assert "0 written as 0 cases" in r.out
     r = import_opinfo(tmp_path / "b", "--ops", "no_such_op_xyz", "-q")
     assert r.rc == 4 and "no OpInfo entry matches" in r.err and "Fix:" in r.err, r
 
@@ -200,3 +202,127 @@ def test_device_ops_selects_only_ops_the_device_registers(tmp_path):
             reached = {m for m in c["marks"] if m.startswith("aten__")}
             assert any("aten__" + re.sub(r"[^0-9A-Za-z]", "_", o[6:]) in reached for o in enabled), c["name"]
     assert not list((out / "tensors").glob("opinfo_cumsum*"))
+
+
+def safetensors(path):
+    """{key: tensor} of a .safetensors file, read with nothing but json and torch."""
+    raw = path.read_bytes()
+    n = int.from_bytes(raw[:8], "little")
+    header = json.loads(raw[8:8 + n])
+    kinds = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16, "F64": torch.float64,
+             "I8": torch.int8, "I16": torch.int16, "I32": torch.int32, "I64": torch.int64, "U8": torch.uint8,
+             "BOOL": torch.bool}
+    out = {}
+    for key, h in header.items():
+        a, b = h["data_offsets"]
+        buf = bytearray(raw[8 + n + a:8 + n + b])
+        t = torch.frombuffer(buf, dtype=kinds[h["dtype"]]) if buf else torch.empty(0, dtype=kinds[h["dtype"]])
+        out[key] = t.reshape(h["shape"])
+    return out
+
+
+def recorded_calls(entry, dtype, index):
+    """The ATen calls the sample makes on the CPU: (op name, [(values, stride, storage offset) | value, ...]) with
+    each tensor as it was when the call began."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.testing._internal.common_methods_invocations import op_db
+    op = next(o for o in op_db if o.name + ("." + o.variant_test_name if o.variant_test_name else "") == entry)
+    sample = samples_of(entry, dtype)[index]
+    calls = []
+
+    def snap(v):
+        if isinstance(v, torch.Tensor):
+            return (v.detach().contiguous().clone(), v.stride(), v.storage_offset())
+        if isinstance(v, (list, tuple)):
+            return [snap(x) for x in v]
+        return v
+
+    class Rec(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            name = func._schema.name + ("" if func._overloadname == "default" else "." + func._overloadname)
+            calls.append((name, [snap(a) for a in args]))
+            return func(*args, **(kwargs or {}))
+
+    def fresh(v):
+        if isinstance(v, torch.Tensor):
+            return v.detach().clone()
+        if isinstance(v, (list, tuple)):
+            return type(v)(fresh(x) for x in v)
+        if isinstance(v, dict):
+            return {k: fresh(x) for k, x in v.items()}
+        return v
+
+    inp, args, kwargs = fresh((sample.input, sample.args, sample.kwargs))
+    with torch.no_grad(), Rec():
+        op.op(inp, *args, **kwargs)
+    return calls
+
+
+def test_samples_whose_call_cannot_be_written_are_their_aten_calls(tmp_path):
+    """masked.sum (a tensor keyword, `mask`) and nn.functional.gaussian_nll_loss (a Python function opcheck does not
+    resolve) are written as the ATen calls their samples make: one case per call, each with the tensors that call got
+    (values, strides, storage offset), marked opinfo_call. They run and pass on the CPU, and a fault in one of those
+    ATen ops fails exactly the cases of that op."""
+    out = tmp_path / "o"
+    r = import_opinfo(out, "--ops", "masked.sum,nn.functional.gaussian_nll_loss", "--dtypes", "fp32", "-q")
+    assert r.rc == 0, r
+    report = json.loads((out / "opinfo-report.json").read_text())
+    c = report["counts"]
+    assert c["not_written"] == 0 and c["written"] == c["samples"] and c["as_calls"] > 100, c
+    again = tmp_path / "again"
+    assert import_opinfo(again, "--ops", "masked.sum,nn.functional.gaussian_nll_loss", "--dtypes", "fp32", "-q",
+                         "-j", "1").rc == 0
+    written = sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file())
+    assert written == sorted(p.relative_to(again) for p in again.rglob("*") if p.is_file())
+    assert [str(f) for f in written if (out / f).read_bytes() != (again / f).read_bytes()] == []
+    files = {}
+    checked = 0
+    by_sample = {}
+    for p in sorted(out.glob("opinfo_*.yaml")):
+        for case in yaml.safe_load(p.read_text())["cases"]:
+            m = re.fullmatch(r"(.+)\.(\w+)\.(\d+)\.call(\d+)", case["name"])
+            if not m:
+                continue
+            assert "opinfo_call" in case["marks"] and case["op"].startswith("aten::"), case
+            by_sample.setdefault(m.groups()[:3], []).append((int(m.group(4)), case))
+    assert len(by_sample) == c["as_calls"], (len(by_sample), c)
+    for (entry, dtype, index), cases in sorted(by_sample.items())[::7]:  # every 7th sample: the suite stays quick
+        calls = recorded_calls(entry, dtype, int(index))
+        for k, case in cases:
+            name, args = calls[k]
+            assert case["op"] == name, (case["name"], name)
+            for spec, want in zip(case["inputs"], args):
+                if "tensor" not in spec:
+                    continue
+                t = spec["tensor"]
+                path = out / t["init_args"]["path"]
+                got = files.setdefault(path, safetensors(path))[t["init_args"]["key"]]
+                values, stride, offset = want
+                assert t["shape"] == list(values.shape) and torch.equal(bits(got), bits(values)), case["name"]
+                assert t.get("stride", list(values.stride())) == list(stride), case["name"]
+                assert t.get("storage_offset", 0) == offset, case["name"]
+                checked += 1
+    assert checked > 100, checked
+    r = opcheck("run", "--manifests", out, "--device", "cpu", "-q", "-m", "opinfo_call")
+    assert r.rc == 0 and "failed" not in r.last_line, r
+    # A wrong sum fails the sum calls of masked.sum, and no case of another op.
+    r = opcheck("run", "--manifests", out, "--device", "loopback", "-q", "-m", "opinfo_call", "--metrics-json",
+                tmp_path / "r.json", env={"OPCHECK_LOOPBACK_FAULTS": "aten::sum=off:1e-2"})
+    assert r.rc == 1, r
+    results = json.loads((tmp_path / "r.json").read_text())["cases"]
+    failed = {x["id"] for x in results if x["outcome"] == "failed"}
+    sums = {x["id"] for x in results if x["op"].startswith("aten::sum")}
+    assert failed and failed <= sums, sorted(failed - sums)[:5]
+
+
+def test_method_variants_and_complex_outputs_pass_on_the_loopback(tmp_path):
+    """`where`'s method variant (Tensor.where takes self before the condition) binds as the method does, and the fft
+    entries' complex outputs, conjugate views on the device, come back: every case passes on the loopback."""
+    out = tmp_path / "o"
+    r = import_opinfo(out, "--ops", "where,fft.ifft,fft.hfftn", "--dtypes", "fp32", "-q")
+    assert r.rc == 0, r
+    report = json.loads((out / "opinfo-report.json").read_text())
+    assert report["counts"]["written"] >= 20, report["counts"]
+    r = opcheck("run", "--manifests", out, "--device", "loopback", "-q")
+    assert r.rc == 0, r
+    assert re.fullmatch(r"%d passed in .*" % report["counts"]["cases"], r.last_line), r.last_line

@@ -206,6 +206,8 @@ TEST(ErrorKinds, MissingKernelsAreNotSupported) {
                                 "Could not run 'aten::exp.out' with arguments from the 'PrivateUse1' backend."}));
   EXPECT_TRUE(is_not_supported({"RuntimeError",
                                 "Could not run 'aten::add.out' with arguments from the 'QuantizedCPU' backend. This..."}));
+  EXPECT_TRUE(is_not_supported({"RuntimeError", "pin_memory=True requires a CUDA or other accelerator backend; no pinned "
+                                                "memory allocator is available on this system."}));
   EXPECT_FALSE(is_not_supported({"RuntimeError", "shape '[2, 3]' is invalid for input of size 5"}));
   EXPECT_TRUE(is_dtype_gap({"RuntimeError", "\"addmm_impl_cpu_\" not implemented for 'Half'"}));
   EXPECT_FALSE(is_dtype_gap({"RuntimeError", "\"bitwise_and_cpu\" not implemented for 'Float'"}));

@@ -313,6 +313,24 @@ TEST(PythonTable, OperatorSpellings) {
   EXPECT_TRUE(at::allclose(r2.invocation->run({x}, RunContext{}).toTensor(), 2 / x));
 }
 
+TEST(PythonTable, MethodsWhoseSelfIsNotTheFunctionsFirstArgument) {
+  // Tensor.where(condition, other) is torch.where(condition, self, other): the method's first argument is `self`.
+  auto cond = [] { return tensor_input(tensor_spec({4}, DType::Bool)); };
+  const Case method = make_case("torch.Tensor.where", {f32({4}), cond(), f32({4})});
+  const Case function = make_case("torch.where", {cond(), f32({4}), f32({4})});
+  EXPECT_EQ(resolved(method), "aten::where.self");
+  EXPECT_EQ(resolved(function), "aten::where.self");
+  Resolution r = resolve(method);
+  ASSERT_TRUE(r.invocation) << r.error;
+  const at::Tensor x = at::arange(4, at::kFloat), c = at::arange(4) % 2 == 0, y = -x;
+  EXPECT_TRUE(at::equal(r.invocation->run({x, c, y}, RunContext{}).toTensor(), at::where(c, x, y)));
+  // Tensor.polygamma(n) is torch.polygamma(n, self).
+  Resolution p = resolve(make_case("torch.Tensor.polygamma", {f32({4}), value_input(PyValue::integer(1))}));
+  ASSERT_TRUE(p.invocation) << p.error;
+  const at::Tensor z = at::arange(1, 5, at::kFloat);
+  EXPECT_TRUE(at::allclose(p.invocation->run({z}, RunContext{}).toTensor(), at::polygamma(1, z)));
+}
+
 TEST(PythonTable, SplitAndChunkReturnLists) {
   const Case split = make_case("torch.functional.split", {f32({4, 6}), value_input(PyValue::integer(2))}, {{"dim", PyValue::integer(-1)}});
   EXPECT_EQ(resolved(split), "aten::split.Tensor");

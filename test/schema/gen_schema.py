@@ -258,10 +258,17 @@ defs["tensor"] = d("tensor", "One tensor input: its layout, dtype, device and ho
                    allOf=preset_rules)
 def single(key, sub, title, desc):
     return d(title, desc, type="object", required=[key], additionalProperties=False, properties={key: sub})
-defs["input"] = d("input", "One positional argument of the op call: exactly one of tensor, tensor_list, value, "
-                  "py or file.",
-                  type="object", minProperties=1, maxProperties=1, additionalProperties=False,
+defs["input"] = d("input", "One argument of the op call: exactly one of tensor, tensor_list, value, py or file; "
+                  "with keyword beside tensor or tensor_list, that tensor is passed by name (after the positional "
+                  "inputs).",
+                  type="object", minProperties=1, maxProperties=2, additionalProperties=False,
+                  **{"if": {"required": ["keyword"]},
+                     "then": {"minProperties": 2, "oneOf": [{"required": ["tensor"]}, {"required": ["tensor_list"]}]},
+                     "else": {"maxProperties": 1}},
                   properties={
+                      "keyword": d("keyword", "The keyword the tensor is passed as (a keyword-only tensor parameter, "
+                                   "as searchsorted's sorter).", type="string",
+                                   pattern=r"^[A-Za-z_][A-Za-z0-9_]*$"),
                       "tensor": d("tensor input", "A tensor argument.", **{"$ref": "#/$defs/tensor"}),
                       "tensor_list": d("tensor list input", "A list of tensors (e.g. for torch.cat).",
                                        type="array", items={"$ref": "#/$defs/tensor"}),

@@ -15,6 +15,8 @@ const BEYOND_SCHEMA = {
   "duplicate_case_name.yaml": "uniqueness of one field across list items (uniqueItems compares whole items)",
   "expand_view_bad_base.yaml": "broadcasting compares base_shape entries with the values in `shape`",
   "file_missing.yaml": "whether a file exists lies outside the document",
+  "keyword_input_twice.yaml": "uniqueness of one field across list items (uniqueItems compares whole items)",
+  "positional_after_keyword_input.yaml": "the order of list items by a field of each (no item may follow a keyword one)",
   "randint_low_not_below_high.yaml": "low < high compares two numbers of the document",
 };
 
