@@ -2,6 +2,7 @@
 // against draws and writes them (src/opinfo/import_opinfo.py, carried in the binary); this side then loads every
 // manifest written, resolves and binds every case as a run would, takes out the cases opcheck cannot call (each listed
 // with its reason), and prints the summary.
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -78,13 +79,19 @@ void answer_names_query(int from_child, int to_child, const UnknownNames& unknow
   } catch (const std::exception&) {
   }
   const std::string answer = nlohmann::json(unknown(names)).dump() + "\n";
+  // An importer that died after asking closes the pipe: EPIPE, not a SIGPIPE that would end opcheck unexplained
+  // (its exit status is reported after).
+  struct sigaction ignore {}, saved {};
+  ignore.sa_handler = SIG_IGN;
+  sigaction(SIGPIPE, &ignore, &saved);
   std::size_t off = 0;
   while (off < answer.size()) {
     const ssize_t n = write(to_child, answer.data() + off, answer.size() - off);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
+    if (n <= 0) break;
     off += static_cast<std::size_t>(n);
   }
+  sigaction(SIGPIPE, &saved, nullptr);
 }
 
 /// Runs the importer under `python`, with opcheck's Python packages (pyloop) on its path; returns its exit status.
