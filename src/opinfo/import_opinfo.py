@@ -432,7 +432,7 @@ def _strided_copy(t, torch):
     stride 0, an expanded one, is filled from its first index)."""
     t = t.detach()
     if t.layout != torch.strided:
-        return t.clone()  # sparse: no strides to keep (tensor_yaml says no manifest holds it)
+        return t.clone()  # sparse: no strides to keep (tensor_yaml then says no manifest holds it)
     extent = t.storage_offset() + sum((s - 1) * st for s, st in zip(t.shape, t.stride()) if s > 0) + 1 \
         if t.numel() else t.storage_offset()
     base = torch.zeros(max(extent, 0), dtype=t.dtype)
@@ -444,7 +444,8 @@ def _strided_copy(t, torch):
     try:
         dst.copy_(src)
     except RuntimeError:
-        return t.clone()  # a layout whose distinct indices share memory: no manifest holds it (tensor_yaml says so)
+        # Distinct indices that share memory (other than stride 0), a layout no manifest holds: the values, contiguous.
+        return t.clone(memory_format=torch.contiguous_format)
     return out
 
 
