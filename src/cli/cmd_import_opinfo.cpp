@@ -2,16 +2,11 @@
 // against draws and writes them (src/opinfo/import_opinfo.py, carried in the binary); this side then loads every
 // manifest written, resolves and binds every case as a run would, takes out the cases opcheck cannot call (each listed
 // with its reason), and prints the summary.
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <functional>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -25,6 +20,7 @@
 #include "cli/opinfo_assets.h"
 #include "common/device_choice.h"
 #include "common/opened_files.h"
+#include "opinfo/importer_process.h"
 #include "opinfo/opinfo_report.h"
 #include "runner/op_check.h"
 
@@ -57,45 +53,8 @@ std::string joined(const std::vector<std::string>& items) {
   return out;
 }
 
-/// Which of `names` (Python op names) opcheck's resolver does not know: the importer writes the samples of such an op
-/// as the ATen calls they make (docs/opinfo.md).
-using UnknownNames = std::function<std::vector<std::string>(const std::vector<std::string>&)>;
-
-/// Answers the importer's one question over a pipe: it writes a JSON list of its entries' op names and a newline, and
-/// reads back the JSON list of those opcheck cannot resolve. EOF (an importer that exits first) ends it quietly.
-void answer_names_query(int from_child, int to_child, const UnknownNames& unknown) {
-  std::string line;
-  char buf[4096];
-  for (;;) {
-    const ssize_t n = read(from_child, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    line.append(buf, static_cast<std::size_t>(n));
-    if (line.find('\n') != std::string::npos) break;
-  }
-  std::vector<std::string> names;
-  try {
-    names = nlohmann::json::parse(line.substr(0, line.find('\n'))).get<std::vector<std::string>>();
-  } catch (const std::exception&) {
-  }
-  const std::string answer = nlohmann::json(unknown(names)).dump() + "\n";
-  // An importer that died after asking closes the pipe: EPIPE, not a SIGPIPE that would end opcheck unexplained
-  // (its exit status is reported after).
-  struct sigaction ignore {}, saved {};
-  ignore.sa_handler = SIG_IGN;
-  sigaction(SIGPIPE, &ignore, &saved);
-  std::size_t off = 0;
-  while (off < answer.size()) {
-    const ssize_t n = write(to_child, answer.data() + off, answer.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    off += static_cast<std::size_t>(n);
-  }
-  sigaction(SIGPIPE, &saved, nullptr);
-}
-
 /// Runs the importer under `python`, with opcheck's Python packages (pyloop) on its path; returns its exit status.
-int run_importer(const std::string& python, const OpinfoFlags& f, const UnknownNames& unknown,
+int run_importer(const std::string& python, const OpinfoFlags& f, const opinfo::UnknownNames& unknown,
                  const std::string& as_calls) {
   std::vector<std::string> args{python, "-c", std::string(opinfo_import_script()), "-o", f.out_dir};
   if (!as_calls.empty()) args.insert(args.end(), {"--as-calls", as_calls});
@@ -113,51 +72,8 @@ int run_importer(const std::string& python, const OpinfoFlags& f, const UnknownN
     if (fs::is_directory(fs::path(dir) / "python", ec)) pythonpath += (fs::path(dir) / "python").string() + ":";
   }
   if (const char* old = std::getenv("PYTHONPATH")) pythonpath += old;
-  int up[2] = {-1, -1}, down[2] = {-1, -1};  // importer -> opcheck, opcheck -> importer
-  const bool query = unknown && pipe(up) == 0 && pipe(down) == 0;
-  // The child's environment is made here: after fork it only calls exec (the exec layer's threads may hold locks).
-  std::vector<std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) {
-    const std::string kv = *e;
-    if (kv.rfind("PYTHONPATH=", 0) != 0 && kv.rfind("OPCHECK_OPINFO_RESOLVE_FDS=", 0) != 0) env.push_back(kv);
-  }
-  if (!pythonpath.empty()) env.push_back("PYTHONPATH=" + pythonpath);
-  // The second CPU run of a sample (uninitialised memory filled) runs in deterministic mode with warn_only, whose
-  // "no deterministic implementation" warnings, one per call, say nothing here.
-  if (std::getenv("TORCH_CPP_LOG_LEVEL") == nullptr) env.push_back("TORCH_CPP_LOG_LEVEL=ERROR");
-  if (query) env.push_back("OPCHECK_OPINFO_RESOLVE_FDS=" + std::to_string(up[1]) + "," + std::to_string(down[0]));
-  std::vector<char*> argv, envp;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  for (auto& e : env) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  const std::string cannot_run = "opcheck: error: cannot run " + python + ": ";
   std::cout.flush();
-  const pid_t pid = fork();
-  if (pid < 0) return -1;
-  if (pid == 0) {
-    if (query) {
-      close(up[0]);
-      close(down[1]);
-    }
-    execvpe(argv[0], argv.data(), envp.data());
-    const char* why = std::strerror(errno);
-    [[maybe_unused]] auto w1 = write(2, cannot_run.data(), cannot_run.size());
-    [[maybe_unused]] auto w2 = write(2, why, std::strlen(why));
-    [[maybe_unused]] auto w3 = write(2, "\n", 1);
-    _exit(127);
-  }
-  if (query) {
-    close(up[1]);
-    close(down[0]);
-    answer_names_query(up[0], down[1], unknown);
-    close(up[0]);
-    close(down[1]);
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return opinfo::run_importer_process(args, pythonpath, unknown);
 }
 
 /// The cases whose op opcheck cannot resolve or whose arguments do not bind: taken out of the manifests, listed in
@@ -184,62 +100,10 @@ bool drop_unbound_cases(ExecLibrary& exec_library, const std::vector<std::string
     for (const auto& c : m.cases) all.push_back(&c);
   DiagnosticList unbound;
   check_case_ops(*ex, all, unbound);
-  // A case that is one ATen call of a sample (`<entry>.<dtype>.<sample>.call<k>`) takes the sample's other calls
-  // with it: a sample is written whole or not at all.
-  std::map<std::string, std::set<std::string>> by_file, prefixes_of_file;  // manifest path -> case names / prefixes
-  std::set<std::string> ids, id_prefixes;
-  std::map<std::string, std::string> message;  // "model::<entry>.<dtype>.<sample>" -> why
-  for (const auto& d : unbound.items) {
-    if (d.case_id.empty()) continue;
-    const auto sep = d.case_id.find("::");
-    std::string sample_id = d.case_id;
-    const auto last = sample_id.rfind('.');
-    if (sample_id.compare(last + 1, 4, "call") == 0) {
-      sample_id.erase(last);
-      prefixes_of_file[d.loc.file].insert(sample_id.substr(sep + 2) + ".call");
-      id_prefixes.insert("\"" + sample_id + ".call");
-    } else {
-      by_file[d.loc.file].insert(d.case_id.substr(sep + 2));
-      ids.insert("\"" + d.case_id + "\"");
-    }
-    message.emplace(sample_id, d.message);  // the first of a sample's calls that does not bind
-  }
-  std::map<std::string, std::size_t> left;  // manifest path -> cases left
-  for (const auto& [file, names] : by_file) left[file] = 0;
-  for (const auto& [file, p] : prefixes_of_file) left[file] = 0;
-  for (auto& [file, n] : left) n = drop_blocks(file, "name", by_file[file], prefixes_of_file[file]);
-  if ((!ids.empty() || !id_prefixes.empty()) && fs::exists(dir / "opcheck.yaml"))
-    drop_blocks(dir / "opcheck.yaml", "id", ids, id_prefixes);
-  // Each dropped sample becomes a not-written sample of its entry, in the entry's count.
-  std::map<std::string, nlohmann::json*> entry_of_model;
-  for (auto& e : report["entries"]) entry_of_model[e["model"].get<std::string>()] = &e;
-  for (const auto& [id, text] : message) {
-    const auto sep = id.find("::");
-    const std::string model = id.substr(0, sep), name = id.substr(sep + 2);
-    nlohmann::json* e = entry_of_model.count(model) ? entry_of_model[model] : nullptr;
-    if (e == nullptr) continue;
-    // name = <entry>.<dtype>.<sample>
-    const auto last = name.rfind('.');
-    const auto dtype_dot = name.rfind('.', last - 1);
-    (*e)["written"] = (*e)["written"].get<int>() - 1;
-    if (id_prefixes.count("\"" + id + ".call"))
-      (*e)["as_calls"] = (*e)["as_calls"].get<int>() - 1;
-    else
-      whole_unbound[(*e)["name"].get<std::string>()][name.substr(dtype_dot + 1, last - dtype_dot - 1)]
-                   [name.substr(last + 1)] = text;
-    report["not_written"].push_back({{"entry", (*e)["name"]},
-                                      {"dtype", name.substr(dtype_dot + 1, last - dtype_dot - 1)},
-                                      {"sample", std::stoi(name.substr(last + 1))},
-                                      {"reason", "unbound_call"},
-                                      {"detail", text}});
-  }
-  // The entries' case counts from what is left; a manifest left without cases is removed (an empty case list is no
-  // manifest).
-  for (const auto& [file, n] : left) {
-    const std::string model = fs::path(file).stem().string();
-    if (entry_of_model.count(model)) (*entry_of_model[model])["cases"] = n;
-    if (n == 0) fs::remove(file);
-  }
+  std::vector<opinfo::UnboundCase> cases;
+  for (const auto& d : unbound.items)
+    if (!d.case_id.empty()) cases.push_back({d.case_id, d.loc.file, d.message});
+  opinfo::drop_unbound(cases, dir, report, whole_unbound);
   return true;
 }
 
@@ -254,7 +118,7 @@ int cmd_import_opinfo(const OpinfoFlags& f) {
   // The exec layer loads while the importer imports torch; it answers which op names opcheck cannot resolve.
   ExecLibrary exec_library;
   std::unique_ptr<Executor> resolver;
-  UnknownNames unknown;
+  opinfo::UnknownNames unknown;
   if (!f.no_bind_check) {
     unknown = [&](const std::vector<std::string>& names) {
       std::vector<std::string> out;

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace opcheck::opinfo {
 
@@ -15,6 +16,21 @@ namespace opcheck::opinfo {
 /// number of blocks left.
 std::size_t drop_blocks(const std::filesystem::path& path, const std::string& key, const std::set<std::string>& values,
                         const std::set<std::string>& prefixes = {});
+
+/// A case the bind check found unbound: its id (`model::name`), manifest file and why.
+struct UnboundCase {
+  std::string id;
+  std::string file;
+  std::string message;
+};
+
+/// Takes the unbound cases out of their manifests and of DIR/opcheck.yaml, each as a not-written sample of its entry
+/// in `report` (`unbound_call`); a case that is one ATen call of a sample (`<entry>.<dtype>.<sample>.call<k>`) takes
+/// the sample's other calls with it, since a sample is written whole or not at all. Samples written as their own call
+/// go into `whole_unbound` ({entry: {dtype: {sample: why}}}), for a second pass that writes them as their ATen
+/// calls. A manifest left without cases is removed.
+void drop_unbound(const std::vector<UnboundCase>& cases, const std::filesystem::path& dir, nlohmann::json& report,
+                  nlohmann::json& whole_unbound);
 
 /// Sets the report's counts (samples, written, as_calls, cases, not_written, by_reason) from its entries and
 /// not_written list.
