@@ -31,6 +31,13 @@ std::map<std::string, int> g_opened;  // path -> its checked descriptor, for the
 
 }  // namespace
 
+std::string file_identity(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return {};
+  return path + '\0' + std::to_string(st.st_dev) + ':' + std::to_string(st.st_ino) + ':' + std::to_string(st.st_size) +
+         ':' + std::to_string(st.st_mtim.tv_sec) + '.' + std::to_string(st.st_mtim.tv_nsec);
+}
+
 void close_opened_files() {
   std::lock_guard<std::mutex> lock(g_mutex);
   for (const auto& [path, fd] : g_opened) ::close(fd);

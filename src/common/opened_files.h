@@ -12,6 +12,11 @@ namespace opcheck {
 /// folder when `folder` is empty). Returns the descriptor, or -1 with `problem` worded to follow "file 'x' ".
 int open_checked_file(const std::string& path, const std::string& folder, std::string& problem);
 
+/// What a per-process cache of a file's contents keys an entry by: the path with the file's device, inode, size and
+/// modification time (nanoseconds) as stat says now, so that a file replaced or rewritten is read again; "" when stat
+/// fails (nothing to cache).
+std::string file_identity(const std::string& path);
+
 /// Closes every descriptor open_checked_file opened, for a process that has let go of every manifest loaded so far
 /// and loads files rewritten since (import-opinfo's second pass): the next open of a path opens the new file.
 void close_opened_files();

@@ -9,10 +9,9 @@
 #include <utility>
 #include <vector>
 
-#include <sys/stat.h>
-
 #include <nlohmann/json.hpp>
 
+#include "common/opened_files.h"
 #include "manifest/pt_file.h"
 #include "manifest/tensor_layout.h"
 
@@ -180,17 +179,13 @@ struct SafetensorsHeader {
 
 /// Reads and parses the header of `n` bytes that follows the 8-byte size. A file holds the tensors of many cases
 /// (import-opinfo writes one per entry and dtype), so the last few parsed headers are kept, each under the file's
-/// identity: device, inode, size and modification time, as stat says now. A file that changed is parsed again.
+/// identity (file_identity). A file that changed is parsed again.
 std::shared_ptr<const SafetensorsHeader> safetensors_header(const std::string& path, std::ifstream& in,
                                                             std::uint64_t n) {
   static std::mutex mutex;
   static std::vector<std::pair<std::string, std::shared_ptr<const SafetensorsHeader>>> cache;  // newest last
-  std::string identity;
-  struct stat st {};
-  if (::stat(path.c_str(), &st) == 0)
-    identity = path + '\0' + std::to_string(st.st_dev) + ':' + std::to_string(st.st_ino) + ':' +
-               std::to_string(st.st_size) + ':' + std::to_string(st.st_mtim.tv_sec) + '.' +
-               std::to_string(st.st_mtim.tv_nsec) + ':' + std::to_string(n);
+  std::string identity = file_identity(path);
+  if (!identity.empty()) identity += ':' + std::to_string(n);
   if (!identity.empty()) {
     std::lock_guard<std::mutex> lock(mutex);
     for (const auto& [id, h] : cache)

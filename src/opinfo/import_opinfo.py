@@ -677,8 +677,7 @@ def import_entry(index):
                     skip(e2.reason, e2.detail, i)
                 continue
             why = judgeable(out, torch)
-            if why is None and (any(o.startswith(("aten::empty", "aten::new_empty")) for o in ops)
-                                or isinstance(out, (tuple, list))):
+            if why is None and (any(is_allocation(o) for o in ops) or isinstance(out, (tuple, list))):
                 # Uninitialised memory: the only outputs whose values two CPU runs of one call may disagree on (an
                 # empty op's, or a kernel's own buffer returned beside the result: ctc_loss's log_alpha).
                 try:
@@ -735,10 +734,15 @@ def import_entry(index):
     return res
 
 
+def is_allocation(op):
+    """An op whose output is memory it leaves unwritten (empty, empty_like, new_empty, ...)."""
+    return op.startswith(("aten::empty", "aten::new_empty"))
+
+
 def deterministic_sample(ops):
     """Whether a sample's values cannot vary from run to run: it reached no random op (those are not written at all)
     and no allocation whose memory it may return unwritten."""
-    return not any(o.startswith(("aten::empty", "aten::new_empty")) for o in ops)
+    return not any(is_allocation(o) for o in ops)
 
 
 def add_case(ctx, case_name, case_op, desc, sample, ops, inputs, kwargs, noncontig, extra_marks=(),
@@ -873,21 +877,13 @@ def write_aten_calls(fn, sample, index, why, ctx):
         op_name = aten_name(func)
         if not op_name.startswith("aten::"):
             raise NotWritable("unbound_call", "%s; its call %d reaches %s, which is no ATen op" % (why.detail, k, op_name))
-        try:
-            first = replay(func, cargs, ckwargs, torch)
-            stable = stable_output(first, lambda: replay(func, cargs, ckwargs, torch), torch)
-        except Exception as e:  # noqa: BLE001
-            raise NotWritable("raises_on_cpu", "%s; its call %d (%s) raises when run again: %s"
-                              % (why.detail, k, op_name, first_line(e)))
-        bad = judgeable(first, torch)
-        if bad:
-            raise NotWritable("unjudgeable_output", "%s; its call %d (%s) gives %s" % (why.detail, k, op_name, bad))
-        if not stable:
-            if not op_name.startswith(("aten::empty", "aten::new_empty")):
-                raise NotWritable("unjudgeable_output", "%s; its call %d (%s) gives an output that differs between two "
-                                  "CPU runs of the same arguments (uninitialised memory)" % (why.detail, k, op_name))
-            left_out += 1  # an allocation's uninitialised memory: the calls that fill it are the cases
-            continue
+        problem = call_output_problem(func, cargs, ckwargs, torch)
+        if problem:
+            reason, what, unstable = problem
+            if unstable and is_allocation(op_name):
+                left_out += 1  # an allocation's uninitialised memory: the calls that fill it are the cases
+                continue
+            raise NotWritable(reason, "%s; its call %d (%s) %s" % (why.detail, k, op_name, what))
         try:
             inputs, kws, noncontig = argument_lines(list(cargs), aten_keywords(func, ckwargs, torch),
                                                     "%d.call%d" % (index, k), staged, torch, op_name)
@@ -922,21 +918,29 @@ def python_level_keywords(pyname, kwargs):
     return pyname, kwargs
 
 
-def check_aten_output(call, torch):
-    """The ATen call's own output (the op may return more than the Python function gave: _ctc_loss's log_alpha)
-    judgeable and the same in a second run with uninitialised memory filled, else NotWritable."""
-    func, args, kwargs = call
+def call_output_problem(func, args, kwargs, torch):
+    """None when an ATen call's own output (the op may return more than the Python function gave: _ctc_loss's
+    log_alpha) is judgeable and what every run gives (stable_output), else (reason, what is wrong, unstable?)."""
     try:
         first = replay(func, args, kwargs, torch)
         stable = stable_output(first, lambda: replay(func, args, kwargs, torch), torch)
     except Exception as e:  # noqa: BLE001
-        raise NotWritable("raises_on_cpu", "its ATen call %s raises when run again: %s" % (aten_name(func), first_line(e)))
+        return "raises_on_cpu", "raises when run again: %s" % first_line(e), False
     bad = judgeable(first, torch)
     if bad:
-        raise NotWritable("unjudgeable_output", "its ATen call %s gives %s" % (aten_name(func), bad))
+        return "unjudgeable_output", "gives %s" % bad, False
     if not stable:
-        raise NotWritable("unjudgeable_output", "its ATen call %s gives an output that differs between two CPU runs of "
-                          "the same arguments (uninitialised memory)" % aten_name(func))
+        return ("unjudgeable_output", "gives an output that differs between two CPU runs of the same arguments "
+                "(uninitialised memory)", True)
+    return None
+
+
+def check_aten_output(call, torch):
+    """NotWritable when the sample's one ATen call has a call_output_problem."""
+    func, args, kwargs = call
+    problem = call_output_problem(func, args, kwargs, torch)
+    if problem:
+        raise NotWritable(problem[0], "its ATen call %s %s" % (aten_name(func), problem[1]))
 
 
 def aten_call(calls, torch):
@@ -944,9 +948,7 @@ def aten_call(calls, torch):
     if calls.get("count") != 1 or calls.get("first") is None:
         return None
     func, args, kwargs = calls["first"]
-    schema_name = func._schema.name
-    overload = func._overloadname
-    name = schema_name + ("" if overload == "default" else "." + overload)
+    name = aten_name(func)
     if not name.startswith("aten::"):
         return None
     return name, list(args), {k: (privateuse_device(v, torch) if k == "device" else v) for k, v in kwargs.items()}

@@ -1,13 +1,13 @@
 #include "plan/plan.h"
 
 #include <algorithm>
-#include <filesystem>
 #include <map>
 #include <mutex>
 #include <numeric>
 #include <unordered_map>
 
 #include "common/op_names.h"
+#include "common/opened_files.h"
 #include "common/sha256.h"
 
 namespace opcheck {
@@ -33,14 +33,12 @@ void put_kwargs(std::string& out, const KwArgs& kw, bool sort) {
 }
 
 /// sha256_file, once per file and process: the tensors of one .safetensors file (one key each) would read the
-/// whole file once per tensor otherwise, quadratic in the tensors of a file. Keyed by path, size and mtime.
+/// whole file once per tensor otherwise, quadratic in the tensors of a file. Keyed by the file's identity.
 std::string file_digest(const std::string& path) {
   static std::mutex mutex;
   static std::map<std::string, std::string> digests;
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  const auto mtime = std::filesystem::last_write_time(path, ec).time_since_epoch().count();
-  const std::string key = path + '\n' + std::to_string(size) + '\n' + std::to_string(mtime);
+  const std::string key = file_identity(path);
+  if (key.empty()) return sha256_file(path);
   const std::lock_guard<std::mutex> lock(mutex);
   auto it = digests.find(key);
   if (it == digests.end()) it = digests.emplace(key, sha256_file(path)).first;
