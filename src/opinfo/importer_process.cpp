@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -65,6 +66,11 @@ int run_importer_process(std::vector<std::string> args, const std::string& pytho
   // The second CPU run of a sample (uninitialised memory filled) runs in deterministic mode with warn_only, whose
   // "no deterministic implementation" warnings, one per call, say nothing here.
   if (std::getenv("TORCH_CPP_LOG_LEVEL") == nullptr) env.push_back("TORCH_CPP_LOG_LEVEL=ERROR");
+  // Sample functions that iterate a set of strings (meshgrid's `indexing`) draw in the order of Python's string
+  // hashes: one seed for every import, so that two imports write the same bytes.
+  const auto hash_seed = [](const std::string& kv) { return kv.rfind("PYTHONHASHSEED=", 0) == 0; };
+  env.erase(std::remove_if(env.begin(), env.end(), hash_seed), env.end());
+  env.push_back("PYTHONHASHSEED=0");
   if (query) env.push_back("OPCHECK_OPINFO_RESOLVE_FDS=" + std::to_string(up[1]) + "," + std::to_string(down[0]));
   std::vector<char*> argv, envp;
   for (auto& a : args) argv.push_back(a.data());
