@@ -72,6 +72,13 @@ const std::vector<NondeterministicRule>& nondeterministic_rules() {
     {"aten::histc", nullptr, "torch.histc() when called on CUDA tensor"},
     {"aten::bincount", nullptr, "torch.bincount() when called on CUDA tensor with weights"},
     {"aten::cumsum", nullptr, "torch.cumsum() when called on CUDA tensor (floating point)"},
+    // Not in PyTorch's list: its CPU kernel with the gelsy driver (the CPU's default) passes LAPACK a pivot array
+    // it never initialised, so its result depends on stale memory (6 of the 36 fp32 OpInfo samples differed
+    // between runs on this machine, none with torch.utils.deterministic.fill_uninitialized_memory).
+    {"aten::linalg_lstsq", "driver=gelsy",
+     "PyTorch's CPU kernel of linalg_lstsq with driver gelsy (the CPU's default) hands LAPACK's ?gelsy a pivot array "
+     "(jpvt) it never initialised, whose entries choose the columns kept first: its last bits depend on stale memory",
+     false},
   };
   return rules;
 }
@@ -121,6 +128,24 @@ const std::vector<TiedIndexRule>& tied_index_rules() {
     {"aten::argmin", 0, true, "torch.argmin: the first occurrence of ties is a CPU behaviour, not a contract"},
   };
   return rules;
+}
+
+// torch.unique's docs: "sorted (bool) - Whether to sort the unique elements in ascending order before returning as
+// output"; without it the order is the backend's (its OpInfo entry skips test_compare_cpu: "Output order is undefined
+// when sorted=False").
+const std::vector<UnorderedUniqueRule>& unordered_unique_rules() {
+  static const std::vector<UnorderedUniqueRule> rules = {
+    {"aten::_unique2", "torch.unique(sorted=False): the order of the unique values is undefined"},
+    {"aten::unique_dim", "torch.unique(dim=..., sorted=False): the order of the unique slices is undefined"},
+  };
+  return rules;
+}
+
+const UnorderedUniqueRule* unordered_unique_rule(const std::string& resolved_op) {
+  const std::string op = op_without_overload(resolved_op);
+  for (const UnorderedUniqueRule& r : unordered_unique_rules())
+    if (op == r.op) return &r;
+  return nullptr;
 }
 
 const TiedIndexRule* tied_index_rule(const std::string& resolved_op) {

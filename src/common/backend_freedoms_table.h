@@ -22,11 +22,14 @@ struct WidenedOutputRule {
 };
 const std::vector<WidenedOutputRule>& widened_output_rules();
 
-/// Ops PyTorch documents as nondeterministic on some backend: their runs may differ.
+/// Ops PyTorch documents as nondeterministic on some backend, or whose CPU kernel varies between runs: their runs
+/// may differ.
 struct NondeterministicRule {
   const char* op;         // any overload
-  const char* only_with;  // a bool argument that must be true ("accumulate"), or nullptr
-  const char* doc;        // torch.use_deterministic_algorithms' words
+  const char* only_with;  // a bool argument that must be true ("accumulate"), a string argument that is this value
+                          // or None ("driver=gelsy"), or nullptr
+  const char* doc;        // torch.use_deterministic_algorithms' words, or what the CPU kernel does
+  bool documented = true;  // doc quotes torch.use_deterministic_algorithms (else it is opcheck's finding)
 };
 const std::vector<NondeterministicRule>& nondeterministic_rules();
 
@@ -51,6 +54,17 @@ struct TiedIndexRule {
 const std::vector<TiedIndexRule>& tied_index_rules();
 /// The rule of a resolved op ("aten::max.dim", "aten::topk.values"), or nullptr.
 const TiedIndexRule* tied_index_rule(const std::string& resolved_op);
+
+/// Ops that return unique values in an order PyTorch leaves undefined unless sorted=True: values (slices along
+/// `dim` for unique_dim), inverse indices and counts pass in the device's order when they match the reference's
+/// element for element once the values are matched up.
+struct UnorderedUniqueRule {
+  const char* op;    // any overload
+  const char* rule;  // the PyTorch behaviour it encodes
+};
+const std::vector<UnorderedUniqueRule>& unordered_unique_rules();
+/// The rule of a resolved op ("aten::_unique2"), or nullptr.
+const UnorderedUniqueRule* unordered_unique_rule(const std::string& resolved_op);
 
 /// "aten::max" from "aten::max.dim": the op without its overload.
 std::string op_without_overload(const std::string& resolved_op);

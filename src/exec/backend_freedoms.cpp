@@ -18,6 +18,17 @@ bool flag(const NamedArgs& args, const char* name) {
   return v != nullptr && v->isBool() && v->toBool();
 }
 
+/// Whether a rule's condition holds: nullptr (always), "accumulate" (a bool argument that is true) or "driver=gelsy"
+/// (a string argument that is this value, or None: its default).
+bool rule_applies(const NamedArgs& args, const char* only_with) {
+  if (only_with == nullptr) return true;
+  const std::string cond = only_with;
+  const auto eq = cond.find('=');
+  if (eq == std::string::npos) return flag(args, only_with);
+  const c10::IValue* v = named_arg(args, cond.substr(0, eq));
+  return v == nullptr || v->isNone() || (v->isString() && v->toStringRef() == cond.substr(eq + 1));
+}
+
 // ---- Positions written more than once ----------------------------------------------------------------------------
 
 /// The flat positions of `self` a call writes and the values it writes there, one per write.
@@ -207,6 +218,57 @@ std::string align_ties(const IndexOutput& io, const NamedArgs& args, const RunVa
          "CPU's points at (PyTorch leaves the order of tied elements unspecified)";
 }
 
+// ---- Unique values in an undefined order --------------------------------------------------------------------------
+
+/// Beyond this many unique values the pairing (n x n comparisons) is not tried: the values are judged as they are.
+constexpr int64_t kMaxUniquePairing = 4096;
+
+std::string align_unique(const UnorderedUniqueRule& rule, const NamedArgs& args, const RunValues& device,
+                         std::vector<RunValues*>& expected) {
+  const c10::IValue* sorted = named_arg(args, "sorted");
+  if (sorted == nullptr || !sorted->isBool() || sorted->toBool()) return {};  // sorted=True defines the order
+  const c10::IValue* dev_v = output_at(device.output, 0);
+  if (!dev_v || !dev_v->isTensor() || !dev_v->toTensor().defined()) return {};
+  const at::Tensor dev = dev_v->toTensor().cpu();
+  const c10::IValue* dim_v = named_arg(args, "dim");
+  const bool flat = dim_v == nullptr || !dim_v->isInt();
+  const int64_t dim = flat ? 0 : c10::maybe_wrap_dim(dim_v->toInt(), dev.dim());
+  // Each unique value as a row: the elements of one slice along dim (unique_dim), or one element.
+  auto rows = [&](const at::Tensor& t) {
+    return flat ? t.reshape({-1, 1}) : t.movedim(dim, 0).reshape({t.size(dim), -1});
+  };
+  const at::Tensor d = rows(dev);
+  const int64_t n = d.size(0);
+  if (n < 2 || n > kMaxUniquePairing) return {};
+  int64_t moved = 0;
+  for (RunValues* e : expected) {
+    const c10::IValue* ev = output_at(e->output, 0);
+    if (!e->output.isTuple() || !ev || !ev->isTensor() || ev->toTensor().sizes() != dev.sizes()) return {};
+    const at::Tensor r = rows(ev->toTensor());
+    const at::Tensor dd = d.to(r.scalar_type());
+    const std::vector<int64_t> shape{n, n, r.size(1)};
+    const at::Tensor match = same_values(dd.unsqueeze(1).expand(shape), r.unsqueeze(0).expand(shape)).all(2);
+    // Each device value equals exactly one reference value and the other way round: a permutation.
+    if (!match.sum(1).eq(1).all().item<bool>() || !match.sum(0).eq(1).all().item<bool>()) return {};
+    const at::Tensor p = match.to(at::kLong).argmax(1);  // device value i is reference value p[i]
+    if (e == expected.front()) moved = p.ne(at::arange(n, p.options())).sum().item<int64_t>();
+    if (moved == 0) return {};
+    std::vector<c10::IValue> items = e->output.toTupleRef().elements().vec();
+    items[0] = ev->toTensor().index_select(flat ? 0 : dim, p);
+    if (items.size() > 1 && items[1].isTensor() && items[1].toTensor().numel() > 0) {
+      const at::Tensor inverse = items[1].toTensor();
+      const at::Tensor where = at::argsort(p);  // reference value j is device value where[j]
+      if (inverse.min().item<int64_t>() < 0 || inverse.max().item<int64_t>() >= n) return {};
+      items[1] = where.index_select(0, inverse.reshape(-1)).view(inverse.sizes()).to(inverse.scalar_type());
+    }
+    if (items.size() > 2 && items[2].isTensor() && items[2].toTensor().numel() == n)
+      items[2] = items[2].toTensor().index_select(0, p);
+    e->output = c10::ivalue::Tuple::create(std::move(items));
+  }
+  return std::to_string(moved) + " unique value(s) come in another order than the CPU's; inverse indices and counts "
+         "were compared in the device's order (" + rule.rule + ")";
+}
+
 }  // namespace
 
 const c10::IValue* named_arg(const NamedArgs& args, const std::string& name) {
@@ -229,11 +291,14 @@ std::string widened_output(const std::string& resolved_op, const std::string& wh
   return {};
 }
 
-const char* nondeterministic_by_design(const std::string& resolved_op, const NamedArgs& args) {
+std::string nondeterministic_by_design(const std::string& resolved_op, const NamedArgs& args) {
   const std::string op = op_without_overload(resolved_op);
   for (const NondeterministicRule& n : nondeterministic_rules())
-    if (op == n.op && (n.only_with == nullptr || flag(args, n.only_with))) return n.doc;
-  return nullptr;
+    if (op == n.op && rule_applies(args, n.only_with))
+      return n.documented ? std::string("PyTorch documents the op as nondeterministic on some backends "
+                                        "(torch.use_deterministic_algorithms: ") + n.doc + ")"
+                          : std::string(n.doc);
+  return {};
 }
 
 std::string align_undefined(const std::string& resolved_op, const NamedArgs& args, const RunValues& device,
@@ -243,6 +308,7 @@ std::string align_undefined(const std::string& resolved_op, const NamedArgs& arg
     if (const std::optional<Writes> w = writes_of(resolved_op, args)) return align_writes(*w, device, expected);
     if (const std::optional<IndexOutput> io = index_output_of(resolved_op, args))
       return align_ties(*io, args, device, expected);
+    if (const UnorderedUniqueRule* u = unordered_unique_rule(resolved_op)) return align_unique(*u, args, device, expected);
   } catch (const std::exception&) {
     // Arguments the freedom cannot read (a shape the op would refuse): the values are judged as they are.
   }

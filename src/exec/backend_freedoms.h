@@ -20,10 +20,10 @@ const c10::IValue* named_arg(const NamedArgs& args, const std::string& name);
 std::string widened_output(const std::string& resolved_op, const std::string& what, at::ScalarType reference,
                            at::ScalarType device);
 
-/// Where PyTorch documents `resolved_op` (called with `args`) as nondeterministic on some backend, that
-/// documentation's words; nullptr otherwise. Runs of such an op may differ: each is judged on its own, and their
-/// differences are a note, never NONDETERMINISTIC.
-const char* nondeterministic_by_design(const std::string& resolved_op, const NamedArgs& args);
+/// Where PyTorch documents `resolved_op` (called with `args`) as nondeterministic on some backend, or its CPU kernel
+/// varies between runs, a sentence saying so; "" otherwise. Runs of such an op may differ: each is judged on its own,
+/// and their differences are a note, never NONDETERMINISTIC.
+std::string nondeterministic_by_design(const std::string& resolved_op, const NamedArgs& args);
 
 /// One run's results as the judge compares them: the output and the tensors the op wrote in place.
 struct RunValues {
@@ -35,7 +35,9 @@ struct RunValues {
 /// allows: a position written more than once (index_copy, index_put and put without accumulate, scatter without
 /// reduce) takes the device's value when it equals one of the values written there; an index output of topk, sort
 /// (not stable), max/min/median/kthvalue/mode with a dim, argmax and argmin takes the device's index when it points
-/// at an element equal to the one the reference's points at. `expected` (the reference, and the float64 result
+/// at an element equal to the one the reference's points at; torch.unique's values (_unique2, unique_dim) with
+/// sorted=False take the device's order when they are the reference's values reordered, their inverse indices and
+/// counts compared in that order. `expected` (the reference, and the float64 result
 /// when there is one) are returned changed accordingly; the returned sentence says how many positions took the
 /// device's choice, "" when none did.
 std::string align_undefined(const std::string& resolved_op, const NamedArgs& args, const RunValues& device,

@@ -75,6 +75,10 @@ struct RunContext {
   /// Set in an upcast reference run: floating ScalarType arguments narrower than this become this type, so that
   /// `dtype=torch.float16` keywords do not undo the upcast.
   std::optional<at::ScalarType> compute_dtype;
+  /// Set to run, on these (host) tensors, the kernel the dispatcher computed for this backend key instead of the
+  /// tensors' own: PyTorch's composite kernel a device runs where it has no kernel of its own. Only a call that is
+  /// one dispatcher op honours it (Invocation::runs_kernel_of).
+  std::optional<c10::DispatchKey> kernel_of;
 };
 
 /// Builds the boxed stack of a binding. `tensors` holds this run's tensor for every slot. Throws std::runtime_error

@@ -70,10 +70,16 @@ class Engine final : public Executor {
   /// The call on the CPU with floating (complex) inputs narrower than `compute` in `compute` (its complex
   /// counterpart); nullopt runs it as it is. `changed`: whether anything was widened. Outputs are not cast back.
   RunOutcome compute_in(const Case& c, const Invocation& inv, const std::vector<at::Tensor>& host,
-                        std::optional<at::ScalarType> compute, bool& changed) const;
+                        std::optional<at::ScalarType> compute, bool& changed,
+                        std::optional<c10::DispatchKey> kernel_of = std::nullopt) const;
   /// The float64 (complex128) result of the call on the CPU, never cast back: what the judge measures the device and
   /// the reference against (exec/compare.h, kReferenceErrorMultiple).
   RunOutcome run_golden(const Case& c, const Invocation& inv, const std::vector<at::Tensor>& host) const;
+  /// The call on the CPU, in its own dtypes, through the kernel the dispatcher computed for the device's backend
+  /// `key`: PyTorch's composite kernel, where the device registers none of its own for the op. What the judge
+  /// compares a device with when the CPU's own kernel of the op rounds differently from that composite.
+  RunOutcome run_composite(const Case& c, const Invocation& inv, const std::vector<at::Tensor>& host,
+                           c10::DispatchKey key) const;
   /// Takes the case through its steps (engine.cpp's CaseRun). `ev`, when given, receives what the case produced
   /// (for --save-failures).
   void run_case(const Case& c, Result& r, CaseEvidence* ev);

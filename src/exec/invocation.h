@@ -26,6 +26,9 @@ class Invocation {
   /// backend freedoms (exec/backend_freedoms.h). Empty for calls that are no single dispatcher op.
   virtual NamedArgs named_arguments(const std::vector<at::Tensor>& tensors) const { return {}; }
 
+  /// Whether run() honours RunContext::kernel_of: true for a call that is one dispatcher op.
+  virtual bool runs_kernel_of() const { return false; }
+
   std::string resolved_op;                 // "aten::add.Tensor"; the ops used, for a decomposition
   bool decomposed = false;                 // a reference decomposition stands in for an op libtorch lacks
   std::vector<std::size_t> written_slots;  // tensors the call mutates in place (compared after the run too)

@@ -41,9 +41,11 @@ class DispatcherCall final : public Invocation {
   }
   c10::IValue run(const std::vector<at::Tensor>& tensors, const RunContext& ctx) const override {
     c10::Stack stack = make_stack(op_.schema(), binding_, tensors, ctx);
-    op_.callBoxed(&stack);
+    if (ctx.kernel_of) op_.redispatchBoxed(c10::DispatchKeySet(*ctx.kernel_of), &stack);
+    else op_.callBoxed(&stack);
     return outputs_of(stack, op_.schema().returns().size());
   }
+  bool runs_kernel_of() const override { return true; }
   NamedArgs named_arguments(const std::vector<at::Tensor>& tensors) const override {
     const c10::Stack stack = make_stack(op_.schema(), binding_, tensors, RunContext{});
     NamedArgs out;

@@ -167,12 +167,76 @@ TEST(BackendFreedoms, TiedIndicesPassWhenTheyPointAtEqualElements) {
   EXPECT_FALSE(compare_values(reference2.output, wrong.output, Tolerance{}).ok);
 }
 
+RunValues unique_result(std::vector<float> values, std::vector<int64_t> inverse, std::vector<int64_t> counts) {
+  return RunValues{c10::ivalue::Tuple::create({at::tensor(values), at::tensor(inverse, at::kLong),
+                                               at::tensor(counts, at::kLong)}),
+                   {}};
+}
+
+// torch.unique(sorted=False) leaves the order of its values to the backend: another order passes when the inverse
+// indices and counts agree with it; a wrong inverse or count, other values, or sorted=True still fail.
+TEST(BackendFreedoms, UniqueValuesMayComeInTheDevicesOrder) {
+  const at::Tensor self = at::tensor({5.0f, 1.0f, 5.0f, 3.0f});
+  const NamedArgs unsorted{{"self", self}, {"sorted", false}, {"return_inverse", true}, {"return_counts", true}};
+  const RunValues device = unique_result({3, 5, 1}, {1, 2, 1, 0}, {1, 2, 1});
+  RunValues reference = unique_result({5, 1, 3}, {0, 1, 0, 2}, {2, 1, 1});
+  const std::string note = align_undefined("aten::_unique2", unsorted, device, {&reference});
+  EXPECT_TRUE(contains(note, "3 unique value(s) come in another order than the CPU's")) << note;
+  EXPECT_TRUE(compare_values(reference.output, device.output, Tolerance{}).ok);
+
+  RunValues reference2 = unique_result({5, 1, 3}, {0, 1, 0, 2}, {2, 1, 1});
+  const RunValues wrong_inverse = unique_result({3, 5, 1}, {1, 2, 1, 1}, {1, 2, 1});
+  align_undefined("aten::_unique2", unsorted, wrong_inverse, {&reference2});
+  EXPECT_FALSE(compare_values(reference2.output, wrong_inverse.output, Tolerance{}).ok);
+
+  RunValues reference3 = unique_result({5, 1, 3}, {0, 1, 0, 2}, {2, 1, 1});
+  const RunValues wrong_count = unique_result({3, 5, 1}, {1, 2, 1, 0}, {1, 1, 2});
+  align_undefined("aten::_unique2", unsorted, wrong_count, {&reference3});
+  EXPECT_FALSE(compare_values(reference3.output, wrong_count.output, Tolerance{}).ok);
+
+  RunValues reference4 = unique_result({5, 1, 3}, {0, 1, 0, 2}, {2, 1, 1});
+  const RunValues other_value = unique_result({3, 5, 2}, {1, 2, 1, 0}, {1, 2, 1});
+  EXPECT_EQ(align_undefined("aten::_unique2", unsorted, other_value, {&reference4}), "");
+  EXPECT_FALSE(compare_values(reference4.output, other_value.output, Tolerance{}).ok);
+
+  const NamedArgs sorted{{"self", self}, {"sorted", true}, {"return_inverse", true}, {"return_counts", true}};
+  RunValues reference5 = unique_result({1, 3, 5}, {2, 0, 2, 1}, {1, 1, 2});
+  const RunValues unsorted_device = unique_result({3, 5, 1}, {1, 2, 1, 0}, {1, 2, 1});
+  EXPECT_EQ(align_undefined("aten::_unique2", sorted, unsorted_device, {&reference5}), "");
+  EXPECT_FALSE(compare_values(reference5.output, unsorted_device.output, Tolerance{}).ok);
+}
+
+// unique_dim's values are slices along dim: the device may order the slices differently.
+TEST(BackendFreedoms, UniqueSlicesMayComeInTheDevicesOrder) {
+  const at::Tensor self = at::tensor({1.0f, 2.0f, 0.0f, 0.0f, 1.0f, 2.0f}).view({3, 2});
+  const NamedArgs args{{"self", self}, {"dim", int64_t{0}}, {"sorted", false}, {"return_inverse", true},
+                       {"return_counts", true}};
+  auto result = [](std::vector<float> v, std::vector<int64_t> inv, std::vector<int64_t> cnt) {
+    return RunValues{c10::ivalue::Tuple::create({at::tensor(v).view({2, 2}), at::tensor(inv, at::kLong),
+                                                 at::tensor(cnt, at::kLong)}),
+                     {}};
+  };
+  RunValues reference = result({0, 0, 1, 2}, {1, 0, 1}, {1, 2});
+  const RunValues device = result({1, 2, 0, 0}, {0, 1, 0}, {2, 1});
+  EXPECT_FALSE(align_undefined("aten::unique_dim", args, device, {&reference}).empty());
+  EXPECT_TRUE(compare_values(reference.output, device.output, Tolerance{}).ok);
+}
+
 TEST(BackendFreedoms, NondeterministicOpsAreThoseTorchDocuments) {
-  EXPECT_NE(nondeterministic_by_design("aten::index_add", {}), nullptr);
-  EXPECT_NE(nondeterministic_by_design("aten::embedding_dense_backward", {}), nullptr);
-  EXPECT_EQ(nondeterministic_by_design("aten::index_put_", {{"accumulate", false}}), nullptr);
-  EXPECT_NE(nondeterministic_by_design("aten::index_put_", {{"accumulate", true}}), nullptr);
-  EXPECT_EQ(nondeterministic_by_design("aten::mm", {}), nullptr);
+  EXPECT_NE(nondeterministic_by_design("aten::index_add", {}), "");
+  EXPECT_NE(nondeterministic_by_design("aten::embedding_dense_backward", {}), "");
+  EXPECT_EQ(nondeterministic_by_design("aten::index_put_", {{"accumulate", false}}), "");
+  EXPECT_TRUE(contains(nondeterministic_by_design("aten::index_put_", {{"accumulate", true}}),
+                       "torch.use_deterministic_algorithms: torch.Tensor.index_put() with accumulate=True"));
+  EXPECT_EQ(nondeterministic_by_design("aten::mm", {}), "");
+}
+
+// linalg_lstsq's CPU kernel reads an uninitialised pivot array with the gelsy driver (its default on the CPU) only.
+TEST(BackendFreedoms, LstsqVariesOnlyWithTheGelsyDriver) {
+  EXPECT_TRUE(contains(nondeterministic_by_design("aten::linalg_lstsq", {{"driver", c10::IValue()}}), "jpvt"));
+  EXPECT_TRUE(contains(nondeterministic_by_design("aten::linalg_lstsq", {{"driver", std::string("gelsy")}}), "gelsy"));
+  EXPECT_EQ(nondeterministic_by_design("aten::linalg_lstsq", {{"driver", std::string("gelsd")}}), "");
+  EXPECT_EQ(nondeterministic_by_design("aten::linalg_lstsq", {{"driver", std::string("gels")}}), "");
 }
 
 }  // namespace
