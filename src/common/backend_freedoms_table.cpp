@@ -148,6 +148,12 @@ const UnorderedUniqueRule* unordered_unique_rule(const std::string& resolved_op)
   return nullptr;
 }
 
+const std::vector<std::string>& uninitialised_output_ops() {
+  static const std::vector<std::string> ops = {"aten::empty",          "aten::empty_like", "aten::empty_strided",
+                                               "aten::empty_permuted", "aten::new_empty",  "aten::new_empty_strided"};
+  return ops;
+}
+
 const TiedIndexRule* tied_index_rule(const std::string& resolved_op) {
   const std::string op = op_without_overload(resolved_op);
   for (const TiedIndexRule& r : tied_index_rules())

@@ -66,6 +66,12 @@ const std::vector<UnorderedUniqueRule>& unordered_unique_rules();
 /// The rule of a resolved op ("aten::_unique2"), or nullptr.
 const UnorderedUniqueRule* unordered_unique_rule(const std::string& resolved_op);
 
+/// Ops that return fresh memory they never write (empty and its kin): their values mean nothing, so only the
+/// output's shape, dtype, strides and device are compared, as PyTorch's own OpInfo tests do. import-opinfo hands the
+/// list to its importer (OPCHECK_OPINFO_UNINITIALISED_OPS), which writes their samples instead of finding their
+/// outputs unjudgeable.
+const std::vector<std::string>& uninitialised_output_ops();
+
 /// "aten::max" from "aten::max.dim": the op without its overload.
 std::string op_without_overload(const std::string& resolved_op);
 

@@ -308,7 +308,8 @@ std::string align_undefined(const std::string& resolved_op, const NamedArgs& arg
     if (const std::optional<Writes> w = writes_of(resolved_op, args)) return align_writes(*w, device, expected);
     if (const std::optional<IndexOutput> io = index_output_of(resolved_op, args))
       return align_ties(*io, args, device, expected);
-    if (const UnorderedUniqueRule* u = unordered_unique_rule(resolved_op)) return align_unique(*u, args, device, expected);
+    if (const UnorderedUniqueRule* u = unordered_unique_rule(resolved_op))
+      return align_unique(*u, args, device, expected);
   } catch (const std::exception&) {
     // Arguments the freedom cannot read (a shape the op would refuse): the values are judged as they are.
   }

@@ -3,6 +3,8 @@
 #include "exec/compare.h"
 #include "exec/backend_freedoms.h"
 
+#include "common/backend_freedoms_table.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -691,9 +693,8 @@ void default_tolerance(at::ScalarType t, double& rtol, double& atol) {
 }
 
 bool returns_uninitialised(const std::string& resolved_op) {
-  const std::string name = resolved_op.substr(0, resolved_op.find('.'));
-  return name == "aten::new_empty" || name == "aten::new_empty_strided" || name == "aten::empty_like" ||
-         name == "aten::empty" || name == "aten::empty_strided";
+  const std::vector<std::string>& ops = uninitialised_output_ops();
+  return std::find(ops.begin(), ops.end(), op_without_overload(resolved_op)) != ops.end();
 }
 
 Tolerance tolerance_of(const Case& c) {

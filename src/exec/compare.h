@@ -28,8 +28,9 @@ struct Tolerance {
 Tolerance tolerance_of(const Case& c);
 
 /// Whether an op (resolved ATen name, e.g. "aten::empty.memory_format") returns fresh, uninitialised memory:
-/// new_empty, new_empty_strided, empty_like, empty and empty_strided. Their values mean nothing, so, as PyTorch's
-/// own OpInfo tests do, only shape, dtype, strides and device are compared.
+/// empty, empty_like, empty_strided, empty_permuted, new_empty and new_empty_strided (common/backend_freedoms_table.h,
+/// uninitialised_output_ops). Their values mean nothing, so, as PyTorch's own OpInfo tests do, only shape, dtype,
+/// strides and device are compared.
 bool returns_uninitialised(const std::string& resolved_op);
 
 /// A dtype as torch prints it: "torch.float16", "torch.complex32", "torch.int64".

@@ -198,7 +198,7 @@ std::string dispatch_key_text(const at::Device& device, const std::string& name)
 bool outputs_to_host(RunOutcome& o, std::string& error) {
   try {
     o.output = to_host(o.output);
-    for (auto& t : o.written) t = t.cpu();
+    for (auto& t : o.written) t = host_copy(t);
     return true;
   } catch (...) {
     error = op_error_of(std::current_exception()).text();
@@ -223,14 +223,17 @@ at::Tensor copy_with_layout(const at::Tensor& t, const at::Device& device) {
   return base.as_strided(t.sizes(), t.strides(), t.storage_offset());
 }
 
+at::Tensor host_copy(const at::Tensor& t) {
+  if (!t.defined() || t.device().is_cpu()) return t;
+  if (t.layout() != at::kStrided || t.is_non_overlapping_and_dense() || t.is_conj() || t.is_neg()) return t.cpu();
+  return copy_with_layout(t, at::kCPU);
+}
+
 c10::IValue to_host(const c10::IValue& v) {
-  if (v.isTensor()) {
-    const at::Tensor& t = v.toTensor();
-    return t.defined() && !t.device().is_cpu() ? t.cpu() : t;
-  }
+  if (v.isTensor()) return host_copy(v.toTensor());
   if (v.isTensorList()) {
     std::vector<at::Tensor> out;
-    for (const auto& t : v.toTensorVector()) out.push_back(t.defined() && !t.device().is_cpu() ? t.cpu() : t);
+    for (const auto& t : v.toTensorVector()) out.push_back(host_copy(t));
     return out;
   }
   if (v.isTuple()) {

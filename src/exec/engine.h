@@ -96,6 +96,10 @@ class Engine final : public Executor {
 /// A copy of `t` on `device` with the same sizes, strides and storage offset (expanded and overlapping layouts
 /// included): the whole storage span is copied and viewed the same way.
 at::Tensor copy_with_layout(const at::Tensor& t, const at::Device& device);
+/// A tensor of the device on the host with its strides: .cpu() keeps them only for a dense tensor, and a layout
+/// with gaps (empty_strided's strides (7, 8) for size (2, 3)) is part of what an op returns. Conjugate and negative
+/// views, and sparse tensors, come back as .cpu() makes them.
+at::Tensor host_copy(const at::Tensor& t);
 
 /// Every tensor inside `v` (tensors, lists, tuples) moved to the CPU.
 c10::IValue to_host(const c10::IValue& v);

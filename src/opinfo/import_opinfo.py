@@ -677,7 +677,8 @@ def import_entry(index):
                     skip(e2.reason, e2.detail, i)
                 continue
             why = judgeable(out, torch)
-            if why is None and (any(is_allocation(o) for o in ops) or isinstance(out, (tuple, list))):
+            if why is None and not only_fresh_memory(ops) and (any(is_allocation(o) for o in ops)
+                                                               or isinstance(out, (tuple, list))):
                 # Uninitialised memory: the only outputs whose values two CPU runs of one call may disagree on (an
                 # empty op's, or a kernel's own buffer returned beside the result: ctc_loss's log_alpha).
                 try:
@@ -745,13 +746,29 @@ def deterministic_sample(ops):
     return not any(is_allocation(o) for o in ops)
 
 
-# OpInfo skips about a result PyTorch leaves undefined, which opcheck's judge takes in the device's order itself
-# (backend freedoms, docs/judgement.md): the skip's reason, and the ATen ops whose cases the judge aligns.
-JUDGED_UNDEFINED = {"Output order is undefined when sorted=False": ("aten::_unique2", "aten::unique_dim")}
+def judged_ops(name):
+    """ATen ops (without overload) of one of the judge's tables, as opcheck hands them over
+    (common/backend_freedoms_table.cpp): OPCHECK_OPINFO_UNINITIALISED_OPS, the ops whose outputs it compares by shape,
+    dtype and strides only (empty and its kin); OPCHECK_OPINFO_UNORDERED_OPS, the unique ops whose values it takes in
+    the device's order. None when the importer runs on its own."""
+    return frozenset(filter(None, os.environ.get(name, "").split(",")))
 
 
-def judged_by_opcheck(reason, case_op):
-    return any(why in reason and case_op in ops for why, ops in JUDGED_UNDEFINED.items())
+def only_fresh_memory(ops):
+    """Whether a sample reached nothing but ops whose output opcheck compares without its values."""
+    fresh = judged_ops("OPCHECK_OPINFO_UNINITIALISED_OPS")
+    return bool(ops) and all(o.split(".")[0] in fresh for o in ops)
+
+
+def skip_answered(reason, case_op, ops):
+    """How opcheck's judge answers what an OpInfo skip is about itself (docs/judgement.md), in words for the case's
+    description; None when it does not: the skip is written."""
+    if ("Output order is undefined when sorted=False" in reason
+            and case_op.split(".")[0] in judged_ops("OPCHECK_OPINFO_UNORDERED_OPS")):
+        return "opcheck takes the values in the device's order"
+    if re.search(r"non-?deterministic", reason) and only_fresh_memory(ops):
+        return "opcheck compares the uninitialised output's shape, dtype and strides only"
+    return None
 
 
 def add_case(ctx, case_name, case_op, desc, sample, ops, inputs, kwargs, noncontig, extra_marks=(),
@@ -770,8 +787,10 @@ def add_case(ctx, case_name, case_op, desc, sample, ops, inputs, kwargs, noncont
         desc += ": " + sample.name
     if ctx["hints"]:
         desc += "; PyTorch's tests also record " + ", ".join(sorted(set(ctx["hints"])))
-    if any(kind == "skip" and judged_by_opcheck(reason, case_op) for kind, reason in ctx["statuses"]):
-        desc += "; OpInfo's CPU skip (undefined order) is not applied: opcheck takes the values in the device's order"
+    answered = sorted({a for kind, reason in ctx["statuses"] if kind == "skip"
+                       for a in [skip_answered(reason, case_op, ops)] if a})
+    if answered:
+        desc += "; OpInfo's CPU skip is not applied: " + "; ".join(answered)
     lines = ["  - name: " + case_name, "    op: " + case_op, "    dtype: " + ctx["dtype"],
              "    description: " + yaml_str(desc)]
     case_marks = ["opinfo", ctx["op_mark"]] + aten_marks + list(extra_marks) + (["noncontiguous"] if noncontig else [])
@@ -794,7 +813,7 @@ def add_case(ctx, case_name, case_op, desc, sample, ops, inputs, kwargs, noncont
     for kind, reason in ctx["statuses"]:
         if kind == "skip" and deterministic and re.search(r"non-?deterministic", reason):
             continue
-        if kind == "skip" and judged_by_opcheck(reason, case_op):
+        if kind == "skip" and skip_answered(reason, case_op, ops):
             continue
         res["rules"].append((kind, "%s::%s" % (ctx["model"], case_name), reason))
 
@@ -965,7 +984,8 @@ def call_output_problem(func, args, kwargs, torch):
     log_alpha) is judgeable and what every run gives (stable_output), else (reason, what is wrong, unstable?)."""
     try:
         first = replay(func, args, kwargs, torch)
-        stable = stable_output(first, lambda: replay(func, args, kwargs, torch), torch)
+        stable = only_fresh_memory([aten_name(func)]) or stable_output(
+            first, lambda: replay(func, args, kwargs, torch), torch)
     except Exception as e:  # noqa: BLE001
         return "raises_on_cpu", "raises when run again: %s" % first_line(e), False
     bad = judgeable(first, torch)
@@ -1143,7 +1163,8 @@ def main():
                     % (torch.__version__, e["name"]),
                     "model: " + e["model"],
                     "description: " + yaml_str("PyTorch OpInfo %s (%s), the samples of sample_inputs on the CPU"
-                                               % (e["name"], e["op"])),
+                                               % (e["name"], e["op"] or "a function opcheck cannot name: its "
+                                                  "samples written as the ATen calls they make")),
                     "cases:"]
             with open(os.path.join(a.output, e["model"] + ".yaml"), "w") as f:
                 f.write("\n".join(head + res["cases"]) + "\n")

@@ -10,6 +10,8 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "common/backend_freedoms_table.h"
+
 namespace opcheck::opinfo {
 namespace {
 
@@ -60,7 +62,9 @@ int run_importer_process(std::vector<std::string> args, const std::string& pytho
   std::vector<std::string> env;
   for (char** e = environ; *e != nullptr; ++e) {
     const std::string kv = *e;
-    if (kv.rfind("PYTHONPATH=", 0) != 0 && kv.rfind("OPCHECK_OPINFO_RESOLVE_FDS=", 0) != 0) env.push_back(kv);
+    if (kv.rfind("PYTHONPATH=", 0) != 0 && kv.rfind("OPCHECK_OPINFO_RESOLVE_FDS=", 0) != 0 &&
+        kv.rfind("OPCHECK_OPINFO_UNINITIALISED_OPS=", 0) != 0 && kv.rfind("OPCHECK_OPINFO_UNORDERED_OPS=", 0) != 0)
+      env.push_back(kv);
   }
   if (!pythonpath.empty()) env.push_back("PYTHONPATH=" + pythonpath);
   // The second CPU run of a sample (uninitialised memory filled) runs in deterministic mode with warn_only, whose
@@ -71,6 +75,15 @@ int run_importer_process(std::vector<std::string> args, const std::string& pytho
   const auto hash_seed = [](const std::string& kv) { return kv.rfind("PYTHONHASHSEED=", 0) == 0; };
   env.erase(std::remove_if(env.begin(), env.end(), hash_seed), env.end());
   env.push_back("PYTHONHASHSEED=0");
+  // What opcheck's judge answers itself (common/backend_freedoms_table): the ops whose outputs it compares by shape,
+  // dtype and strides only, whose samples are written; the unique ops whose order it takes from the device, for which
+  // OpInfo's "order is undefined" skip is not written.
+  std::string fresh, unordered;
+  for (const std::string& op : uninitialised_output_ops()) fresh += (fresh.empty() ? "" : ",") + op;
+  for (const UnorderedUniqueRule& r : unordered_unique_rules())
+    unordered += (unordered.empty() ? "" : ",") + std::string(r.op);
+  env.push_back("OPCHECK_OPINFO_UNINITIALISED_OPS=" + fresh);
+  env.push_back("OPCHECK_OPINFO_UNORDERED_OPS=" + unordered);
   if (query) env.push_back("OPCHECK_OPINFO_RESOLVE_FDS=" + std::to_string(up[1]) + "," + std::to_string(down[0]));
   std::vector<char*> argv, envp;
   for (auto& a : args) argv.push_back(a.data());

@@ -381,8 +381,29 @@ def test_lstsq_gelsy_runs_may_differ_but_are_each_judged(tmp_path):
     out = tmp_path / "o"
     r = import_opinfo(out, "--ops", "linalg.lstsq", "--dtypes", "fp32", "-q")
     assert r.rc == 0, r
-    r = opcheck("run", "--manifests", out, "--device", "loopback", "-q", "--repeat", "4", "--artifact-dir", tmp_path / "a")
+    r = opcheck("run", "--manifests", out, "--device", "loopback", "-q", "--repeat", "4",
+                "--artifact-dir", tmp_path / "a")
     assert r.rc == 0 and "NONDETERMINISTIC" not in r.out and "failed" not in r.last_line, r
     r = opcheck("run", "--manifests", out, "--device", "loopback", "-q", "--artifact-dir", tmp_path / "b",
                 env={"OPCHECK_LOOPBACK_FAULTS": "aten::linalg_lstsq.out=off:0.01"})
     assert r.rc == 1 and "INCORRECT_RESULT" in r.out, r
+
+
+def test_empty_family_is_written_and_judged_by_layout(tmp_path):
+    """empty, empty_like, empty_strided, empty_permuted, new_empty and new_empty_strided return memory they never
+    write: opcheck compares their output's shape, dtype and strides only, so the importer writes every sample (none
+    is unjudgeable) and no skip for "output is non-deterministic". new_empty_strided's strides with gaps ((7, 8) for
+    size (2, 3)) come back from the device as they are (a plain .cpu() made them (1, 2), a stride mismatch)."""
+    out = tmp_path / "o"
+    r = import_opinfo(out, "--ops", "empty,empty_like,empty_strided,empty_permuted,new_empty,new_empty_strided",
+                      "--dtypes", "fp32,bf16", "-q")
+    assert r.rc == 0, r
+    report = json.loads((out / "opinfo-report.json").read_text())
+    assert report["counts"]["not_written"] == 0 and report["counts"]["written"] >= 100, report["counts"]
+    assert {e["name"] for e in report["entries"] if e["cases"]} >= {"empty", "empty_strided", "new_empty_strided"}
+    assert "non-deterministic" not in (out / "opcheck.yaml").read_text()
+    assert "(7, 8)" in (out / "opinfo_new_empty_strided.yaml").read_text()
+    for device in ("cpu", "loopback"):
+        r = opcheck("run", "--manifests", out, "--device", device, "-q", "--artifact-dir", tmp_path / device)
+        assert r.rc == 0 and "failed" not in r.last_line, r
+        assert re.match(r"\d+ passed", r.last_line), r.last_line
