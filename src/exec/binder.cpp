@@ -348,6 +348,22 @@ CaseCall case_call(const Case& c) {
   return out;
 }
 
+/// torch.nn.functional's losses take `reduction` as a string and hand ATen its enum (torch.nn._reduction.get_enum:
+/// 'none' 0, 'mean' 1, 'sum' 2): such a string given for an int `reduction` binds as that enum.
+static std::optional<ArgRef> reduction_enum(const c10::Argument& arg, const ArgRef& a) {
+  if (arg.name() != "reduction" || a.kind != ArgRef::Kind::Value || a.value.kind != Kind::String) return std::nullopt;
+  bool optional = false;
+  if (!is_int_kind(unwrap_optional(arg.real_type(), optional)->kind())) return std::nullopt;
+  static const std::pair<const char*, std::int64_t> kEnum[] = {{"none", 0}, {"mean", 1}, {"sum", 2}};
+  for (const auto& [name, value] : kEnum) {
+    if (a.value.s != name) continue;
+    ArgRef r = a;
+    r.value = PyValue::integer(value);
+    return r;
+  }
+  return std::nullopt;
+}
+
 std::optional<Binding> bind_to_schema(const c10::FunctionSchema& schema, const CallArgs& call,
                                       const std::vector<TensorSlot>& slots, std::string& why) {
   const auto& args = schema.arguments();
@@ -368,8 +384,10 @@ std::optional<Binding> bind_to_schema(const c10::FunctionSchema& schema, const C
   Binding b;
   b.args.resize(args.size());
   std::vector<bool> given(args.size(), false);
-  auto place = [&](std::size_t i, const ArgRef& a) -> bool {
+  auto place = [&](std::size_t i, const ArgRef& given_arg) -> bool {
     const auto& arg = args[i];
+    const std::optional<ArgRef> as_enum = reduction_enum(arg, given_arg);
+    const ArgRef& a = as_enum ? *as_enum : given_arg;
     bool optional = false;
     unwrap_optional(arg.real_type(), optional);
     if (call.none_means_default && a.kind == ArgRef::Kind::Value && a.value.kind == Kind::None && !optional &&

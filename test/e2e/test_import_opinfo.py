@@ -407,3 +407,21 @@ def test_empty_family_is_written_and_judged_by_layout(tmp_path):
         r = opcheck("run", "--manifests", out, "--device", device, "-q", "--artifact-dir", tmp_path / device)
         assert r.rc == 0 and "failed" not in r.last_line, r
         assert re.match(r"\d+ passed", r.last_line), r.last_line
+
+
+def test_losses_bind_their_reduction_string_and_ctc_loss_is_written(tmp_path):
+    """torch.nn.functional's losses pass reduction as a string; bound as ATen's enum, their samples are single calls
+    (l1_loss's reduction='sum' samples were ATen calls before), and ctc_loss, whose only ATen calls return
+    _ctc_loss's partly unwritten log_alpha, is written at all. Both pass on the CPU and the loopback."""
+    out = tmp_path / "o"
+    r = import_opinfo(out, "--ops", "nn.functional.ctc_loss,nn.functional.l1_loss", "--dtypes", "fp32", "-q")
+    assert r.rc == 0, r
+    report = json.loads((out / "opinfo-report.json").read_text())
+    entries = {e["name"]: e for e in report["entries"]}
+    assert entries["nn.functional.l1_loss"]["as_calls"] == 0, entries
+    assert entries["nn.functional.ctc_loss"]["written"] >= 8, entries
+    ctc = (out / "opinfo_nn_functional_ctc_loss.yaml").read_text()
+    assert "op: torch.nn.functional.ctc_loss" in ctc and "reduction: \"sum\"" in ctc, ctc[:3000]
+    for device in ("cpu", "loopback"):
+        r = opcheck("run", "--manifests", out, "--device", device, "-q", "--artifact-dir", tmp_path / device)
+        assert r.rc == 0 and re.fullmatch(r"%d passed in .*" % report["counts"]["cases"], r.last_line), r

@@ -1,6 +1,8 @@
 // Op names -> dispatcher ops: spellings, overload choice, the Python-name table, builtins, did-you-mean.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "exec/binder.h"
 #include "exec/inputs.h"
 #include "exec/op_resolver.h"
@@ -112,6 +114,30 @@ TEST(Overloads, ArgumentsThatFitNoOverloadListEveryReason) {
   EXPECT_NE(r.find("aten::view:"), std::string::npos) << r;
   EXPECT_NE(r.find("aten::view.dtype:"), std::string::npos) << r;
   EXPECT_NE(r.find("not str"), std::string::npos) << r;
+}
+
+// torch.nn.functional's losses take reduction as a string; ATen's schemas take torch.nn._reduction's enum.
+TEST(Overloads, ReductionStringsBindAsTheirEnum) {
+  const Case sum =
+      make_case("torch.nn.functional.l1_loss", {f32({3}), f32({3})}, {{"reduction", PyValue::string("sum")}});
+  EXPECT_EQ(resolved(sum), "aten::l1_loss");
+  Resolution r = resolve(sum);
+  std::vector<at::Tensor> tensors;
+  for (const auto& s : r.call.slots) tensors.push_back(build_tensor(*s.spec, input_seed(sum.seed, s.input, s.element)));
+  const NamedArgs named = r.invocation->named_arguments(tensors);
+  const auto reduction = std::find_if(named.begin(), named.end(), [](const auto& a) { return a.first == "reduction"; });
+  ASSERT_NE(reduction, named.end());
+  EXPECT_EQ(reduction->second.toInt(), 2);
+  EXPECT_EQ(run_tensor(sum).dim(), 0);
+  const at::Tensor none = run_tensor(
+      make_case("torch.nn.functional.l1_loss", {f32({3}), f32({3})}, {{"reduction", PyValue::string("none")}}));
+  EXPECT_EQ(none.sizes(), (std::vector<std::int64_t>{3}));
+  // Any other string is no reduction, and another argument's string is no enum.
+  const std::string r2 = resolved(
+      make_case("torch.nn.functional.l1_loss", {f32({3}), f32({3})}, {{"reduction", PyValue::string("batchmean")}}));
+  EXPECT_EQ(r2.rfind("error: ", 0), 0u) << r2;
+  const std::string r3 = resolved(make_case("aten::sum", {f32({3}), value_input(PyValue::string("mean"))}));
+  EXPECT_EQ(r3.rfind("error: ", 0), 0u) << r3;
 }
 
 TEST(Overloads, AddWithScalarOrTensor) {
