@@ -240,7 +240,8 @@ std::string align_unique(const UnorderedUniqueRule& rule, const NamedArgs& args,
   const at::Tensor d = rows(dev);
   const int64_t n = d.size(0);
   if (n < 2 || n > kMaxUniquePairing) return {};
-  int64_t moved = 0;
+  // First the pairing with every expected result (the reference, the float64 result): all of them, or none, change.
+  std::vector<at::Tensor> pairings;
   for (RunValues* e : expected) {
     const c10::IValue* ev = output_at(e->output, 0);
     if (!e->output.isTuple() || !ev || !ev->isTensor() || ev->toTensor().sizes() != dev.sizes()) return {};
@@ -250,20 +251,26 @@ std::string align_unique(const UnorderedUniqueRule& rule, const NamedArgs& args,
     const at::Tensor match = same_values(dd.unsqueeze(1).expand(shape), r.unsqueeze(0).expand(shape)).all(2);
     // Each device value equals exactly one reference value and the other way round: a permutation.
     if (!match.sum(1).eq(1).all().item<bool>() || !match.sum(0).eq(1).all().item<bool>()) return {};
-    const at::Tensor p = match.to(at::kLong).argmax(1);  // device value i is reference value p[i]
-    if (e == expected.front()) moved = p.ne(at::arange(n, p.options())).sum().item<int64_t>();
-    if (moved == 0) return {};
-    std::vector<c10::IValue> items = e->output.toTupleRef().elements().vec();
-    items[0] = ev->toTensor().index_select(flat ? 0 : dim, p);
+    pairings.push_back(match.to(at::kLong).argmax(1));  // device value i is reference value p[i]
+    const c10::IValue* inverse = output_at(e->output, 1);  // indices into the values: each must be one of them
+    if (inverse && inverse->isTensor() && inverse->toTensor().numel() > 0 &&
+        (inverse->toTensor().min().item<int64_t>() < 0 || inverse->toTensor().max().item<int64_t>() >= n))
+      return {};
+  }
+  const int64_t moved = pairings.front().ne(at::arange(n, pairings.front().options())).sum().item<int64_t>();
+  if (moved == 0) return {};
+  for (std::size_t k = 0; k < expected.size(); ++k) {
+    const at::Tensor& p = pairings[k];
+    std::vector<c10::IValue> items = expected[k]->output.toTupleRef().elements().vec();
+    items[0] = items[0].toTensor().index_select(flat ? 0 : dim, p);
     if (items.size() > 1 && items[1].isTensor() && items[1].toTensor().numel() > 0) {
       const at::Tensor inverse = items[1].toTensor();
       const at::Tensor where = at::argsort(p);  // reference value j is device value where[j]
-      if (inverse.min().item<int64_t>() < 0 || inverse.max().item<int64_t>() >= n) return {};
       items[1] = where.index_select(0, inverse.reshape(-1)).view(inverse.sizes()).to(inverse.scalar_type());
     }
     if (items.size() > 2 && items[2].isTensor() && items[2].toTensor().numel() == n)
       items[2] = items[2].toTensor().index_select(0, p);
-    e->output = c10::ivalue::Tuple::create(std::move(items));
+    expected[k]->output = c10::ivalue::Tuple::create(std::move(items));
   }
   return std::to_string(moved) + " unique value(s) come in another order than the CPU's; inverse indices and counts "
          "were compared in the device's order (" + rule.rule + ")";

@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <sstream>
 
 #include <ATen/Parallel.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
@@ -85,13 +86,15 @@ std::string slot_name(const Case& c, const TensorSlot& s) {
   return out;
 }
 
-/// A comparison's failure in one line: its first line, and its count and greatest difference where it gives them.
-std::string failure_summary(const std::string& failures) {
-  std::string out = first_line(failures);
-  for (const char* key : {"Mismatched elements:", "Greatest absolute difference:"}) {
-    const auto at = failures.find(key);
-    if (at == std::string::npos) continue;
-    out += "; " + failures.substr(at, failures.find('\n', at) - at);
+/// A failing comparison in one line: its first line, how many elements missed and the greatest difference.
+std::string failure_summary(const Comparison& failed) {
+  std::string out = first_line(failed.message);
+  const CompareFigures& f = failed.figures;
+  if (f.total > 0) out += "; " + std::to_string(f.mismatched) + " of " + std::to_string(f.total) + " elements missed";
+  if (f.max_abs_diff) {
+    std::ostringstream diff;
+    diff << *f.max_abs_diff;
+    out += "; Greatest absolute difference: " + diff.str();
   }
   return out;
 }
@@ -978,7 +981,7 @@ class CaseRun {
       if (failures.empty()) figures = &cmp;
       failures += (failures.empty() ? "" : "\n\n") + cmp.message;
     }
-    if (!failures.empty() && within_composite(runs_[k], failures)) failures.clear();
+    if (!failures.empty() && within_composite(runs_[k], *figures)) failures.clear();
     if (k == 0 || !failures.empty()) r_.figures = figures->figures;
     if (failures.empty()) return std::nullopt;
     const std::string run_name = k == 0 ? "" : "device run " + std::to_string(k + 1) + ": ";
@@ -1018,24 +1021,24 @@ class CaseRun {
   // while the CPU has one, the composite's intermediate rounding is PyTorch's, not the device's: a run the CPU's
   // kernel fails passes when it is within the tolerance (and the float64 judge) of that composite run on the CPU,
   // with a note. A device whose inner ops are wrong differs from the composite as well, and still fails.
-  bool within_composite(const RunOutcome& run, const std::string& failures) {
-    if (!composite_) {
-      composite_ = RunOutcome{};
-      composite_->error = OpError{};  // none: not applicable until shown otherwise
+  bool within_composite(const RunOutcome& run, const Comparison& failed) {
+    if (!composite_tried_) {
+      composite_tried_ = true;
       if (dev_.type() == at::kCPU || !opts_.compile_backend.empty() || !inv_->runs_kernel_of() || inv_->decomposed)
         return false;
       const c10::DispatchKey key = c10::computeDispatchKey(std::nullopt, std::nullopt, dev_);
       if (device_op_via(inv_->resolved_op, key) != DeviceOpVia::Composite ||
           device_op_via(inv_->resolved_op, c10::DispatchKey::CPU) != DeviceOpVia::Kernel)
         return false;
-      composite_ = engine_.run_composite(c_, *inv_, host_, key);
+      RunOutcome composite = engine_.run_composite(c_, *inv_, host_, key);
+      if (!composite.error) composite_ = std::move(composite);
     }
-    if (composite_->error) return false;
+    if (!composite_) return false;
     const std::vector<Comparison> comparisons = compare_run(run, golden_ ? &*golden_ : nullptr, &*composite_);
     if (!std::all_of(comparisons.begin(), comparisons.end(), [](const Comparison& c) { return c.ok; })) return false;
     note("the device ran PyTorch's composite kernel of " + inv_->resolved_op + " (it registers none of its own; the "
          "CPU does): its result is within the tolerance of that composite run on the CPU, whose intermediate rounding "
-         "differs from the CPU's own kernel. Against the CPU's kernel: " + failure_summary(failures));
+         "differs from the CPU's own kernel. Against the CPU's kernel: " + failure_summary(failed));
     return true;
   }
 
@@ -1102,7 +1105,8 @@ class CaseRun {
   std::vector<double> rep_ms_;    // each device run's own time
   std::vector<RunOutcome> runs_;  // every device run, on the host
   std::optional<RunOutcome> golden_;    // the float64 result, once a comparison needed it
-  std::optional<RunOutcome> composite_;  // the device's composite kernel run on the CPU, once a failure needed it
+  bool composite_tried_ = false;         // within_composite looked at the op once
+  std::optional<RunOutcome> composite_;  // the device's composite kernel run on the CPU, when it applies and ran
   bool golden_failed_ = false;          // the CPU could not compute it
   std::optional<NamedArgs> named_args_;
 };

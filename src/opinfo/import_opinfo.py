@@ -748,23 +748,25 @@ def deterministic_sample(ops):
 
 def judged_ops(name):
     """ATen ops (without overload) of one of the judge's tables, as opcheck hands them over
-    (common/backend_freedoms_table.cpp): OPCHECK_OPINFO_UNINITIALISED_OPS, the ops whose outputs it compares by shape,
-    dtype and strides only (empty and its kin); OPCHECK_OPINFO_UNORDERED_OPS, the unique ops whose values it takes in
-    the device's order. None when the importer runs on its own."""
+    (common/backend_freedoms_table.cpp); none when the importer runs on its own."""
     return frozenset(filter(None, os.environ.get(name, "").split(",")))
+
+
+# The ops whose outputs opcheck compares by shape, dtype and strides only (empty and its kin), and the unique ops
+# whose values it takes in the device's order: read once, opcheck sets them before the importer starts.
+UNINITIALISED_OPS = judged_ops("OPCHECK_OPINFO_UNINITIALISED_OPS")
+UNORDERED_OPS = judged_ops("OPCHECK_OPINFO_UNORDERED_OPS")
 
 
 def only_fresh_memory(ops):
     """Whether a sample reached nothing but ops whose output opcheck compares without its values."""
-    fresh = judged_ops("OPCHECK_OPINFO_UNINITIALISED_OPS")
-    return bool(ops) and all(o.split(".")[0] in fresh for o in ops)
+    return bool(ops) and all(o.split(".")[0] in UNINITIALISED_OPS for o in ops)
 
 
 def skip_answered(reason, case_op, ops):
     """How opcheck's judge answers what an OpInfo skip is about itself (docs/judgement.md), in words for the case's
     description; None when it does not: the skip is written."""
-    if ("Output order is undefined when sorted=False" in reason
-            and case_op.split(".")[0] in judged_ops("OPCHECK_OPINFO_UNORDERED_OPS")):
+    if "Output order is undefined when sorted=False" in reason and case_op.split(".")[0] in UNORDERED_OPS:
         return "opcheck takes the values in the device's order"
     if re.search(r"non-?deterministic", reason) and only_fresh_memory(ops):
         return "opcheck compares the uninitialised output's shape, dtype and strides only"
@@ -787,10 +789,9 @@ def add_case(ctx, case_name, case_op, desc, sample, ops, inputs, kwargs, noncont
         desc += ": " + sample.name
     if ctx["hints"]:
         desc += "; PyTorch's tests also record " + ", ".join(sorted(set(ctx["hints"])))
-    answered = sorted({a for kind, reason in ctx["statuses"] if kind == "skip"
-                       for a in [skip_answered(reason, case_op, ops)] if a})
-    if answered:
-        desc += "; OpInfo's CPU skip is not applied: " + "; ".join(answered)
+    answered = {reason: skip_answered(reason, case_op, ops) for kind, reason in ctx["statuses"] if kind == "skip"}
+    if any(answered.values()):
+        desc += "; OpInfo's CPU skip is not applied: " + "; ".join(sorted({a for a in answered.values() if a}))
     lines = ["  - name: " + case_name, "    op: " + case_op, "    dtype: " + ctx["dtype"],
              "    description: " + yaml_str(desc)]
     case_marks = ["opinfo", ctx["op_mark"]] + aten_marks + list(extra_marks) + (["noncontiguous"] if noncontig else [])
@@ -813,7 +814,7 @@ def add_case(ctx, case_name, case_op, desc, sample, ops, inputs, kwargs, noncont
     for kind, reason in ctx["statuses"]:
         if kind == "skip" and deterministic and re.search(r"non-?deterministic", reason):
             continue
-        if kind == "skip" and skip_answered(reason, case_op, ops):
+        if kind == "skip" and answered[reason]:
             continue
         res["rules"].append((kind, "%s::%s" % (ctx["model"], case_name), reason))
 

@@ -59,22 +59,6 @@ int run_importer_process(std::vector<std::string> args, const std::string& pytho
   };
   if (!query) close_all();  // none made, or only the first
   // The child's environment is made here: after fork it only calls exec (the exec layer's threads may hold locks).
-  std::vector<std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) {
-    const std::string kv = *e;
-    if (kv.rfind("PYTHONPATH=", 0) != 0 && kv.rfind("OPCHECK_OPINFO_RESOLVE_FDS=", 0) != 0 &&
-        kv.rfind("OPCHECK_OPINFO_UNINITIALISED_OPS=", 0) != 0 && kv.rfind("OPCHECK_OPINFO_UNORDERED_OPS=", 0) != 0)
-      env.push_back(kv);
-  }
-  if (!pythonpath.empty()) env.push_back("PYTHONPATH=" + pythonpath);
-  // The second CPU run of a sample (uninitialised memory filled) runs in deterministic mode with warn_only, whose
-  // "no deterministic implementation" warnings, one per call, say nothing here.
-  if (std::getenv("TORCH_CPP_LOG_LEVEL") == nullptr) env.push_back("TORCH_CPP_LOG_LEVEL=ERROR");
-  // Sample functions that iterate a set of strings (meshgrid's `indexing`) draw in the order of Python's string
-  // hashes: one seed for every import, so that two imports write the same bytes.
-  const auto hash_seed = [](const std::string& kv) { return kv.rfind("PYTHONHASHSEED=", 0) == 0; };
-  env.erase(std::remove_if(env.begin(), env.end(), hash_seed), env.end());
-  env.push_back("PYTHONHASHSEED=0");
   // What opcheck's judge answers itself (common/backend_freedoms_table): the ops whose outputs it compares by shape,
   // dtype and strides only, whose samples are written; the unique ops whose order it takes from the device, for which
   // OpInfo's "order is undefined" skip is not written.
@@ -82,9 +66,26 @@ int run_importer_process(std::vector<std::string> args, const std::string& pytho
   for (const std::string& op : uninitialised_output_ops()) fresh += (fresh.empty() ? "" : ",") + op;
   for (const UnorderedUniqueRule& r : unordered_unique_rules())
     unordered += (unordered.empty() ? "" : ",") + std::string(r.op);
-  env.push_back("OPCHECK_OPINFO_UNINITIALISED_OPS=" + fresh);
-  env.push_back("OPCHECK_OPINFO_UNORDERED_OPS=" + unordered);
-  if (query) env.push_back("OPCHECK_OPINFO_RESOLVE_FDS=" + std::to_string(up[1]) + "," + std::to_string(down[0]));
+  // The variables opcheck sets for the importer; a user's own of these names (and a PYTHONPATH opcheck does not
+  // set) never reach it. PYTHONHASHSEED: sample functions that iterate a set of strings (meshgrid's `indexing`) draw
+  // in the order of Python's string hashes, so one seed for every import makes two imports write the same bytes.
+  std::vector<std::pair<std::string, std::string>> own = {{"PYTHONHASHSEED", "0"},
+                                                          {"OPCHECK_OPINFO_UNINITIALISED_OPS", fresh},
+                                                          {"OPCHECK_OPINFO_UNORDERED_OPS", unordered}};
+  if (!pythonpath.empty()) own.emplace_back("PYTHONPATH", pythonpath);
+  if (query) own.emplace_back("OPCHECK_OPINFO_RESOLVE_FDS", std::to_string(up[1]) + "," + std::to_string(down[0]));
+  auto replaced = [&](const std::string& kv) {
+    const std::string name = kv.substr(0, kv.find('='));
+    return name == "PYTHONPATH" || name == "OPCHECK_OPINFO_RESOLVE_FDS" ||
+           std::any_of(own.begin(), own.end(), [&](const auto& o) { return o.first == name; });
+  };
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e)
+    if (!replaced(*e)) env.push_back(*e);
+  for (const auto& [name, value] : own) env.push_back(name + "=" + value);
+  // The second CPU run of a sample (uninitialised memory filled) runs in deterministic mode with warn_only, whose
+  // "no deterministic implementation" warnings, one per call, say nothing here.
+  if (std::getenv("TORCH_CPP_LOG_LEVEL") == nullptr) env.push_back("TORCH_CPP_LOG_LEVEL=ERROR");
   std::vector<char*> argv, envp;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
