@@ -39,6 +39,7 @@ const std::vector<PythonOpRow>& python_op_rows() {
       {"torch.nn.functional.dropout2d", "dropout2d(Tensor input, float p=0.5, bool training=True, bool inplace=False)", "aten::feature_dropout", "", "training,inplace", "", "train=False", false, Builtin::None},
       {"torch.nn.functional.dropout3d", "dropout3d(Tensor input, float p=0.5, bool training=True, bool inplace=False)", "aten::feature_dropout", "", "training,inplace", "", "train=False", false, Builtin::None},
       {"torch.nn.functional.alpha_dropout", "alpha_dropout(Tensor input, float p=0.5, bool training=False, bool inplace=False)", "aten::alpha_dropout", "", "training,inplace", "", "train=False", false, Builtin::None},
+      {"torch.nn.functional.feature_alpha_dropout", "feature_alpha_dropout(Tensor input, float p=0.5, bool training=False, bool inplace=False)", "aten::feature_alpha_dropout", "", "training,inplace", "", "train=False", false, Builtin::None},
       // torch.split(tensor, split_size_or_sections, dim): one Python name for split.Tensor and split.sizes.
       {"torch.split", "", "aten::split", "split_size_or_sections:split_size", "", "", "", false, Builtin::None},
       // Reflected operators (x.__radd__(y) is y + x); the other operator and dunder spellings are aliases

@@ -383,7 +383,8 @@ def judgeable(out, torch, depth=0):
     if out is None or isinstance(out, (bool, int, float)):
         return None
     if isinstance(out, torch.Tensor):
-        if out.layout != torch.strided:
+        if out.layout not in (torch.strided, torch.sparse_coo, torch.sparse_csr, torch.sparse_csc, torch.sparse_bsr,
+                              torch.sparse_bsc):
             return "a %s output" % out.layout
         if out.dtype not in (torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int8, torch.int16,
                              torch.int32, torch.int64, torch.uint8, torch.uint16, torch.uint32, torch.uint64,
@@ -658,6 +659,10 @@ def import_entry(index):
             case_name = "%s.%s.%d" % (name, dtype_name, i)
             unnamed = "op %s" % getattr(op.op, "__qualname__", type(op.op).__name__)
             calls = {}
+            sparse = sparse_input(sample, torch)
+            if sparse:
+                skip("unsupported_input", "a %s tensor" % sparse, i)  # what tensor_yaml would say, before the runs
+                continue
             try:
                 ops, random_op, out = run_sample(fn, sample, torch, Recorder, calls)
             except Exception as e:  # noqa: BLE001
@@ -709,20 +714,26 @@ def import_entry(index):
                 # cannot be written (or is a Python function whose keywords no ATen op takes: max_pool's
                 # return_indices): the same computation on the same tensors.
                 try:
-                    if not aten:
+                    reached_none = pyname is None and calls.get("count", 0) == 0
+                    outer = outer_torch_call(fn, sample, out, torch) if reached_none else None
+                    if outer:
+                        # A lambda that reached no ATen op (dropout with training off returns its input): the one
+                        # torch function it called, with the arguments it passed.
+                        case_op, how = outer[0], "the torch function it called"
+                        inputs, kwargs, noncontig = argument_lines(outer[1], outer[2], i, tf, torch, case_op)
+                    elif not aten:
                         if calls.get("count", 0) > 1:
                             write_aten_calls(fn, sample, i, e, ctx)
                             continue
                         raise e
-                    case_op, how = aten[0], "the ATen op it reached"
-                    check_aten_output(calls["first"], torch)
-                    inputs, kwargs, noncontig = argument_lines(aten[1], aten[2], i, tf, torch, case_op)
+                    else:
+                        case_op, how = aten[0], "the ATen op it reached"
+                        check_aten_output(calls["first"], torch)
+                        inputs, kwargs, noncontig = argument_lines(aten[1], aten[2], i, tf, torch, case_op)
                 except NotWritable as e2:
                     skip(e2.reason, e2.detail, i)
                     continue
-            desc = "OpInfo %s sample %d at %s (%s)" % (name, i, dtype_name,
-                                                    variant + " variant" if how == variant else "called as " + case_op
-                                                    + ", the one ATen op its " + variant + " variant reached")
+            desc = "OpInfo %s sample %d at %s (%s)" % (name, i, dtype_name, how_called(how, variant, case_op))
             add_case(ctx, case_name, case_op, desc, sample, ops, inputs, kwargs, noncontig,
                      deterministic=deterministic_sample(ops))
             res["entry"]["written"] += 1
@@ -733,6 +744,65 @@ def import_entry(index):
         res["marks"][op_mark] = "cases of OpInfo entry %s" % name
     res["entry"]["cases"] = len(res["cases"])
     return res
+
+
+def sparse_input(sample, torch):
+    """The layout of the sample's first sparse tensor (no manifest holds one), else None."""
+    for v in (sample.input, *sample.args, *sample.kwargs.values()):
+        for t in (v if isinstance(v, (list, tuple)) else (v,)):
+            if isinstance(t, torch.Tensor) and t.layout != torch.strided:
+                return t.layout
+    return None
+
+
+def how_called(how, variant, case_op):
+    if how == variant:
+        return variant + " variant"
+    if how == "the torch function it called":
+        return "called as %s, the one torch function the entry's Python function called" % case_op
+    return "called as %s, the one ATen op its %s variant reached" % (case_op, variant)
+
+
+def outer_torch_call(fn, sample, out, torch):
+    """(Python name, positional, keywords) of the one torch function a call of `fn` made at the top (seen by a
+    TorchFunctionMode, attribute reads aside), when its result is what `fn` returned (`out`, compared by value) and
+    opcheck can name it; else None."""
+    from torch.overrides import TorchFunctionMode
+
+    class Outer(TorchFunctionMode):
+        def __init__(self):
+            super().__init__()
+            self.calls, self.depth = [], 0
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            top = self.depth == 0 and getattr(func, "__name__", "") != "__get__"
+            if top:
+                self.calls.append([func, clone_args(tuple(args), torch), clone_args(dict(kwargs), torch), None])
+            self.depth += 1
+            try:
+                result = func(*args, **kwargs)
+            finally:
+                self.depth -= 1
+            if top:
+                self.calls[-1][3] = result
+            return result
+
+    inp, args, kwargs = clone_args((sample.input, sample.args, sample.kwargs), torch)
+    mode = Outer()
+    try:
+        with torch.no_grad(), mode:
+            fn(inp, *args, **kwargs)
+    except Exception:  # noqa: BLE001 (the sample ran once already; a second run that raises names nothing)
+        return None
+    if len(mode.calls) != 1 or not same_output(mode.calls[0][3], out, torch):
+        return None
+    func, positional, keywords, _ = mode.calls[0]
+    name = getattr(func, "__name__", "")
+    for prefix, namespace in (("torch.nn.functional.", torch.nn.functional), ("torch.", torch)):
+        if name and getattr(namespace, name, None) is func:
+            return prefix + name, positional, keywords
+    return None
 
 
 def is_allocation(op):

@@ -425,3 +425,49 @@ def test_losses_bind_their_reduction_string_and_ctc_loss_is_written(tmp_path):
     for device in ("cpu", "loopback"):
         r = opcheck("run", "--manifests", out, "--device", device, "-q", "--artifact-dir", tmp_path / device)
         assert r.rc == 0 and re.fullmatch(r"%d passed in .*" % report["counts"]["cases"], r.last_line), r
+
+
+def test_a_lambda_that_reaches_no_aten_op_is_written_as_the_torch_function_it_calls(tmp_path):
+    """feature_alpha_dropout.without_train's op is a lambda around F.feature_alpha_dropout(training=False), which
+    returns its input without an ATen call: no op to write from the dispatcher, no name for the lambda. The one torch
+    function it called is written instead, with the arguments it passed; so are dropout's samples that reach no ATen
+    op (p=0, or training off). Every such case passes on the CPU and the loopback."""
+    out = tmp_path / "o"
+    r = import_opinfo(out, "--ops", "nn.functional.feature_alpha_dropout.without_train,nn.functional.dropout",
+                      "--dtypes", "fp32", "-q")
+    assert r.rc == 0, r
+    report = json.loads((out / "opinfo-report.json").read_text())
+    entries = {e["name"]: e for e in report["entries"]}
+    without_train = entries["nn.functional.feature_alpha_dropout.without_train"]
+    assert without_train["written"] == without_train["samples"] == 10, without_train
+    assert {n["reason"] for n in report["not_written"]} == {"random_op"}, report["not_written"]
+    assert entries["nn.functional.dropout"]["written"] >= 6, entries
+    text = (out / "opinfo_nn_functional_feature_alpha_dropout_without_train.yaml").read_text()
+    assert text.count("op: torch.nn.functional.feature_alpha_dropout\n") == 10, text[:2000]
+    assert "the one torch function the entry's Python function called" in text
+    assert "training: false" in text
+    for device in ("cpu", "loopback"):
+        r = opcheck("run", "--manifests", out, "--device", device, "-q", "--artifact-dir", tmp_path / device)
+        assert r.rc == 0 and re.fullmatch(r"%d passed in .*" % report["counts"]["cases"], r.last_line), r
+
+
+def test_sparse_outputs_are_written_and_sparse_inputs_are_not(tmp_path):
+    """to_sparse's COO output is written and judged by its layout, then its values as a dense tensor (how the
+    nonzeros are stored is the device's freedom; compare_test.cpp proves a wrong value and a
+    dense result fail): it passes on the CPU, with repeated runs compared by value and through torch.compile. The
+    loopback has no sparse kernels: NOT_SUPPORTED. A sparse input (sparse.mm.reduce's CSR) is not written."""
+    out = tmp_path / "o"
+    r = import_opinfo(out, "--ops", "to_sparse,sparse.mm.reduce", "--dtypes", "fp32", "-q")
+    assert r.rc == 0, r
+    report = json.loads((out / "opinfo-report.json").read_text())
+    entries = {e["name"]: e for e in report["entries"]}
+    assert entries["to_sparse"]["written"] == entries["to_sparse"]["samples"] == 2, entries["to_sparse"]
+    reduce_skips = [n for n in report["not_written"] if n["entry"] == "sparse.mm.reduce"]
+    assert len(reduce_skips) == entries["sparse.mm.reduce"]["samples"] > 0
+    assert all(n["reason"] == "unsupported_input" and n["detail"] == "a torch.sparse_csr tensor" for n in reduce_skips)
+    for extra in (["--repeat", "3"], ["--compile-backend", "eager"]):
+        r = opcheck("run", "--manifests", out, "--device", "cpu", "-q", "--artifact-dir", tmp_path / extra[0], *extra)
+        assert r.rc == 0 and re.fullmatch(r"2 passed in .*", r.last_line), r
+    r = opcheck("run", "--manifests", out, "--device", "loopback", "-q", "--artifact-dir", tmp_path / "lb")
+    assert r.rc == 1 and re.fullmatch(r"2 not supported in .*", r.last_line), r
+    assert "SparsePrivateUse1" in r.out, r

@@ -155,6 +155,32 @@ TEST(Compare, ShapeMismatch) {
   EXPECT_TRUE(contains(r.message, "shape mismatch: expected torch.Size([2, 3]), got torch.Size([3, 2])")) << r.message;
 }
 
+TEST(Compare, SparseOutputsAreJudgedByLayoutThenByTheirDenseValues) {
+  const at::Tensor dense = at::tensor({0.0, 1.5, 0.0, -2.0, 0.0, 3.0}, at::kFloat).reshape({2, 3});
+  const at::Tensor coo = dense.to_sparse();
+  // The same values stored otherwise (uncoalesced: the nonzeros split in two entries each) pass.
+  const at::Tensor indices = at::cat({coo.indices(), coo.indices()}, 1);
+  const at::Tensor uncoalesced = at::sparse_coo_tensor(indices, at::cat({coo.values() / 2, coo.values() / 2}),
+                                                       coo.sizes());
+  ASSERT_FALSE(uncoalesced.is_coalesced());
+  EXPECT_TRUE(compare_values(coo, uncoalesced, with(Comparator::Exact)).ok);
+  // One wrong value fails, at its dense index.
+  at::Tensor wrong_dense = dense.clone();
+  wrong_dense.index_put_({1, 2}, 3.5);
+  const Comparison wrong = compare_values(coo, wrong_dense.to_sparse(), with(Comparator::AllClose));
+  EXPECT_FALSE(wrong.ok);
+  EXPECT_TRUE(contains(wrong.message, "(1, 2)")) << wrong.message;
+  // A dense result where the CPU gives a sparse one fails by its layout, even with every value right.
+  const Comparison layout = compare_values(coo, dense, with(Comparator::AllClose));
+  EXPECT_FALSE(layout.ok);
+  EXPECT_TRUE(contains(layout.message, "layout mismatch: expected torch.sparse_coo, got torch.strided"))
+      << layout.message;
+  const Comparison csr = compare_values(dense.to_sparse_csr(), coo, with(Comparator::AllClose));
+  EXPECT_FALSE(csr.ok);
+  EXPECT_TRUE(contains(csr.message, "expected torch.sparse_csr, got torch.sparse_coo")) << csr.message;
+  EXPECT_TRUE(compare_values(dense.to_sparse_csr(), dense.to_sparse_csr(), with(Comparator::Exact)).ok);
+}
+
 TEST(Compare, DtypeMismatch) {
   Comparison r = compare_values(at::zeros({2}, at::kHalf), at::zeros({2}, at::kFloat), with(Comparator::AllClose));
   EXPECT_FALSE(r.ok);

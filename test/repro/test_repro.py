@@ -443,6 +443,36 @@ def test_python_repro_without_a_bundle_keeps_the_environments_loopback_faults(tm
     assert "OPCHECK_LOOPBACK_FAULTS" not in on_cpu.stdout
 
 
+def test_python_repro_judges_a_sparse_output_by_layout_then_dense_values(tmp_path):
+    manifest = tmp_path / "sparse.yaml"
+    manifest.write_text("model: sparse\ncases:\n  - name: to_sparse.1\n    op: torch.Tensor.to_sparse\n    inputs:\n"
+                        "      - tensor: {shape: [4, 6], init: randint, init_args: {low: 0, high: 2}}\n")
+    made = opcheck("repro", "sparse::to_sparse.1", "--manifests", manifest, "--device", "cpu", "--python")
+    assert made.returncode == 0, made.stderr
+    script = tmp_path / "sparse_repro.py"
+    script.write_text(made.stdout)
+    run = python_script(script)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "agrees with the cpu reference" in run.stdout, run.stdout
+    # The script's own comparison, given device results a backend could return.
+    probe = tmp_path / "probe.py"
+    probe.write_text(f"""import runpy, torch
+compare = runpy.run_path({str(script)!r}, run_name="repro")["compare"]
+d = torch.tensor([[0.0, 1.5, 0.0], [-2.0, 0.0, 3.0]])
+c = d.to_sparse()
+twice = torch.cat([c.indices(), c.indices()], 1)
+uncoalesced = torch.sparse_coo_tensor(twice, torch.cat([c.values() / 2] * 2), c.shape)
+w = d.clone()
+w[1, 2] = 3.5
+print("RESULTS", compare(c, uncoalesced), compare(c, d), compare(c, w.to_sparse()))
+""")
+    judged = python_script(probe)
+    assert judged.returncode == 0, judged.stdout + judged.stderr
+    assert "RESULTS True False False" in judged.stdout, judged.stdout
+    assert "layout mismatch: the cpu gives torch.sparse_coo, the device torch.strided" in judged.stdout
+    assert "1 / 6 mismatched" in judged.stdout, judged.stdout
+
+
 HOSTILE_NAMES = ['x"""+__import__("os").system("touch PWNED")+"""', "x\\", 'q"', "x'''y", "a$(touch PWNED)b"]
 
 

@@ -153,6 +153,12 @@ def compare(expected, actual, path="output", golden=None):
         ok = same_bits(expected, actual) or expected == actual
         print(f"{path}: cpu {expected!r}, device {actual!r}")
         return ok
+    if isinstance(actual, torch.Tensor) and actual.layout != expected.layout:
+        print(f"{path}: layout mismatch: the cpu gives {expected.layout}, the device {actual.layout}")
+        return False
+    if expected.layout != torch.strided:  # a sparse output: judged by its values, however it stores them
+        expected, actual = expected.to_dense(), actual.to_dense()
+        golden = golden.to_dense() if isinstance(golden, torch.Tensor) and golden.layout != torch.strided else golden
     op = resolved()[0]
     if (isinstance(actual, torch.Tensor) and actual.dtype == torch.float32 and expected.dtype in LOW_PRECISION
             and path in [f"output[{k}]" for k in WIDENED_OUTPUTS.get(base(op), ())]):
