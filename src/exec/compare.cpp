@@ -395,7 +395,7 @@ std::string golden_lines(const LeafStats& s, c10::IntArrayRef sizes, const at::T
 /// The float64 result's leaf for an output leaf: usable when it is a float64/complex128 tensor of the same shape.
 std::optional<Golden> golden_leaf(const c10::IValue* g, const at::Tensor& e) {
   if (!g || !g->isTensor() || !g->toTensor().defined()) return std::nullopt;
-  const at::Tensor t = g->toTensor();
+  const at::Tensor t = g->toTensor().layout() == at::kStrided ? g->toTensor() : g->toTensor().to_dense();
   if (t.sizes() != e.sizes() || (t.scalar_type() != at::kDouble && t.scalar_type() != at::kComplexDouble)) return std::nullopt;
   if (t.is_complex() != e.is_complex()) return std::nullopt;
   return Golden{t.reshape(-1).contiguous(), e.scalar_type()};

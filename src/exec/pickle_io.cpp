@@ -23,6 +23,8 @@ c10::IValue plain(const c10::IValue& v) {
     for (const c10::IValue& item : v.toTupleRef().elements()) out.push_back(plain(item));
     return c10::ivalue::Tuple::create(std::move(out));
   }
+  if (v.isTensor() && v.toTensor().defined() && v.toTensor().layout() != at::kStrided)
+    return v.toTensor().to_dense();  // torch.load cannot rebuild libtorch's pickle of a sparse tensor
   return v;
 }
 

@@ -179,6 +179,18 @@ TEST(Compare, SparseOutputsAreJudgedByLayoutThenByTheirDenseValues) {
   EXPECT_FALSE(csr.ok);
   EXPECT_TRUE(contains(csr.message, "expected torch.sparse_csr, got torch.sparse_coo")) << csr.message;
   EXPECT_TRUE(compare_values(dense.to_sparse_csr(), dense.to_sparse_csr(), with(Comparator::Exact)).ok);
+  // The float64 judge takes a sparse float64 result too: a device nearer to it than the CPU passes.
+  const at::Tensor exact = at::tensor({0.0, 1.0 / 3, 0.0, -2.0, 0.0, 3.0}, at::kDouble).reshape({2, 3});
+  const at::Tensor cpu = exact.to(at::kHalf);
+  at::Tensor device = cpu.clone();
+  device.index_put_({0, 1}, cpu.index({0, 1}) + 0.002);  // off by about two steps of fp16 at 1/3
+  const Comparison without = compare_values(cpu.to_sparse(), device.to_sparse(), with(Comparator::AllClose));
+  EXPECT_FALSE(without.ok) << "the tolerance alone fails it";
+  const c10::IValue golden(exact.to_sparse());
+  const Comparison judged =
+      compare_values(cpu.to_sparse(), device.to_sparse(), with(Comparator::AllClose), "output", &golden);
+  EXPECT_FALSE(judged.ok) << "two steps from float64 where the CPU is within one still fails";
+  EXPECT_TRUE(contains(judged.message, "Against float64")) << judged.message;
 }
 
 TEST(Compare, DtypeMismatch) {

@@ -443,7 +443,7 @@ def test_python_repro_without_a_bundle_keeps_the_environments_loopback_faults(tm
     assert "OPCHECK_LOOPBACK_FAULTS" not in on_cpu.stdout
 
 
-def test_python_repro_judges_a_sparse_output_by_layout_then_dense_values(tmp_path):
+def test_python_repro_judges_a_sparse_output_by_layout_then_dense_values_and_bundles_keep_it(tmp_path):
     manifest = tmp_path / "sparse.yaml"
     manifest.write_text("model: sparse\ncases:\n  - name: to_sparse.1\n    op: torch.Tensor.to_sparse\n    inputs:\n"
                         "      - tensor: {shape: [4, 6], init: randint, init_args: {low: 0, high: 2}}\n")
@@ -471,6 +471,21 @@ print("RESULTS", compare(c, uncoalesced), compare(c, d), compare(c, w.to_sparse(
     assert "RESULTS True False False" in judged.stdout, judged.stdout
     assert "layout mismatch: the cpu gives torch.sparse_coo, the device torch.strided" in judged.stdout
     assert "1 / 6 mismatched" in judged.stdout, judged.stdout
+
+    # A bundle of a sparse output (the loopback has no sparse kernels: NOT_SUPPORTED after the CPU reference) keeps
+    # the reference dense, where torch.load reads it, and its script reproduces it.
+    bundles = tmp_path / "bundles"
+    failed = opcheck("run", "--manifests", manifest, "--device", "loopback", "--save-failures", bundles,
+                     "--artifact-dir", tmp_path / "out")
+    assert failed.returncode == 1 and "1 not supported" in failed.stdout, failed.stdout + failed.stderr
+    folder = bundles / "sparse__to_sparse.1"
+    reference = torch.load(folder / "reference.pt")
+    assert reference.layout == torch.strided and torch.equal(reference, torch.load(folder / "inputs" / "0.pt"))
+    made = opcheck("repro", "--bundle", folder, "--python")
+    assert made.returncode == 0, made.stderr
+    script.write_text(made.stdout)
+    run = python_script(script)
+    assert "reference.pt: reproduced bit for bit" in run.stdout, run.stdout + run.stderr
 
 
 HOSTILE_NAMES = ['x"""+__import__("os").system("touch PWNED")+"""', "x\\", 'q"', "x'''y", "a$(touch PWNED)b"]

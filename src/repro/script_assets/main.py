@@ -120,7 +120,13 @@ def raw(x):
     return torch.view_as_real(x).reshape(-1).view(torch.uint8) if x.is_complex() else x.view(torch.uint8)
 
 
+def dense(x):
+    """A sparse tensor's values as a dense tensor (bundles keep sparse outputs so); anything else as it is."""
+    return x.to_dense() if isinstance(x, torch.Tensor) and x.layout != torch.strided else x
+
+
 def same_bits(a, b):
+    a, b = dense(a), dense(b)
     if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
         return (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.dtype == b.dtype
                 and a.shape == b.shape and torch.equal(raw(a), raw(b)))
@@ -157,8 +163,7 @@ def compare(expected, actual, path="output", golden=None):
         print(f"{path}: layout mismatch: the cpu gives {expected.layout}, the device {actual.layout}")
         return False
     if expected.layout != torch.strided:  # a sparse output: judged by its values, however it stores them
-        expected, actual = expected.to_dense(), actual.to_dense()
-        golden = golden.to_dense() if isinstance(golden, torch.Tensor) and golden.layout != torch.strided else golden
+        expected, actual, golden = dense(expected), dense(actual), dense(golden)
     op = resolved()[0]
     if (isinstance(actual, torch.Tensor) and actual.dtype == torch.float32 and expected.dtype in LOW_PRECISION
             and path in [f"output[{k}]" for k in WIDENED_OUTPUTS.get(base(op), ())]):
