@@ -395,7 +395,7 @@ std::string golden_lines(const LeafStats& s, c10::IntArrayRef sizes, const at::T
 /// The float64 result's leaf for an output leaf: usable when it is a float64/complex128 tensor of the same shape.
 std::optional<Golden> golden_leaf(const c10::IValue* g, const at::Tensor& e) {
   if (!g || !g->isTensor() || !g->toTensor().defined()) return std::nullopt;
-  const at::Tensor t = g->toTensor().layout() == at::kStrided ? g->toTensor() : g->toTensor().to_dense();
+  const at::Tensor t = dense_values(g->toTensor());
   if (t.sizes() != e.sizes() || (t.scalar_type() != at::kDouble && t.scalar_type() != at::kComplexDouble)) return std::nullopt;
   if (t.is_complex() != e.is_complex()) return std::nullopt;
   return Golden{t.reshape(-1).contiguous(), e.scalar_type()};
@@ -500,10 +500,8 @@ void compare_tensors(const at::Tensor& expected_in, const at::Tensor& actual_in,
       out.fail(what + ": layout mismatch: expected " + layout_name(e.layout()) + ", got " + layout_name(a.layout()));
       return;
     }
-    if (e.layout() != at::kStrided) {
-      e = e.to_dense();
-      a = a.to_dense();
-    }
+    e = dense_values(e);
+    a = dense_values(a);
   } catch (const std::exception& ex) {
     std::string m = ex.what();
     out.fail(what + ": could not copy the tensor to the CPU for comparison: " + m.substr(0, m.find('\n')));
@@ -719,6 +717,8 @@ bool returns_uninitialised(const std::string& resolved_op) {
   const std::vector<std::string>& ops = uninitialised_output_ops();
   return std::find(ops.begin(), ops.end(), op_without_overload(resolved_op)) != ops.end();
 }
+
+at::Tensor dense_values(const at::Tensor& t) { return t.layout() == at::kStrided ? t : t.to_dense(); }
 
 Tolerance tolerance_of(const Case& c) {
   Tolerance t;

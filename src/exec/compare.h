@@ -33,6 +33,10 @@ Tolerance tolerance_of(const Case& c);
 /// strides and device are compared.
 bool returns_uninitialised(const std::string& resolved_op);
 
+/// A sparse tensor (COO, CSR, ...) as the dense tensor of its values, a strided one as it is: opcheck judges a
+/// sparse output by its values, however the nonzeros are stored.
+at::Tensor dense_values(const at::Tensor& t);
+
 /// A dtype as torch prints it: "torch.float16", "torch.complex32", "torch.int64".
 std::string torch_dtype(at::ScalarType t);
 

@@ -264,12 +264,9 @@ bool bitwise_equal(const c10::IValue& a, const c10::IValue& b, std::string& wher
       where = path + ": layout differs between runs";
       return false;
     }
-    if (x.layout() != at::kStrided) {  // a sparse output: its values (how it stores them may vary run to run)
-      x = x.to_dense();
-      y = y.to_dense();
-    }
-    x = x.contiguous();
-    y = y.contiguous();
+    // A sparse output: its values (how it stores them may vary run to run).
+    x = dense_values(x).contiguous();
+    y = dense_values(y).contiguous();
     if (x.scalar_type() != y.scalar_type() || x.sizes() != y.sizes()) {
       where = path + ": dtype or shape differs between runs";
       return false;
