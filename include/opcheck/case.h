@@ -82,6 +82,42 @@ struct ExpectedError {
   std::string match;  // ECMAScript regex; empty = any message
 };
 
+/// A module case's module: a class (a Hugging Face transformers layer, or any torch.nn.Module importable from the
+/// installed packages) built from its constructor arguments; the case's call is one invocation of its forward, with
+/// the case's inputs and kwargs. The invocations of one module share its build (`build_key`). See docs/modules.md.
+struct ModuleSpec {
+  std::string name;         // the entry's `name` (GraniteMLP_77d2613c): the case name without its invocation
+  std::string module_path;  // transformers.models.granite.modeling_granite.GraniteMLP
+  /// Constructor arguments; a string `<config:CLASS>` stands for an instance of that config class, built with the
+  /// module's sizes (below).
+  std::vector<PyValue> ctor_args;
+  KwArgs ctor_kwargs;
+  /// Sizes the config class is built with, as the user gave them: `sizes:` of opcheck's own dialect (attribute ->
+  /// value), over which a size file's (`sizes_file`, a model's config.json) come first. The sizes the forward inputs
+  /// fix (hidden size, head dimension) are derived when the module is built, and the case record says which came
+  /// from where.
+  KwArgs sizes;
+  std::string sizes_file;                    // absolute path, or ""
+  std::string attn_implementation = "eager";  // the config's _attn_implementation (eager, sdpa)
+  std::int64_t invocation = 0;               // which forward invocation of the entry (0-based)
+  std::int64_t invocations = 1;              // how many the entry has
+  std::string build_key;                     // equal for the invocations of one module build (set by the reader)
+};
+
+/// One field of ModuleSpec, declared once: its name (the wire, the dedupe key, the case record and messages read
+/// it), and whether it decides what the case computes (part of the dedupe key). Readers and writers loop over
+/// module_fields(), so a field added to ModuleSpec and to this table reaches all of them.
+struct ModuleField {
+  const char* name;
+  enum class Kind { String, Int, Values, KwArgs } kind;
+  bool in_key;
+  std::string ModuleSpec::*string_member = nullptr;
+  std::int64_t ModuleSpec::*int_member = nullptr;
+  std::vector<PyValue> ModuleSpec::*values_member = nullptr;
+  KwArgs ModuleSpec::*kwargs_member = nullptr;
+};
+const std::vector<ModuleField>& module_fields();
+
 /// One op call from a manifest, normalized.
 struct Case {
   std::string model;    // as declared by `model:`
@@ -107,6 +143,10 @@ struct Case {
   std::optional<double> timeout_s;
   bool nondeterministic_ok = false;  // `nondeterministic: true`: repeated device runs may differ
   std::string upstream_test;  // v2 configs: the test name torch-spyre's runner gives this entry (for dashboards)
+  /// Set for a module case (a second kind of case, with the same life: selected, deduped, run in a worker, judged by
+  /// the same rule, reported): `op` is then the module's path, `inputs` and `kwargs` its forward's arguments.
+  std::shared_ptr<const ModuleSpec> module;
+  bool is_module() const { return module != nullptr; }
 };
 
 /// The marks torch-spyre derives for every test, which `-m` selects on for every case (never listed as its marks,

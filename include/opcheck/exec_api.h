@@ -54,6 +54,9 @@ struct ExecOptions {
   /// The environment assignments that go with `rerun`: the device's fault variables and the variables that decided
   /// where the device came from (PYTHONPATH entries, OPCHECK_PYTHON, ...), as (name, value).
   std::vector<std::pair<std::string, std::string>> rerun_environment;
+  /// --module-memory-budget: bytes a module case's copies (CPU, device, float64) may take; a module past it is not
+  /// run. -1 = half the machine's memory; 0 = no limit.
+  std::int64_t module_memory_budget = -1;
   /// --start-timeout: seconds a Python device's start-up process may take to import torch and the device modules
   /// (and a worker to start); it is stopped then, and the run reports the device as not started.
   double start_timeout_s = 300;

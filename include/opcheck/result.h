@@ -164,6 +164,12 @@ struct Result {
   std::string reference_cache_warning;  // an entry that failed its check, or a cache that could not be written
   CasePhase phase = CasePhase::None;  // the part of the case that was running when it ended
   bool result_from_cache = false;     // served from --results-cache (--reuse-results): this run did not run it
+  /// A module case whose failure was traced (docs/modules.md): the op inside it that is wrong with right inputs, the
+  /// first of them when several are; "" otherwise. Its failure group is that op's.
+  std::string traced_op;
+  /// A module case: how its module was built, as JSON (its sizes and where each came from, its parameter count and
+  /// dtype, the arguments passed as None, each traced call's verdict); "" for an op case.
+  std::string module_record;
 };
 
 }  // namespace opcheck

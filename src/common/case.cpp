@@ -62,3 +62,49 @@ bool is_derived_mark(std::string_view mark) {
 }
 
 }  // namespace opcheck
+
+namespace opcheck {
+
+const std::vector<ModuleField>& module_fields() {
+  using K = ModuleField::Kind;
+  static const std::vector<ModuleField> fields = [] {
+    std::vector<ModuleField> f;
+    auto str = [&](const char* name, bool in_key, std::string ModuleSpec::*m) {
+      ModuleField x{name, K::String, in_key};
+      x.string_member = m;
+      f.push_back(x);
+    };
+    auto num = [&](const char* name, bool in_key, std::int64_t ModuleSpec::*m) {
+      ModuleField x{name, K::Int, in_key};
+      x.int_member = m;
+      f.push_back(x);
+    };
+    // The entry's name labels the case; two entries that build the same module with the same inputs are one call.
+    str("name", false, &ModuleSpec::name);
+    str("module_path", true, &ModuleSpec::module_path);
+    {
+      ModuleField x{"constructor_args", K::Values, true};
+      x.values_member = &ModuleSpec::ctor_args;
+      f.push_back(x);
+    }
+    {
+      ModuleField x{"constructor_kwargs", K::KwArgs, true};
+      x.kwargs_member = &ModuleSpec::ctor_kwargs;
+      f.push_back(x);
+    }
+    {
+      ModuleField x{"sizes", K::KwArgs, true};
+      x.kwargs_member = &ModuleSpec::sizes;
+      f.push_back(x);
+    }
+    str("sizes_file", true, &ModuleSpec::sizes_file);
+    str("attn_implementation", true, &ModuleSpec::attn_implementation);
+    num("invocation", false, &ModuleSpec::invocation);
+    num("invocations", false, &ModuleSpec::invocations);
+    str("build_key", false, &ModuleSpec::build_key);
+    return f;
+  }();
+  return fields;
+}
+
+}  // namespace opcheck

@@ -21,6 +21,7 @@
 #include "exec/cpu_features.h"
 #include "exec/device_ops.h"
 #include "exec/inputs.h"
+#include "exec/module_case.h"
 #include "exec/python_device.h"
 #include "exec/reference_cache.h"
 #include "plan/plan.h"
@@ -496,16 +497,18 @@ Result Engine::run(const Case& c) {
   r.case_id = c.id;
   // --save-failures: the bundle is staged before anything runs, so a worker that dies on the case leaves it.
   CaseEvidence evidence;
-  if (bundles_) bundles_->stage(c);
+  // A module case leaves no bundle of its own: its traced op calls are op cases (docs/modules.md).
+  FailureBundles* bundles = c.is_module() ? nullptr : bundles_.get();
+  if (bundles) bundles->stage(c);
   try {
-    run_case(c, r, bundles_ ? &evidence : nullptr);
+    run_case(c, r, bundles ? &evidence : nullptr);
   } catch (...) {
     // Every stage catches its own errors; reaching here is a bug in opcheck, reported rather than fatal.
     r.stage = Stage::CRASHED;
     r.message = "opcheck internal error: " + op_error_of(std::current_exception()).text();
   }
   r.outcome = stage_outcome(r.stage);
-  if (bundles_) bundles_->finish(c, r, evidence);
+  if (bundles) bundles->finish(c, r, evidence);
   return r;
 }
 
@@ -1119,6 +1122,10 @@ class CaseRun {
 };
 
 void Engine::run_case(const Case& c, Result& r, CaseEvidence* ev) {
+  if (c.is_module()) {  // a module case: built and run by the Python host, judged leaf by leaf (exec/module_case.h)
+    run_module_case(opts_, device_.device, device_.compile_unsupported, c, r);
+    return;
+  }
   CaseRun run(*this, c, r, ev);
   if (std::optional<Verdict> verdict = run.steps()) {
     r.stage = verdict->stage;
@@ -1134,6 +1141,12 @@ void Engine::run_case(const Case& c, Result& r, CaseEvidence* ev) {
 Result Engine::check_call(const Case& c) {
   Result r;
   r.case_id = c.id;
+  if (c.is_module()) {
+    r.stage = Stage::SKIPPED;
+    r.message = "a module case: its module is imported and built when it runs";
+    r.outcome = stage_outcome(r.stage);
+    return r;
+  }
   try {
     // The same resolution run_case starts with, so validate says what a run would.
     Resolution res = resolver_.resolve(c);

@@ -68,6 +68,11 @@ class PythonHost {
   /// call raised.
   virtual c10::IValue call_compiled(const std::string& python_op, const CallArgs& call,
                                     const std::vector<at::Tensor>& tensors, const at::Device& device) = 0;
+  /// Calls `_opcheck_module.FUNCTION(request, tensors)` (module cases, exec/module_case.h): the JSON record it
+  /// returns and its tensors. Throws PythonError when the call itself failed (a record says the case's own errors).
+  virtual std::pair<std::string, std::vector<at::Tensor>> call_module(const std::string& function,
+                                                                      const std::string& request,
+                                                                      const std::vector<at::Tensor>& tensors) = 0;
   /// Forgets every compiled graph, so no case's compiled code serves another (torch._dynamo.reset).
   virtual void end_case() = 0;
   /// fork() as Python needs it in a process that hosts an interpreter (the start-up process): its at-fork hooks

@@ -33,7 +33,7 @@ InputReader::TensorFields InputReader::tensor_fields(NodeRef t) {
     if (k == "shape")
       f.shape = v;
     else if (k == "stride")
-      f.stride = v;
+      f.stride = is_yaml_null(v) ? NodeRef() : v;  // `stride: null` (torch-spyre's module configs): contiguous
     else if (k == "storage_offset")
       f.offset = v;
     else if (k == "dtype")

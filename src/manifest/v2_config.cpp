@@ -229,6 +229,7 @@ bool V2Reader::read_test_names(NodeRef t, std::vector<std::string>& names, std::
       runs = true;
       continue;
     }
+    if (is_module_test_name(names[i])) continue;  // its edits.modules entries are module cases (v2_module.cpp)
     NodeRef at = names_node.is_sequence() ? names_node.item(i) : names_node;
     // A near miss of the one test opcheck runs is a typo: its entries would silently not run.
     if (edit_distance(names[i], kV2ModelOpsTest) <= 3) {
@@ -268,7 +269,7 @@ bool V2Reader::read_test_model(NodeRef t, TestScope& test, bool& spyre) {
   return true;
 }
 
-NodeRef V2Reader::read_edits(NodeRef t, TestScope& test) {
+NodeRef V2Reader::read_edits(NodeRef t, TestScope& test, NodeRef& modules) {
   NodeRef include;
   NodeRef edits = t.find("edits");
   if (!edits || !r_.want_mapping(edits, "edits")) return include;
@@ -295,14 +296,20 @@ NodeRef V2Reader::read_edits(NodeRef t, TestScope& test) {
     if (NodeRef in = dts.find("include")) read_dtype_list(in, "include", test.dtype_include);
     if (NodeRef ex = dts.find("exclude")) read_dtype_list(ex, "exclude", test.dtype_exclude);
   }
-  for (const char* key : {"modules", "functions"})
-    if (NodeRef n = edits.find(key); n && !is_yaml_null(n) && !(n.is_mapping() && n.size() == 0))
-      r_.warning(n, std::string("edits.") + key + " is not run by opcheck (it checks op calls only)",
-                 "run module and function tests with torch-spyre's runner");
+  if (NodeRef mods = edits.find("modules"); mods && !is_yaml_null(mods) && !(mods.is_mapping() && mods.size() == 0)) {
+    if (r_.want_mapping(mods, "modules") && r_.check_keys(mods, kIncludeExcludeKeys, "in edits.modules")) {
+      modules = mods.find("include");
+      if (modules && !want_list(modules, "include", "include: [{name: LlamaMLP_1, module_path: ...}]"))
+        modules = NodeRef();
+    }
+  }
+  if (NodeRef n = edits.find("functions"); n && !is_yaml_null(n) && !(n.is_mapping() && n.size() == 0))
+    r_.warning(n, "edits.functions is not run by opcheck (it checks op calls and modules)",
+               "run function tests with torch-spyre's runner");
   return include;
 }
 
-void V2Reader::read_entries(NodeRef include, TestScope& test, bool spyre) {
+Manifest& V2Reader::manifest_for(const TestScope& test, bool spyre) {
   auto [slot, added] = manifest_of_.emplace(test.model, manifests_.size());
   if (added) {
     manifests_.emplace_back();
@@ -311,7 +318,11 @@ void V2Reader::read_entries(NodeRef include, TestScope& test, bool spyre) {
   } else if (manifests_[slot->second].variant.empty() && spyre) {
     manifests_[slot->second].variant = "spyre";
   }
-  Manifest& m = manifests_[slot->second];
+  return manifests_[slot->second];
+}
+
+void V2Reader::read_entries(NodeRef include, TestScope& test, bool spyre) {
+  Manifest& m = manifest_for(test, spyre);
   test.variant = m.variant;
   for (std::size_t i = 0; i < include.size(); ++i) {
     Case c;
@@ -350,7 +361,21 @@ void V2Reader::read_test(NodeRef t) {
   if (NodeRef m = t.find("mode")) read_mode(m, test.mode);
   bool spyre = false;
   if (!read_test_model(t, test, spyre)) return;
-  NodeRef include = read_edits(t, test);
+  NodeRef modules;
+  NodeRef include = read_edits(t, test, modules);
+  if (std::any_of(names.begin(), names.end(), [](const std::string& n) { return is_module_test_name(n); })) {
+    test.upstream = *std::find_if(names.begin(), names.end(), [](const std::string& n) { return is_module_test_name(n); });
+    if (modules && modules.size() > 0) {
+      test.variant = manifest_for(test, spyre).variant;
+      read_module_entries(modules, test, spyre);
+    } else {
+      r_.warning(t, "module test has no edits.modules.include entries", "add the modules under edits: {modules: {include: [...]}}");
+    }
+    return;
+  }
+  if (modules && modules.size() > 0)
+    r_.warning(modules, "edits.modules entries of a test that is not a module test (TestModule...) are not run",
+               "list them under a test named '*TestModule*::test_forward'");
   if (include && include.size() > 0 && !runs && !test.not_run.empty()) {
     // Listed under another test: reported, each entry skipped with the reason, never silently dropped.
     r_.warning(include, std::to_string(include.size()) + " op entries of this test are not run",

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -42,7 +43,12 @@ struct TestScope {
   std::vector<std::string> excluded_ops;  // edits.ops.exclude
   std::vector<DType> dtype_include, dtype_exclude;
   std::string not_run;  // the test is not test_model_ops_db: its entries are reported skipped, with this reason
+  std::string upstream;  // a module test: the first of its names, which the cases' upstream_test names
 };
+
+/// Whether a v2 test name is one of torch-spyre's module tests (TestModule::test_forward, TestModuleCustom::...),
+/// whose edits.modules.include entries are module cases.
+bool is_module_test_name(std::string_view name);
 
 class V2Reader {
  public:
@@ -64,7 +70,9 @@ class V2Reader {
   /// True when the test is test_model_ops_db; `not_run` says why its entries do not run when another test is named.
   bool read_test_names(NodeRef t, std::vector<std::string>& names, std::string& not_run);
   bool read_test_model(NodeRef t, TestScope& test, bool& spyre);
-  NodeRef read_edits(NodeRef t, TestScope& test);  // the edits.ops.include list, or null
+  /// The edits.ops.include list, or null; `modules` gets edits.modules.include, or null.
+  NodeRef read_edits(NodeRef t, TestScope& test, NodeRef& modules);
+  Manifest& manifest_for(const TestScope& test, bool spyre);  // the model's manifest, made on first use
   void read_entries(NodeRef include, TestScope& test, bool spyre);
   // One edits.ops.include entry, in steps.
   bool read_entry(NodeRef e, const TestScope& test, Case& out);
@@ -75,6 +83,12 @@ class V2Reader {
   bool precheck_tensor(NodeRef t);
   bool precheck_args(NodeRef args);
   Condition always(std::string reason, NodeRef where, bool strict);
+  // The edits.modules.include entries of a module test (v2_module.cpp).
+  void read_module_entries(NodeRef include, TestScope& test, bool spyre);
+  void read_module_ctor(NodeRef e, ModuleSpec& m);
+  void read_module_options(NodeRef e, ModuleSpec& m);
+  void read_module_invocation(NodeRef inv, Case& c);
+  void warn_unreal_rotary(NodeRef at, const Input& in);
 
   const std::string& path_;
   DiagnosticList& diags_;
@@ -92,6 +106,7 @@ class V2Reader {
   };
   std::unordered_map<std::string, Listed> listed_;  // case id -> first listing
   std::unordered_map<std::string, int> op_counts_;  // op -> entries without a v1 name so far
+  std::set<std::string> modules_listed_;  // model::name of the module entries read (one listing makes the cases)
 };
 
 }  // namespace opcheck::v2

@@ -93,6 +93,21 @@ std::string canonical_case_text(const Case& c) {
   out += c.equal_nan ? "|nan=eq" : "|nan=ne";
   if (c.expects_error) out += "|err=" + c.expects_error->type + "/" + c.expects_error->match;
   if (c.nondeterministic_ok) out += "|nondet";
+  if (c.module) {  // a module case: the module and how it is built decide what it computes too
+    out += "|module";
+    for (const ModuleField& f : module_fields()) {
+      if (!f.in_key) continue;
+      out += std::string("|") + f.name + "=";
+      switch (f.kind) {
+        case ModuleField::Kind::String: out += (*c.module).*f.string_member; break;
+        case ModuleField::Kind::Int: out += std::to_string((*c.module).*f.int_member); break;
+        case ModuleField::Kind::Values:
+          for (const PyValue& v : (*c.module).*f.values_member) out += v.repr() + ",";
+          break;
+        case ModuleField::Kind::KwArgs: put_kwargs(out, (*c.module).*f.kwargs_member, /*sort=*/true); break;
+      }
+    }
+  }
   return out;
 }
 

@@ -239,6 +239,30 @@ class Host final : public exec::PythonHost {
     throw exec::PythonError(str_of(PyTuple_GetItem(result.get(), 1)), str_of(PyTuple_GetItem(result.get(), 2)));
   }
 
+  std::pair<std::string, std::vector<at::Tensor>> call_module(const std::string& function, const std::string& request,
+                                                              const std::vector<at::Tensor>& tensors) override {
+    Gil gil;
+    if (module_runtime_ == nullptr) {
+      module_runtime_ = PyImport_ImportModule("_opcheck_module");
+      if (module_runtime_ == nullptr)
+        throw exec::PythonError("ImportError", "importing opcheck's module host failed:\n" + fetch_error());
+    }
+    Ref list(PyList_New(static_cast<Py_ssize_t>(tensors.size())));
+    for (std::size_t i = 0; i < tensors.size(); ++i)
+      PyList_SetItem(list.get(), static_cast<Py_ssize_t>(i), THPVariable_Wrap(tensors[i]));
+    Ref result(PyObject_CallMethod(module_runtime_, function.c_str(), "sO", request.c_str(), list.get()));
+    if (!result) throw exec::PythonError("RuntimeError", "opcheck's module host failed: " + fetch_error());
+    std::pair<std::string, std::vector<at::Tensor>> out;
+    out.first = str_of(PyTuple_GetItem(result.get(), 0));
+    PyObject* items = PyTuple_GetItem(result.get(), 1);  // borrowed
+    for (Py_ssize_t i = 0; i < PyList_Size(items); ++i) {
+      PyObject* t = PyList_GetItem(items, i);
+      if (!THPVariable_Check(t)) throw exec::PythonError("TypeError", "the module host returned a non-tensor");
+      out.second.push_back(THPVariable_Unpack(t));
+    }
+    return out;
+  }
+
   void end_case() override {
     Gil gil;
     Ref r(PyObject_CallMethod(runtime_, "end_case", nullptr));
@@ -292,6 +316,7 @@ class Host final : public exec::PythonHost {
   }
 
   PyObject* runtime_ = nullptr;
+  PyObject* module_runtime_ = nullptr;  // _opcheck_module, imported on the first module case
 };
 
 }  // namespace

@@ -166,6 +166,9 @@ constexpr const char* kAlsoDiffers = " (also differs between runs)";
 /// few lines.
 std::string message_head(const CaseRecord& rec) {
   std::string msg = rec.result.message;
+  // A traced module failure leads with where inside the module it was traced; the traced call's own failure, which
+  // an op case of that call would report alike, follows: that is the bug's identity.
+  if (!rec.result.traced_op.empty()) msg.erase(0, msg.find('\n') == std::string::npos ? 0 : msg.find('\n') + 1);
   replace_all(msg, rec.id, "CASE");
   if (!rec.deduplicated_from.empty()) replace_all(msg, rec.deduplicated_from, "CASE");
   replace_all(msg, rec.file, "PATH");  // a manifest named without a folder ("m.yaml:3: ...") has no '/' to find
@@ -334,7 +337,8 @@ SignatureParts signature_parts(const CaseRecord& rec) {
   if (wrong_result(rec.result.stage)) {
     if (std::string transfer = transfer_suspect(rec); !transfer.empty())
       return {rec.result.stage, transfer, masked_error_text(head.substr(0, head.find('\n')))};
-    return {rec.result.stage, wrong_result_op(rec), masked_error_text(head)};
+    return {rec.result.stage, rec.result.traced_op.empty() ? wrong_result_op(rec) : rec.result.traced_op,
+            masked_error_text(head)};
   }
   std::string op = raising_op(head, rec);
   // A missing kernel is named with its dtype where the headline has one ("aten::fill_.Scalar for Half has no kernel
@@ -354,6 +358,7 @@ std::string joined(const SignatureParts& p) { return std::string(stage_name(p.st
 /// allocations, views and copies around them); a composite only dispatches to its inner ops, so it is a suspect only
 /// when nothing else ran; with no device ops, the case's op.
 std::set<std::string> suspects(const CaseRecord& rec) {
+  if (!rec.result.traced_op.empty()) return {rec.result.traced_op};  // a module case's trace named the op
   if (std::set<std::string> computed = computing_ops(rec, false); !computed.empty()) return computed;
   if (std::set<std::string> any = computing_ops(rec, true); !any.empty()) return any;
   std::set<std::string> own;

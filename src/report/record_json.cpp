@@ -205,6 +205,8 @@ void write_case_record(JsonWriter& w, const CaseRecord& rec) {
   if (!r.judge_notes.empty()) w.key("judge_notes").strings(r.judge_notes);
   if (!r.values_compared) w.field("values_compared", false);
   if (r.result_from_cache) w.field("result_from_cache", true);
+  if (!r.traced_op.empty()) w.field("traced_op", r.traced_op);
+  if (!r.module_record.empty()) w.field("module", r.module_record);
   w.key("figures").begin_object();
   w.field("max_abs_diff", r.figures.max_abs_diff);
   w.field("max_rel_diff", r.figures.max_rel_diff);
@@ -287,6 +289,8 @@ CaseRecord case_record_from_json(const json& j, const JsonWhere& w) {
   if (j.contains("judge_notes")) r.judge_notes = get_strings(j, w, "judge_notes");
   r.values_compared = !j.contains("values_compared") || get_bool(j, w, "values_compared");
   r.result_from_cache = j.contains("result_from_cache") && get_bool(j, w, "result_from_cache");
+  r.traced_op = get_string_or(j, w, "traced_op", "");  // module cases only
+  r.module_record = get_string_or(j, w, "module", "");
   const json& f = member(j, w, "figures");
   const JsonWhere fw = w.at("figures");
   r.figures.max_abs_diff = get_optional_number(f, fw, "max_abs_diff");

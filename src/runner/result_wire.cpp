@@ -105,6 +105,8 @@ void encode_result(const Result& r, std::vector<std::uint8_t>& out) {
   put_string(out, r.reference_cache_warning);
   put(out, static_cast<std::uint8_t>(r.phase));
   put(out, static_cast<std::uint8_t>(r.result_from_cache));  // set by the parent; carried so the codec is whole
+  put_string(out, r.traced_op);
+  put_string(out, r.module_record);
 }
 
 bool decode_result(const std::uint8_t* data, std::size_t size, Result& r, std::string& error) {
@@ -178,6 +180,8 @@ bool decode_result(const std::uint8_t* data, std::size_t size, Result& r, std::s
   }
   r.phase = static_cast<CasePhase>(phase);
   r.result_from_cache = in.get<std::uint8_t>() != 0;
+  r.traced_op = in.get_string();
+  r.module_record = in.get_string();
   if (!in.ok) {
     error = "result record is truncated (" + std::to_string(size) + " bytes)";
     return false;
@@ -338,6 +342,7 @@ void encode_case(const Case& c, std::vector<std::uint8_t>& out) {
     for (const auto& t : in.list) put_tensor(out, t);
     put_value(out, in.value);
     put_loc(out, in.loc);
+    put_string(out, in.keyword);
   }
   put_kwargs(out, c.kwargs);
   put(out, static_cast<std::uint8_t>(c.dtype));
@@ -361,6 +366,17 @@ void encode_case(const Case& c, std::vector<std::uint8_t>& out) {
   put_optional(out, c.timeout_s);
   put(out, static_cast<std::uint8_t>(c.nondeterministic_ok));
   put_string(out, c.upstream_test);
+  put(out, static_cast<std::uint8_t>(c.is_module()));
+  if (!c.module) return;
+  for (const ModuleField& f : module_fields()) switch (f.kind) {
+      case ModuleField::Kind::String: put_string(out, (*c.module).*f.string_member); break;
+      case ModuleField::Kind::Int: put(out, (*c.module).*f.int_member); break;
+      case ModuleField::Kind::Values:
+        put(out, static_cast<std::uint32_t>(((*c.module).*f.values_member).size()));
+        for (const PyValue& v : (*c.module).*f.values_member) put_value(out, v);
+        break;
+      case ModuleField::Kind::KwArgs: put_kwargs(out, (*c.module).*f.kwargs_member); break;
+    }
 }
 
 bool decode_case(const std::uint8_t* data, std::size_t size, Case& c, std::string& error) {
@@ -378,6 +394,7 @@ bool decode_case(const std::uint8_t* data, std::size_t size, Case& c, std::strin
     for (std::uint32_t t = 0; in.ok && t < n; ++t) input.list.push_back(in.tensor());
     input.value = in.value();
     input.loc = in.loc();
+    input.keyword = in.get_string();
     c.inputs.push_back(std::move(input));
   }
   c.kwargs = in.kwargs();
@@ -405,6 +422,21 @@ bool decode_case(const std::uint8_t* data, std::size_t size, Case& c, std::strin
   c.timeout_s = in.get_optional();
   c.nondeterministic_ok = in.get<std::uint8_t>() != 0;
   c.upstream_test = in.get_string();
+  c.module.reset();
+  if (in.get<std::uint8_t>() != 0) {
+    auto m = std::make_shared<ModuleSpec>();
+    for (const ModuleField& f : module_fields()) switch (f.kind) {
+        case ModuleField::Kind::String: (*m).*f.string_member = in.get_string(); break;
+        case ModuleField::Kind::Int: (*m).*f.int_member = in.get<std::int64_t>(); break;
+        case ModuleField::Kind::Values: {
+          const auto n = in.get<std::uint32_t>();
+          for (std::uint32_t k = 0; in.ok && k < n; ++k) ((*m).*f.values_member).push_back(in.value());
+          break;
+        }
+        case ModuleField::Kind::KwArgs: (*m).*f.kwargs_member = in.kwargs(); break;
+      }
+    c.module = std::move(m);
+  }
   if (!in.ok || in.p != in.end) {
     error = "case record is malformed (" + std::to_string(size) + " bytes)";
     return false;
