@@ -197,11 +197,13 @@ std::string trace_failure(PythonHost& host, const Case& c, const ModuleRequest& 
       const bool missing = call.value("alone_not_supported", false);
       v["verdict"] = missing ? "not supported alone" : "raised alone";
       v["error"] = call["alone_error"];
-      if (!missing) blame(op, "raises", i, signature, "the device raised " + call["alone_error"].get<std::string>());
+      if (!missing)
+        blame(op, "raises with right inputs (call", i, signature,
+              "the device raised " + call["alone_error"].get<std::string>());
     } else if (!alone.empty()) {
       const Comparison cmp = judge_call(c, op, expected, alone, golden);
       v["verdict"] = cmp.ok ? "passed" : "failed";
-      if (!cmp.ok) blame(op, "is wrong", i, signature, cmp.message);
+      if (!cmp.ok) blame(op, "is wrong with right inputs (call", i, signature, cmp.message);
     }
     if (!left_bound && !chain.empty() && n > 0) {
       const Comparison cmp = judge_call(c, op, expected, chain, chain_golden);
@@ -213,22 +215,45 @@ std::string trace_failure(PythonHost& host, const Case& c, const ModuleRequest& 
     verdicts.push_back(std::move(v));
   }
   record["trace"] = std::move(verdicts);
-  const std::string& name = c.module->name;
+  // Where the CPU's calls, each alone on the device, are all right, the device may have taken a path of its own
+  // (sdpa's kernel choice differs by device): its own calls, each rerun on the CPU with the inputs it got.
+  const json device_calls = t.value("device_calls", json::array());
+  for (std::size_t i = 0; wrong.empty() && i < device_calls.size(); ++i) {
+    const json& call = device_calls[i];
+    if (!call.value("replay", false)) continue;
+    const std::size_t n = call.at("outputs").get<std::size_t>();
+    auto take = [&](bool present) {
+      std::vector<at::Tensor> v;
+      if (!present) return v;
+      v.assign(tensors.begin() + static_cast<std::ptrdiff_t>(at), tensors.begin() + static_cast<std::ptrdiff_t>(at + n));
+      at += n;
+      return v;
+    };
+    const std::vector<at::Tensor> expected = take(true), actual = take(true), golden = take(call.value("golden", false));
+    if (n == 0) continue;
+    const std::string op = call.at("op").get<std::string>();
+    const Comparison cmp = judge_call(c, op, expected, actual, golden);
+    if (!cmp.ok)
+      blame(op, "is wrong with the inputs the device's own run gave it (device call", i,
+            call.value("signature", op), cmp.message);
+  }
+  const std::size_t device_total = device_calls.size();
   const std::string of = " of " + std::to_string(calls.size());
   if (!wrong.empty()) {
-    std::string head = "inside " + name + ", ";
+    std::string head = "inside it, ";
     for (std::size_t k = 0; k < wrong.size() && k < 4; ++k) {
       const Wrong& w = wrong[k];
       std::string which;
       for (std::size_t j = 0; j < w.calls.size(); ++j)
         which += (j == 0 ? "" : j + 1 == w.calls.size() ? " and " : ", ") + std::to_string(w.calls[j] + 1);
-      head += (k ? "; " : "") + w.op + " " + w.how + " with right inputs (call" + (w.calls.size() > 1 ? "s " : " ") +
-              which + of + "): " + w.signature;
+      const bool own = w.how.find("device call") != std::string::npos;
+      head += (k ? "; " : "") + w.op + " " + w.how + (w.calls.size() > 1 ? "s " : " ") + which +
+              (own ? " of " + std::to_string(device_total) : of) + "): " + w.signature;
     }
     if (wrong.size() > 4) head += "; and " + std::to_string(wrong.size() - 4) + " more ops";
     return head;
   }
-  std::string head = "inside " + name + ", every one of its " + std::to_string(calls.size()) +
+  std::string head = "inside it, every one of its " + std::to_string(calls.size()) +
                      " ATen calls passes alone with right inputs: the error accumulated";
   if (left_bound)
     head += "; the device's run first leaves the float64 bound at call " + std::to_string(*left_bound + 1) + of +

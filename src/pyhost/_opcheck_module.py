@@ -396,6 +396,15 @@ def _on_device(x, device):
     return x
 
 
+def _to_host_value(x):
+    import torch
+    if isinstance(x, torch.Tensor):
+        return _host(x).clone()
+    if isinstance(x, torch.device) and x.type != "cpu":
+        return torch.device("cpu")
+    return x
+
+
 def _tensor_leaves(out):
     import torch
     from torch.utils import _pytree as pytree
@@ -421,7 +430,7 @@ def trace(request_text, tensors):
         cpu_rec = _Recorder(keep_inputs=True)
         with cpu_rec.mode:
             _forward(cpu, args, kwargs)
-        dev_rec = _Recorder(keep_inputs=False)
+        dev_rec = _Recorder(keep_inputs=True)
         dargs, dkwargs = _arguments(request, tensors, lambda t: to_device(t, device))
         _fill_dropped(on_device, dargs, dkwargs, {})
         try:
@@ -472,6 +481,31 @@ def trace(request_text, tensors):
             if call["chain"]:
                 out += chain + chain_golden
             record["calls"].append(call)
+        record["device_calls"] = []
+        for func, saved, produced in dev_rec.calls:
+            # The device's own calls (its kernels may choose another path than the CPU's, as sdpa does), each rerun
+            # on the CPU with the very inputs the device got.
+            got = [t for t in _tensor_leaves(produced)]
+            call = {"op": _op_name(func), "outputs": len(got), "signature": _signature(func, saved)}
+            host_args, host_kwargs = pytree.tree_map(_to_host_value, saved)
+            try:
+                with torch.no_grad():
+                    replay = [t.detach() for t in _tensor_leaves(func(*host_args, **host_kwargs))]
+            except Exception as e:  # noqa: BLE001 - a device-only op, or one the CPU refuses: not judged
+                call["replay_error"] = _headline(e)
+                replay = []
+            wargs_i, wkwargs_i = pytree.tree_map(lambda x: _wide(x) if isinstance(x, torch.Tensor) else x,
+                                                 (host_args, host_kwargs))
+            try:
+                with torch.no_grad():
+                    golden = [t.detach() for t in _tensor_leaves(func(*wargs_i, **wkwargs_i))]
+            except Exception:  # noqa: BLE001
+                golden = []
+            call["replay"] = len(replay) == len(got)
+            call["golden"] = call["replay"] and len(golden) == len(got)
+            if call["replay"]:
+                out += replay + got + (golden if call["golden"] else [])
+            record["device_calls"].append(call)
         return json.dumps(record), out
     except CaseError as e:
         record["error"] = str(e)

@@ -525,6 +525,22 @@ std::vector<SettingField> limit_fields() {
                    return error;
                  },
                  "INT"),
+      flag_field("module memory budget", "--module-memory-budget",
+                 [](const RunSettings& s) {
+                   return one_if(s.module_memory_budget >= 0, std::to_string(s.module_memory_budget));
+                 },
+                 "Bytes a module case's copies of its module (CPU, device, float64) may take, counted before it is "
+                 "built; a module past it is not run (skipped, with its size and the budget). 0 = no limit; default: "
+                 "half the machine's memory",
+                 [](RunSettings& s, const std::string& v) {
+                   std::string error;
+                   double bytes = 0;
+                   if (v == "0") s.module_memory_budget = 0;
+                   else if (positive_finite(v, bytes, error, "--module-memory-budget"))
+                     s.module_memory_budget = std::int64_t(bytes);
+                   return error;
+                 },
+                 "BYTES"),
   };
 }
 
@@ -646,6 +662,7 @@ ExecOptions exec_options(const RunSettings& s) {
                                                        : ReferenceDtype::Auto;
   o.repeat = s.repeat;
   o.max_case_bytes = s.max_case_bytes;
+  o.module_memory_budget = s.module_memory_budget;
   o.intra_op_threads = s.intra_op_threads;
   o.save_failures_dir = s.save_failures_dir;
   o.reference_cache_dir = s.reference_cache_dir.empty() ? std::string() : absolute_path(s.reference_cache_dir);

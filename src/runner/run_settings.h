@@ -90,6 +90,7 @@ struct RunSettings {
   /// did not start. It decides no case's verdict, so it is a rerun argument but not a part of the identity.
   double start_timeout_s = 300;
   std::int64_t max_case_bytes = 0;  // --max-case-bytes; 0 = no limit
+  std::int64_t module_memory_budget = -1;  // --module-memory-budget; -1 = half the machine's memory, 0 = no limit
   // How the run goes; none of these changes a verdict.
   std::string shard;     // --shard as given, else from the sharding variables
   int shard_index = 0;   // resolved
