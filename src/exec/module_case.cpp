@@ -338,7 +338,17 @@ void run_module_case(const ExecOptions& opts, const at::Device& device, const st
     r.message = record.value("message", "");
     if (r.stage == Stage::FAILED_RUNTIME) {  // which op raised: the trace replays each call alone
       std::string traced_message;
-      const std::string head = trace_failure(*host, c, req, record, r.traced_op, traced_message);
+      std::string head = trace_failure(*host, c, req, record, r.traced_op, traced_message);
+      const auto raised = std::find_if(r.device_ops.begin(), r.device_ops.end(), [](const DeviceOp& d) { return d.raised; });
+      if (r.traced_op.empty() && raised != r.device_ops.end()) {
+        // No call raises alone, but the device's run did: the op running on the device when it threw is named.
+        r.traced_op = raised->op;
+        head = "inside it, " + raised->op + " raised on the device (the innermost op running when the error was "
+               "thrown; the CPU's calls, each alone on the device, do not raise)";
+        const std::string& m = r.message;
+        const std::size_t at = m.find(" raised ");
+        traced_message = "the device raised " + (at == std::string::npos ? m : m.substr(at + 8, m.find('\n') - at - 8));
+      }
       r.message = head + "\n\n" + (traced_message.empty() ? "" : traced_message + "\n\nthe module's run:\n") + r.message;
     }
     r.module_record = module_record_text(record);

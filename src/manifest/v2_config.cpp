@@ -365,6 +365,8 @@ void V2Reader::read_test(NodeRef t) {
   NodeRef include = read_edits(t, test, modules);
   if (std::any_of(names.begin(), names.end(), [](const std::string& n) { return is_module_test_name(n); })) {
     test.upstream = *std::find_if(names.begin(), names.end(), [](const std::string& n) { return is_module_test_name(n); });
+    // '*TestModule*::test_forward' is a pattern of upstream's runner: the test's own name has no wildcards.
+    test.upstream.erase(std::remove(test.upstream.begin(), test.upstream.end(), '*'), test.upstream.end());
     if (modules && modules.size() > 0) {
       test.variant = manifest_for(test, spyre).variant;
       read_module_entries(modules, test, spyre);
