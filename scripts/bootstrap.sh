@@ -116,6 +116,12 @@ opcheck_python_env() {
       opcheck_log "installing the pinned torch into $OPCHECK_VENV (scripts/requirements.txt)"
       "$py" -m pip install -q -r "$OPCHECK_ROOT/scripts/requirements.txt" >&2 || return 1
     fi
+    # Module cases build transformers layers: the project's own environment has the pinned transformers (another
+    # environment brings its own; a module case without it says which to install).
+    if ! "$py" -c 'import transformers' 2>/dev/null; then
+      opcheck_log "installing transformers for module cases into $OPCHECK_VENV (scripts/requirements-modules.txt)"
+      "$py" -m pip install -q -r "$OPCHECK_ROOT/scripts/requirements-modules.txt" >&2 || return 1
+    fi
   fi
   opcheck_torch_or_why "$py" "$where" || return 1
   OPCHECK_TORCH_VERSION="${out%% *}"
@@ -125,7 +131,7 @@ opcheck_python_env() {
     opcheck_log "Fix: pip install torch==2.13.0 in that environment, or deactivate it to use the project's own."
     return 1
   fi
-  if [ "$with_tests" = 1 ] && ! "$py" -c 'import pytest, yaml, numpy, expecttest, check_jsonschema, kubernetes_validate' 2>/dev/null; then
+  if [ "$with_tests" = 1 ] && ! "$py" -c 'import pytest, yaml, numpy, expecttest, check_jsonschema, kubernetes_validate, transformers' 2>/dev/null; then
     opcheck_log "installing the test requirements (scripts/requirements-test.txt)"
     "$py" -m pip install -q -r "$OPCHECK_ROOT/scripts/requirements-test.txt" >&2 || return 1
   fi

@@ -28,8 +28,9 @@ Case through_the_wire(const Case& c) {
 // bundles name (id, locations, marks, description, conditions' text, timeout, upstream test).
 TEST(CaseWire, EveryBundledAndFixtureCaseArrivesUnchanged) {
   const ManifestSet set = load_manifests({std::string(OPCHECK_TEST_DIR) + "/../../manifests",
-                                          std::string(OPCHECK_TEST_FIXTURES) + "/torch-spyre"});
-  std::size_t checked = 0;
+                                          std::string(OPCHECK_TEST_FIXTURES) + "/torch-spyre",
+                                          std::string(OPCHECK_TEST_FIXTURES) + "/torch-spyre-modules"});
+  std::size_t checked = 0, modules = 0, keywords = 0;
   for (const auto& m : set.manifests) {
     for (const auto& c : m.cases) {
       const Case back = through_the_wire(c);
@@ -43,6 +44,24 @@ TEST(CaseWire, EveryBundledAndFixtureCaseArrivesUnchanged) {
         EXPECT_EQ(where(back.inputs[i].loc), where(c.inputs[i].loc)) << c.id;
         EXPECT_EQ(where(back.inputs[i].tensor.loc), where(c.inputs[i].tensor.loc)) << c.id;
         EXPECT_EQ(back.inputs[i].tensor.preset, c.inputs[i].tensor.preset) << c.id;
+        EXPECT_EQ(back.inputs[i].keyword, c.inputs[i].keyword) << c.id;
+        keywords += !c.inputs[i].keyword.empty();
+      }
+      ASSERT_EQ(back.is_module(), c.is_module()) << c.id;
+      if (c.is_module()) {  // every field of the module, as its table declares them
+        ++modules;
+        for (const ModuleField& f : module_fields()) {
+          switch (f.kind) {
+            case ModuleField::Kind::String: EXPECT_EQ((*back.module).*f.string_member, (*c.module).*f.string_member); break;
+            case ModuleField::Kind::Int: EXPECT_EQ((*back.module).*f.int_member, (*c.module).*f.int_member); break;
+            case ModuleField::Kind::Values:
+              EXPECT_EQ((*back.module).*f.values_member, (*c.module).*f.values_member) << f.name;
+              break;
+            case ModuleField::Kind::KwArgs:
+              EXPECT_EQ((*back.module).*f.kwargs_member, (*c.module).*f.kwargs_member) << f.name;
+              break;
+          }
+        }
       }
       EXPECT_EQ(back.marks, c.marks) << c.id;
       EXPECT_EQ(back.description, c.description) << c.id;
@@ -59,6 +78,8 @@ TEST(CaseWire, EveryBundledAndFixtureCaseArrivesUnchanged) {
     }
   }
   EXPECT_GT(checked, 100u) << "the bundled manifests and fixtures were not found";
+  EXPECT_EQ(modules, 51u) << "the module fixtures were not found";
+  EXPECT_GT(keywords, 40u);
 }
 
 // A case the wire cannot carry whole is refused, never run as something else.

@@ -54,6 +54,7 @@ TEST(RunIdentity, EverySettingThatDecidesAVerdictIsAPartNamedForIt) {
       {"compile backend", [](RunSettings& s) { s.compile_backend = "inductor"; }},
       {"timeout", [](RunSettings& s) { s.timeout_s = 30; }},
       {"max case bytes", [](RunSettings& s) { s.max_case_bytes = 4096; }},
+      {"module memory budget", [](RunSettings& s) { s.module_memory_budget = 1 << 30; }},
       {"fault settings", [](RunSettings& s) { s.device_environment.clear(); }},
       {"durations file digest", [](RunSettings& s) { s.durations.sha256 = "5e1f"; }},
   };
