@@ -238,6 +238,11 @@ bool V2Reader::read_test_names(NodeRef t, std::vector<std::string>& names, std::
                std::string("write ") + kV2ModelOpsTest + ", the test whose edits.ops entries opcheck runs");
       continue;
     }
+    // Another kind's test file (PyTorch's, torch-spyre's own) is named with its kind (name_opinfo_entries).
+    if (test_file_.find("test_model_ops") == std::string::npos && !test_file_.empty()) {
+      if (not_run.empty()) not_run = "not run: test " + in_quotes(names[i]) + " is not " + kV2ModelOpsTest;
+      continue;
+    }
     r_.warning(at, "test " + in_quotes(names[i]) + " is not " + kV2ModelOpsTest + "; opcheck runs nothing under it",
                std::string("opcheck runs the edits.ops entries of ") + kV2ModelOpsTest);
     if (not_run.empty()) not_run = "not run: test " + in_quotes(names[i]) + " is not " + kV2ModelOpsTest;
@@ -378,6 +383,7 @@ void V2Reader::read_test(NodeRef t) {
   if (modules && modules.size() > 0)
     r_.warning(modules, "edits.modules entries of a test that is not a module test (TestModule...) are not run",
                "list them under a test named '*TestModule*::test_forward'");
+  if (!runs && name_opinfo_entries(t, include, names)) return;
   if (include && include.size() > 0 && !runs && !test.not_run.empty()) {
     // Listed under another test: reported, each entry skipped with the reason, never silently dropped.
     r_.warning(include, std::to_string(include.size()) + " op entries of this test are not run",
@@ -395,14 +401,50 @@ void V2Reader::read_test(NodeRef t) {
   read_entries(include, test, spyre);
 }
 
+// torch-spyre's config kinds beside model_ops_tests and module_tests (upstream_tests, upstream_tests_beta,
+// torch_spyre_tests, distributed_tests, example_test_config) run test files of PyTorch or torch-spyre, which opcheck
+// does not run. Their edits.ops entries name OpInfo entries by `name` alone: opcheck's way to their samples is
+// import-opinfo, which the warning spells out. True when the test's entries are all such names (nothing to read).
+bool V2Reader::name_opinfo_entries(NodeRef t, NodeRef include, const std::vector<std::string>& names) {
+  const std::string file = test_file_.substr(test_file_.find_last_of('/') + 1);
+  const bool pytorch = test_file_.find("${TORCH_ROOT}") != std::string::npos;
+  const bool distributed = test_file_.find("distributed") != std::string::npos;
+  const std::string kind = distributed ? "a distributed test file (" + file + ")"
+                           : pytorch   ? "PyTorch's own test file " + file
+                                       : "torch-spyre's own test file " + file;
+  std::vector<std::string> entries;
+  bool only_names = include && include.is_sequence() && include.size() > 0;
+  for (std::size_t i = 0; only_names && i < include.size(); ++i) {
+    NodeRef e = include.item(i);
+    NodeRef name = e.is_mapping() ? e.find("name") : e;
+    if (!name || !name.is_scalar() || (e.is_mapping() && e.find("sample_inputs_func"))) only_names = false;
+    else entries.emplace_back(name.text());
+  }
+  const std::string test = names.empty() ? std::string("this test") : in_quotes(names.front());
+  if (!only_names) {
+    if (!include || include.size() == 0)
+      r_.warning(t, test + " runs " + kind + ", which opcheck does not run (it runs op calls and modules)",
+                 "run that file with its own runner; opcheck's cases come from model_ops_tests and module_tests "
+                 "configs, and PyTorch's samples of an op from `opcheck import-opinfo --ops NAME -o DIR`");
+    return false;
+  }
+  std::string list;
+  for (std::size_t i = 0; i < entries.size() && i < 8; ++i) list += (i ? "," : "") + entries[i];
+  if (entries.size() > 8) list += ",...";
+  r_.warning(include,
+             test + " runs " + kind + " on " + std::to_string(entries.size()) + " OpInfo entr" +
+                 (entries.size() == 1 ? "y" : "ies") + " (" + list + "), which opcheck does not run as a test file",
+             "their samples as opcheck cases: opcheck import-opinfo --ops " + list + " -o opinfo, then "
+             "opcheck run --manifests opinfo");
+  return true;
+}
+
 void V2Reader::read_file(NodeRef f) {
   if (!r_.want_mapping(f, "files")) return;
   r_.check_keys(f, kFileKeys, "in a test_suite_config.files entry");
   // `path` names upstream's test file; opcheck does not need it, only its type is checked.
-  if (NodeRef p = f.find("path")) {
-    std::string s;
-    r_.read_string(p, "path", s);
-  }
+  test_file_.clear();
+  if (NodeRef p = f.find("path")) r_.read_string(p, "path", test_file_);
   // unlisted_test_mode is the mode of the file's tests that no entry names. opcheck runs only the edits.ops
   // entries of test_model_ops_db, which a test entry names by definition, so no unlisted test is ever run here: a
   // mode other than skip asks for verdicts opcheck does not give, which is said.

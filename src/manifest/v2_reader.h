@@ -94,6 +94,10 @@ class V2Reader {
   DiagnosticList& diags_;
   InputReader r_;  // typed reads and the call's arguments, as v1 manifests read them; names the entry being read
   std::string stem_;
+  std::string test_file_;  // the files entry's `path` being read (upstream's test file)
+  /// The entries of `include` that name an OpInfo entry (`{name: add}`, no sample_inputs_func): a test of PyTorch's
+  /// own test files. Said once with the import-opinfo command that gives their samples; the others are returned.
+  bool name_opinfo_entries(NodeRef t, NodeRef include, const std::vector<std::string>& names);
   Global global_;
   std::size_t entry_index_ = 0;  // entries through the file, as torch-spyre's runner counts them
   std::vector<Manifest> manifests_;

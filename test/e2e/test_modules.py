@@ -250,3 +250,27 @@ def test_the_real_granite_config_is_twelve_cases_with_a_verdict_each_on_the_cpu_
         assert len(cases) == 12
         assert all(c["outcome"] == "passed" for c in cases), (device, [(c["id"], c["message"][:300]) for c in cases])
         assert r.rc == 0, r
+
+
+def test_every_torch_spyre_config_kind_is_read_or_named():
+    # model_ops_tests and module_tests are read (cases); the kinds that run test files of PyTorch or torch-spyre are
+    # named, with what opcheck offers instead, never misread as op entries (upstream's `{name: add}` has no
+    # sample_inputs_func: an OpInfo entry, not an op call).
+    kinds = OWN / "torch-spyre-kinds"
+    r = opcheck("validate", kinds, OWN / "torch-spyre-v2", MODULES)
+    assert r.rc == 0, r
+    text = r.out + r.err
+    assert re.search(r"\d+ manifests, \d+ cases: 0 errors", text), r
+    said = {}
+    for m in re.finditer(r"torch-spyre-kinds/(\w+)/\S+\.yaml:\d+:\d+: warning: (.*)\n  Fix: (.*)", text):
+        said.setdefault(m.group(1), []).append(m.group(2) + " | " + m.group(3))
+    assert set(said) == {"upstream_tests", "upstream_tests_beta", "torch_spyre_tests", "distributed_tests",
+                         "example_test_config"}, said
+    assert all(len(v) == 1 for v in said.values()), said  # one warning each, naming the kind
+    assert "PyTorch's own test file test_binary_ufuncs.py on 3 OpInfo entries (add,sub,mul)" in said["upstream_tests"][0]
+    assert "opcheck import-opinfo --ops add,sub,mul -o opinfo" in said["upstream_tests"][0]
+    assert "opcheck import-opinfo --ops exp -o opinfo" in said["upstream_tests_beta"][0]
+    assert "torch-spyre's own test file test_spyre_ops.py" in said["torch_spyre_tests"][0]
+    assert "a distributed test file (test_allreduce.py)" in said["distributed_tests"][0]
+    listed = json.loads(opcheck("list-cases", kinds, "--variant", "all", "--json").out or "[]")
+    assert listed == []
