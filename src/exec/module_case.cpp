@@ -14,6 +14,7 @@
 #include "exec/op_error.h"
 #include "exec/python_device.h"
 #include "exec/python_host.h"
+#include "repro/bundle_layout.h"
 
 namespace opcheck::exec {
 namespace {
@@ -144,7 +145,7 @@ std::string calls_text(std::size_t i, std::size_t n) {
 /// The trace of a failing module: which calls are wrong alone, else where the device's run first leaves the float64
 /// bound. The first line of the message it returns names them; `traced_op` gets the first wrong op.
 std::string trace_failure(PythonHost& host, const Case& c, const ModuleRequest& req, json& record,
-                          std::string& traced_op, std::string& traced_message) {
+                          std::string& traced_op, std::string& traced_message, std::vector<std::size_t>& wrong_calls) {
   std::pair<std::string, std::vector<at::Tensor>> got;
   try {
     got = host.call_module("trace", req.j.dump(), req.tensors);
@@ -197,13 +198,18 @@ std::string trace_failure(PythonHost& host, const Case& c, const ModuleRequest& 
       const bool missing = call.value("alone_not_supported", false);
       v["verdict"] = missing ? "not supported alone" : "raised alone";
       v["error"] = call["alone_error"];
-      if (!missing)
+      if (!missing) {
         blame(op, "raises with right inputs (call", i, signature,
               "the device raised " + call["alone_error"].get<std::string>());
+        wrong_calls.push_back(i);
+      }
     } else if (!alone.empty()) {
       const Comparison cmp = judge_call(c, op, expected, alone, golden);
       v["verdict"] = cmp.ok ? "passed" : "failed";
-      if (!cmp.ok) blame(op, "is wrong with right inputs (call", i, signature, cmp.message);
+      if (!cmp.ok) {
+        blame(op, "is wrong with right inputs (call", i, signature, cmp.message);
+        wrong_calls.push_back(i);
+      }
     }
     if (!left_bound && !chain.empty() && n > 0) {
       const Comparison cmp = judge_call(c, op, expected, chain, chain_golden);
@@ -261,6 +267,22 @@ std::string trace_failure(PythonHost& host, const Case& c, const ModuleRequest& 
   else
     head += "; the device's run stays within the float64 bound call by call up to where its calls and the CPU's part";
   return head;
+}
+
+/// --save-failures: the calls wrong with right inputs, as an op manifest with their inputs (the Python side writes
+/// DIR/<case's bundle folder>/calls.yaml); the line the message gets, or "".
+std::string save_traced_calls(PythonHost& host, const ExecOptions& opts, const Case& c, const ModuleRequest& req,
+                              const std::vector<std::size_t>& calls) {
+  if (opts.save_failures_dir.empty() || calls.empty()) return {};
+  const std::string dir = opts.save_failures_dir + "/" + repro::bundle_folder_name(c.id);
+  json w = {{"dir", dir}, {"calls", calls}, {"name", c.name}, {"case_id", c.id}, {"model", c.model + "_traced"}};
+  try {
+    const json got = json::parse(host.call_module("write_calls", w.dump(), {}).first);
+    if (got.contains("error")) return "the traced calls were not written: " + got["error"].get<std::string>();
+    return "traced calls, each with its inputs: " + dir + "/calls.yaml (opcheck run --manifests " + dir + ")";
+  } catch (...) {
+    return "the traced calls were not written: " + op_error_of(std::current_exception()).message;
+  }
 }
 
 /// The module record for the reports: how it was built, as the Python side said.
@@ -338,7 +360,8 @@ void run_module_case(const ExecOptions& opts, const at::Device& device, const st
     r.message = record.value("message", "");
     if (r.stage == Stage::FAILED_RUNTIME) {  // which op raised: the trace replays each call alone
       std::string traced_message;
-      std::string head = trace_failure(*host, c, req, record, r.traced_op, traced_message);
+      std::vector<std::size_t> wrong_calls;
+      std::string head = trace_failure(*host, c, req, record, r.traced_op, traced_message, wrong_calls);
       const auto raised = std::find_if(r.device_ops.begin(), r.device_ops.end(), [](const DeviceOp& d) { return d.raised; });
       if (r.traced_op.empty() && raised != r.device_ops.end()) {
         // No call raises alone, but the device's run did: the op running on the device when it threw is named.
@@ -350,6 +373,8 @@ void run_module_case(const ExecOptions& opts, const at::Device& device, const st
         traced_message = "the device raised " + (at == std::string::npos ? m : m.substr(at + 8, m.find('\n') - at - 8));
       }
       r.message = head + "\n\n" + (traced_message.empty() ? "" : traced_message + "\n\nthe module's run:\n") + r.message;
+      if (const std::string saved = save_traced_calls(*host, opts, c, req, wrong_calls); !saved.empty())
+        r.judge_notes.push_back(saved);
     }
     r.module_record = module_record_text(record);
     return;
@@ -379,8 +404,11 @@ void run_module_case(const ExecOptions& opts, const at::Device& device, const st
   if (!failures.empty()) {
     r.stage = Stage::INCORRECT_RESULT;
     std::string traced_message;
-    const std::string head = trace_failure(*host, c, req, record, r.traced_op, traced_message);
+    std::vector<std::size_t> wrong_calls;
+    const std::string head = trace_failure(*host, c, req, record, r.traced_op, traced_message, wrong_calls);
     r.message = head + "\n\n" + (traced_message.empty() ? "" : traced_message + "\n\nthe module's outputs:\n") + failures;
+    if (const std::string saved = save_traced_calls(*host, opts, c, req, wrong_calls); !saved.empty())
+      r.judge_notes.push_back(saved);
   }
   r.module_record = module_record_text(record);
 }

@@ -12,6 +12,7 @@ import time
 import traceback
 
 _built = None  # (build key, built modules): the invocations of one module share its build
+_traced = None  # (request text, the CPU run's calls): the last trace, for write_calls
 
 _VALUES = {"inf": math.inf, "nan": math.nan, "slice": slice, "Ellipsis": Ellipsis, "True": True, "False": False,
            "None": None}
@@ -430,6 +431,8 @@ def trace(request_text, tensors):
         cpu_rec = _Recorder(keep_inputs=True)
         with cpu_rec.mode:
             _forward(cpu, args, kwargs)
+        global _traced
+        _traced = (request_text, cpu_rec.calls)
         dev_rec = _Recorder(keep_inputs=True)
         dargs, dkwargs = _arguments(request, tensors, lambda t: to_device(t, device))
         _fill_dropped(on_device, dargs, dkwargs, {})
@@ -530,3 +533,114 @@ def _signature(func, saved):
     args, kwargs = saved
     parts = [one(a) for a in args] + [k + "=" + one(v) for k, v in kwargs.items()]
     return _op_name(func) + "(" + ", ".join(parts) + ")"
+
+
+# ---- traced calls as op cases ----------------------------------------------------------------------------------
+
+def _yaml_str(text):
+    return json.dumps(text)  # a JSON string is a YAML string, with every control character escaped
+
+
+def _yaml_float(x):
+    if math.isnan(x):
+        return '"nan"'
+    if math.isinf(x):
+        return '"inf"' if x > 0 else '"-inf"'
+    r = repr(x)
+    return r if ("." in r or "e" in r or "n" in r) else r + ".0"
+
+
+def _value_yaml(v):
+    import torch
+    if v is None:
+        return "value: null"
+    if isinstance(v, bool):
+        return "value: " + ("true" if v else "false")
+    if isinstance(v, int):
+        return "value: %d" % v
+    if isinstance(v, float):
+        return "value: " + _yaml_float(v)
+    if isinstance(v, torch.dtype):
+        return "value: " + str(v)
+    if isinstance(v, torch.device):
+        return "value: privateuseone"  # the call's device: the device under test
+    if isinstance(v, (torch.memory_format, torch.layout)):
+        return "value: " + str(v).replace("torch.", "")
+    if isinstance(v, str):
+        return "py: " + _yaml_str(repr(v))
+    if isinstance(v, (list, tuple)) and all(isinstance(x, (int, float, bool)) for x in v):
+        return "py: " + _yaml_str(repr(list(v) if isinstance(v, list) else tuple(v)))
+    raise ValueError("an argument opcheck's manifests cannot hold: " + type(v).__name__)
+
+
+def _tensor_yaml(t, key, file_name, saved):
+    import torch
+    if t.layout != torch.strided or t.is_conj() or t.is_neg():
+        raise ValueError("a tensor opcheck's manifests cannot hold")
+    saved[key] = t.detach().contiguous()
+    fields = ["shape: [%s]" % ", ".join(str(d) for d in t.shape), "dtype: " + str(t.dtype).replace("torch.", ""),
+              "init: file", "init_args: {path: %s, key: %s}" % (_yaml_str(file_name), _yaml_str(key))]
+    if not (t.is_contiguous() and t.storage_offset() == 0):
+        fields.append("stride: [%s]" % ", ".join(str(s) for s in t.stride()))
+        if t.storage_offset():
+            fields.append("storage_offset: %d" % t.storage_offset())
+    return "{" + ", ".join(fields) + "}"
+
+
+def _call_lines(index, func, saved_args, name, file_name, saved):
+    import torch
+    args, kwargs = saved_args
+    lines = ["  - name: " + _yaml_str(name), "    op: " + _op_name(func), "    inputs:"]
+    for a, v in enumerate(args):
+        key = "%d.%d" % (index, a)
+        if isinstance(v, torch.Tensor):
+            lines.append("      - tensor: " + _tensor_yaml(v, key, file_name, saved))
+        elif isinstance(v, (list, tuple)) and v and all(isinstance(x, torch.Tensor) for x in v):
+            lines.append("      - tensor_list:")
+            lines += ["          - " + _tensor_yaml(x, "%s.%d" % (key, j), file_name, saved) for j, x in enumerate(v)]
+        else:
+            lines.append("      - " + _value_yaml(v))
+    kw = []
+    for k, v in kwargs.items():
+        if isinstance(v, torch.Tensor):
+            lines += ["      - keyword: " + k, "        tensor: " + _tensor_yaml(v, "%d.%s" % (index, k), file_name, saved)]
+        else:
+            kw.append("      %s: %s" % (k, _value_yaml(v).split(": ", 1)[1]))
+    if len(lines) == 3:
+        lines[-1] = "    inputs: []"
+    if kw:
+        lines += ["    kwmap:"] + kw
+    return lines
+
+
+def write_calls(request_text, tensors):
+    """The calls `request["calls"]` (indices) of the last trace, as a one-file op manifest with their very inputs
+    (`request["dir"]`/calls.yaml and calls.safetensors): each reruns, shrinks and sweeps as an op case."""
+    request = json.loads(request_text)
+    if _traced is None:
+        return json.dumps({"error": "no trace to write"}), []
+    from safetensors.torch import save_file
+    calls = _traced[1]
+    folder = request["dir"]
+    os.makedirs(folder, exist_ok=True)
+    saved, lines, written = {}, [], []
+    for i in request["calls"]:
+        func, saved_args, _ = calls[i]
+        name = request["name"] + ".call%d" % (i + 1)
+        try:
+            block = _call_lines(i, func, saved_args, name, "calls.safetensors", saved)
+        except ValueError as e:
+            lines.append("  # call %d (%s) is not written: %s" % (i + 1, _op_name(func), e))
+            continue
+        block.insert(2, "    description: " + _yaml_str("call %d of %s's CPU run, traced by opcheck (docs/modules.md)"
+                                                        % (i + 1, request["case_id"])))
+        lines += block
+        written.append(name)
+    text = ("# Written by opcheck: the ATen calls inside module case %s that are wrong on the device with right inputs,"
+            "\n# each with the inputs it got in the module's CPU run. `opcheck run --manifests %s` reruns them.\n"
+            % (request["case_id"], folder))
+    text += "model: " + request["model"] + "\ndefaults: {seed: 0}\ncases:\n" + "\n".join(lines) + "\n"
+    save_file(saved, os.path.join(folder, "calls.safetensors"))
+    with open(os.path.join(folder, "calls.yaml"), "w", encoding="utf-8") as f:
+        f.write(text)
+    return json.dumps({"written": written}), []

@@ -274,3 +274,28 @@ def test_every_torch_spyre_config_kind_is_read_or_named():
     assert "a distributed test file (test_allreduce.py)" in said["distributed_tests"][0]
     listed = json.loads(opcheck("list-cases", kinds, "--variant", "all", "--json").out or "[]")
     assert listed == []
+
+
+def test_a_traced_call_saved_by_save_failures_fails_alone_and_shrinks(tmp_path):
+    fault = {"OPCHECK_LOOPBACK_FAULTS": "aten::silu=bias:1e-1"}
+    saved = tmp_path / "failures"
+    r, m = run_modules(tmp_path, "-k", "GraniteMLP_tiny", "--save-failures", saved, env=fault)
+    assert r.rc == 1, r
+    folder = saved / "tiny_granite__GraniteMLP_tiny.0"
+    assert (folder / "calls.yaml").is_file() and (folder / "calls.safetensors").is_file(), list(saved.rglob("*"))
+    note = [n for n in by_id(m)["tiny_granite::GraniteMLP_tiny.0"]["judge_notes"] if n.startswith("traced calls")]
+    assert note and str(folder / "calls.yaml") in note[0], note
+    # The traced call is an ordinary op case: it fails alone under the fault, passes without it, and shrinks.
+    alone = tmp_path / "alone.json"
+    r = opcheck("run", "--manifests", folder, "--tb", "no", "--metrics-json", alone, env=fault)
+    assert r.rc == 1, r
+    cases = json.loads(alone.read_text())["cases"]
+    assert [(c["id"], c["op"], c["stage"]) for c in cases] == [
+        ("tiny_granite_traced::GraniteMLP_tiny.0.call5", "aten::silu", "INCORRECT_RESULT")]
+    assert opcheck("run", "--manifests", folder).rc == 0
+    r = opcheck("shrink", "tiny_granite_traced::GraniteMLP_tiny.0.call5", "--manifests", folder, "-o",
+                tmp_path / "shrunk", env=fault)
+    assert r.rc in (0, 1), r
+    assert (tmp_path / "shrunk" / "minimal.yaml").is_file(), r
+    r = opcheck("run", "--manifests", tmp_path / "shrunk" / "minimal.yaml", "--tb", "no", env=fault)
+    assert r.rc == 1, r
