@@ -7,6 +7,8 @@
 #                                    inductor compiling the bundled manifests twice from empty caches)
 #   scripts/bench.sh --quick         small N everywhere: a smoke test of a few minutes
 #   scripts/bench.sh --core-only     only bench.py;   scripts/bench.sh --python-only   only bench_python.py
+#   scripts/bench.sh --modules-only  only scripts/bench/bench_modules.py: module cases' overhead and the trace's cost
+#                                    on the real-size Granite decoder layer (a few minutes; docs/modules.md)
 #   scripts/bench.sh --opinfo-only   only scripts/bench/bench_opinfo.py: `import-opinfo` over the whole op_db at fp32,
 #                                    fp16 and bf16, then one `run --device cpu -j 2` over it (docs/opinfo.md; not
 #                                    part of the default run: tens of minutes on 2 cores; --subset N runs N cases)
@@ -25,19 +27,21 @@ fi
 if grep -q '^CMAKE_BUILD_TYPE:STRING=Debug' "$OPCHECK_BUILD_DIR/CMakeCache.txt"; then
   opcheck_log "warning: $OPCHECK_BUILD_DIR is a Debug build; its timings say little about a Release one"
 fi
-core=1 python=1 opinfo=0
+core=1 python=1 opinfo=0 modules=1
 args=()
 for arg in "$@"; do
   case "$arg" in
-    --core-only) python=0 ;;
-    --python-only) core=0 ;;
-    --opinfo-only) core=0 python=0 opinfo=1 ;;
+    --core-only) python=0 modules=0 ;;
+    --python-only) core=0 modules=0 ;;
+    --opinfo-only) core=0 python=0 opinfo=1 modules=0 ;;
+    --modules-only) core=0 python=0 modules=1 ;;
     *) args+=("$arg") ;;
   esac
 done
 targets=(opcheck opcheck_exec opcheck_loopback)
 [ $core -eq 1 ] && targets+=(opcheck_floor)
 [ $python -eq 1 ] && targets+=(opcheck_pyhost opcheck_python_files opcheck_pyloop_device)
+[ $modules -eq 1 ] && targets+=(opcheck_pyhost opcheck_python_files)
 opcheck_compile "$OPCHECK_BUILD_DIR" --target "${targets[@]}" || exit 3
 
 cd "$OPCHECK_ROOT"
@@ -48,6 +52,10 @@ if [ $core -eq 1 ]; then
 fi
 if [ $python -eq 1 ]; then
   "$OPCHECK_PYTHON" "$OPCHECK_ROOT/scripts/bench/bench_python.py" --build-dir "$OPCHECK_BUILD_DIR" \
+    --out "$OPCHECK_ROOT/bench-results" "${args[@]}" || status=$((status > 0 ? status : $?))
+fi
+if [ $modules -eq 1 ]; then
+  "$OPCHECK_PYTHON" "$OPCHECK_ROOT/scripts/bench/bench_modules.py" --build-dir "$OPCHECK_BUILD_DIR" \
     --out "$OPCHECK_ROOT/bench-results" "${args[@]}" || status=$((status > 0 ? status : $?))
 fi
 if [ $opinfo -eq 1 ]; then

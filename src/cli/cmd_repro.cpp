@@ -138,6 +138,12 @@ int cmd_repro(const ReproFlags& f) {
     repro::as_the_run_would(config, settings, args, c, found.facts);
   }
 
+  if (f.python && c.is_module()) {
+    std::cerr << "opcheck: error: " << printable_text(c.id) << " is a module case, which has no standalone script. "
+              << "Fix: run it with --save-failures DIR: the calls inside it that are wrong with right inputs are "
+              << "written as op cases (DIR/<case>/calls.yaml), each with a script of its own (docs/modules.md)\n";
+    return kUsageError;
+  }
   if (f.python) {
     repro::ScriptDevice device;
     if (!repro::script_device(args, library_dirs(), device, error)) {

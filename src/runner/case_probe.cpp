@@ -27,6 +27,12 @@ int CaseProbe::start(ProbeRequest& r, RunHost& host) {
     host.err << "opcheck: error: " << error << "\n";
     return kUsageError;
   }
+  if (found->is_module()) {  // shrink and sweep vary an op call's inputs; a module's failure is its traced calls'
+    host.err << "opcheck: error: " << r.case_id << " is a module case: shrink and sweep take op cases. Fix: run it with "
+             << "--save-failures DIR, which writes the calls inside it that are wrong with right inputs as op cases "
+             << "(DIR/<case>/calls.yaml), and shrink or sweep those (docs/modules.md)\n";
+    return kUsageError;
+  }
   original_ = *found;
   if (const Manifest* m = repro::manifest_of(loaded_.set, *found)) manifest_path_ = m->path;
   settings_ = r.settings;

@@ -4,6 +4,7 @@ The configs are the repository's own (test/fixtures/torch-spyre-modules, written
 dialect at tiny sizes); the real Granite 3.3 config is a corpus test."""
 import json
 import re
+import subprocess
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -299,3 +300,20 @@ def test_a_traced_call_saved_by_save_failures_fails_alone_and_shrinks(tmp_path):
     assert (tmp_path / "shrunk" / "minimal.yaml").is_file(), r
     r = opcheck("run", "--manifests", tmp_path / "shrunk" / "minimal.yaml", "--tb", "no", env=fault)
     assert r.rc == 1, r
+
+
+@pytest.mark.parametrize("command", [["repro", "--python"], ["shrink", "-o", "shrunk"], ["sweep"]])
+def test_commands_for_op_calls_refuse_a_module_case_and_point_at_its_traced_calls(tmp_path, command):
+    r = opcheck(command[0], "tiny_granite::GraniteMLP_tiny.0", "--manifests", MODULES, *command[1:], cwd=tmp_path)
+    assert r.rc == 4, r
+    assert "is a module case" in r.err and "--save-failures DIR" in r.err, r
+
+
+def test_the_rerun_line_of_a_module_case_reruns_it_alone(tmp_path):
+    r = opcheck("repro", "tiny_granite::GraniteMLP_tiny.0", "--manifests", MODULES)
+    assert r.rc == 0, r
+    line = r.out.strip().splitlines()[-1]
+    assert "run --manifests" in line and "tiny_granite::GraniteMLP_tiny.0" in line, line
+    rerun = subprocess.run(line, shell=True, capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert rerun.returncode == 0, rerun.stdout[-2000:]
+    assert "1 passed" in rerun.stdout, rerun.stdout[-2000:]
