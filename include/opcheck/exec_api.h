@@ -54,6 +54,9 @@ struct ExecOptions {
   /// The environment assignments that go with `rerun`: the device's fault variables and the variables that decided
   /// where the device came from (PYTHONPATH entries, OPCHECK_PYTHON, ...), as (name, value).
   std::vector<std::pair<std::string, std::string>> rerun_environment;
+  /// --module-ops DIR: every module case's CPU-run ATen calls written as op manifests there (each distinct call once
+  /// across the run); "" = none.
+  std::string module_ops_dir;
   /// --module-memory-budget: bytes a module case's copies (CPU, device, float64) may take; a module past it is not
   /// run. -1 = half the machine's memory; 0 = no limit.
   std::int64_t module_memory_budget = -1;

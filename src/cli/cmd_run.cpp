@@ -97,6 +97,11 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
                  "Write a folder per failed or errored case into DIR: the case alone as a manifest of its exact input "
                  "tensors, the device and reference outputs, and a README with the commands that rerun it")
       ->type_name("DIR");
+  app.add_option("--module-ops", f.request.settings.module_ops_dir,
+                 "Write the ATen calls of every module case's CPU run into DIR as op manifests with their very "
+                 "inputs, each distinct call once across the run (docs/modules.md): `run --manifests DIR` then covers "
+                 "exactly the ops the layers run")
+      ->type_name("DIR");
   app.add_flag("--xpass-ok", f.request.policy.xpass_ok,
                "A case expected to fail that passes (XPASS) does not fail the run");
   app.add_flag("--not-supported-ok", f.request.policy.not_supported_ok,

@@ -146,6 +146,7 @@ std::string calls_text(std::size_t i, std::size_t n) {
 /// bound. The first line of the message it returns names them; `traced_op` gets the first wrong op.
 std::string trace_failure(PythonHost& host, const Case& c, const ModuleRequest& req, json& record,
                           std::string& traced_op, std::string& traced_message, std::vector<std::size_t>& wrong_calls) {
+  const bool compiled = !req.j.value("compile_backend", std::string()).empty();
   std::pair<std::string, std::vector<at::Tensor>> got;
   try {
     got = host.call_module("trace", req.j.dump(), req.tensors);
@@ -266,6 +267,9 @@ std::string trace_failure(PythonHost& host, const Case& c, const ModuleRequest& 
             ": " + left_message;
   else
     head += "; the device's run stays within the float64 bound call by call up to where its calls and the CPU's part";
+  if (!c.module->name.empty() && compiled)
+    head += " (the device run was compiled: the trace replays its calls eagerly, so a difference that the compiled "
+            "code's fusion makes is seen only in the module's outputs)";
   return head;
 }
 
@@ -282,6 +286,25 @@ std::string save_traced_calls(PythonHost& host, const ExecOptions& opts, const C
     return "traced calls, each with its inputs: " + dir + "/calls.yaml (opcheck run --manifests " + dir + ")";
   } catch (...) {
     return "the traced calls were not written: " + op_error_of(std::current_exception()).message;
+  }
+}
+
+/// --module-ops: the CPU run's calls of `c` as an op manifest (the Python side dedupes across the run); the note.
+std::string write_module_ops(PythonHost& host, const ExecOptions& opts, const Case& c, const ModuleRequest& req) {
+  json w = req.j;
+  w["ops_dir"] = opts.module_ops_dir;
+  w["name"] = c.name;
+  w["case_id"] = c.id;
+  w["model"] = c.model + "_ops";
+  w["file_stem"] = repro::bundle_folder_name(c.id);
+  try {
+    const json got = json::parse(host.call_module("record_ops", w.dump(), req.tensors).first);
+    if (got.contains("error")) return "its ATen calls were not written: " + got["error"].get<std::string>();
+    return "--module-ops: " + std::to_string(got.value("written", 0)) + " of its " +
+           std::to_string(got.value("calls", 0)) + " ATen calls written (the others were written already)" +
+           (got.value("written", 0) > 0 ? " to " + got.value("file", std::string()) : std::string());
+  } catch (...) {
+    return "its ATen calls were not written: " + op_error_of(std::current_exception()).message;
   }
 }
 
@@ -411,6 +434,7 @@ void run_module_case(const ExecOptions& opts, const at::Device& device, const st
       r.judge_notes.push_back(saved);
   }
   r.module_record = module_record_text(record);
+  if (!opts.module_ops_dir.empty()) r.judge_notes.push_back(write_module_ops(*host, opts, c, req));
 }
 
 }  // namespace opcheck::exec

@@ -665,6 +665,7 @@ ExecOptions exec_options(const RunSettings& s) {
   o.module_memory_budget = s.module_memory_budget;
   o.intra_op_threads = s.intra_op_threads;
   o.save_failures_dir = s.save_failures_dir;
+  o.module_ops_dir = s.module_ops_dir.empty() ? std::string() : absolute_path(s.module_ops_dir);
   o.reference_cache_dir = s.reference_cache_dir.empty() ? std::string() : absolute_path(s.reference_cache_dir);
   o.reference_cache_max_bytes = s.reference_cache_max_bytes;
   o.reference_cache_max_entry_bytes = s.reference_cache_max_entry_bytes;

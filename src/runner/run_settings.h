@@ -106,6 +106,7 @@ struct RunSettings {
   std::vector<int> devices;   // --devices: one worker per device index
   bool isolation = true;      // false with --no-isolation
   std::string save_failures_dir;   // --save-failures
+  std::string module_ops_dir;      // --module-ops: module cases' ATen calls written as op manifests
   // References kept across runs (src/exec/reference_cache.h); none of these changes a verdict.
   std::string reference_cache_dir;        // --reference-cache DIR; "" = none
   std::string reference_cache_size;       // --reference-cache-size as given ("8G"); "" = the default cap

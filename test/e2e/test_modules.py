@@ -317,3 +317,28 @@ def test_the_rerun_line_of_a_module_case_reruns_it_alone(tmp_path):
     rerun = subprocess.run(line, shell=True, capture_output=True, text=True, cwd=tmp_path, timeout=600)
     assert rerun.returncode == 0, rerun.stdout[-2000:]
     assert "1 passed" in rerun.stdout, rerun.stdout[-2000:]
+
+
+def test_module_ops_writes_each_distinct_call_of_the_layers_once_as_op_cases(tmp_path):
+    ops = tmp_path / "ops"
+    r, m = run_modules(tmp_path, "-k", "tiny_granite and (MLP or DecoderLayer)", "--module-ops", ops)
+    assert r.rc == 0, r
+    notes = [n for c in m["cases"] for n in c["judge_notes"] if n.startswith("--module-ops")]
+    assert len(notes) == 4, notes
+    written = sum(int(re.match(r"--module-ops: (\d+) of its (\d+)", n).group(1)) for n in notes)
+    # The decoder layer's MLP calls are the MLP case's: the second of them writes none of those again.
+    total = sum(int(re.match(r"--module-ops: (\d+) of its (\d+)", n).group(2)) for n in notes)
+    assert 0 < written < total, notes
+    r = opcheck("validate", ops)
+    assert r.rc == 0, r
+    listed = json.loads(opcheck("list-cases", ops, "--json").out)
+    assert len(listed) == written
+    assert {"aten::silu", "aten::mm", "aten::_softmax", "aten::rsqrt"} <= {c["op"] for c in listed}
+    # Each is an op case with the inputs it got: they pass on a correct device, and silu's fail under its fault.
+    assert opcheck("run", "--manifests", ops, "--tb", "no").rc == 0
+    metrics = tmp_path / "ops.json"
+    r = opcheck("run", "--manifests", ops, "--tb", "no", "--metrics-json", metrics,
+                env={"OPCHECK_LOOPBACK_FAULTS": "aten::silu=bias:1e-1"})
+    assert r.rc == 1, r
+    failed = {c["op"] for c in json.loads(metrics.read_text())["cases"] if c["outcome"] == "failed"}
+    assert failed == {"aten::silu"}, failed
