@@ -48,11 +48,11 @@ int cmd_merge(const MergeFlags& f) {
   }
 }
 
-int cmd_diff(const std::string& old_path, const std::string& new_path, bool allow_different_cases) {
+int cmd_diff(const std::string& old_path, const std::string& new_path, const DiffAllowed& allowed) {
   try {
     DiffResult d = diff_reports(read_metrics(old_path), read_metrics(new_path));
-    std::cout << render_diff(d, allow_different_cases);
-    return diff_exit_code(d, allow_different_cases);
+    std::cout << render_diff(d, allowed);
+    return diff_exit_code(d, allowed);
   } catch (const std::exception& e) {
     print_error(e);
     return kInterrupted;
@@ -106,7 +106,7 @@ void add_report_commands(CLI::App& app, Commands& commands) {
   commands.add(merge, [m] { return cmd_merge(*m); });
 
   auto paths = std::make_shared<std::pair<std::string, std::string>>();
-  auto allow_different = std::make_shared<bool>(false);
+  auto allowed = std::make_shared<DiffAllowed>();
   auto* diff = app.add_subcommand(
       "diff", "Regressions, fixes, added and removed cases between two metrics files (exit 1 on regressions)");
   diff->footer("Examples (last night's run, then tonight's with a wrong mul kernel: a regression):\n"
@@ -114,13 +114,19 @@ void add_report_commands(CLI::App& app, Commands& commands) {
                "  OPCHECK_LOOPBACK_FAULTS='aten::mul.Tensor=bias:1e-1' opcheck run --model gpt_oss -k mul "
                "--device loopback --metrics-json tonight.json\n"
                "  opcheck diff last-night.json tonight.json\n"
-               "Exit codes: 0 no regressions, 1 regressions, 2 the runs hold different case sets (without "
-               "--allow-different-cases) or a file cannot be read.");
+               "A run on another device (its type or name: loopback -> cpu) is refused, naming both devices; another "
+               "backend version, device library digest or libtorch version heads the output as a note.\n"
+               "Exit codes: 0 no regressions, 1 regressions, 2 the runs ran on different devices (without "
+               "--allow-device-change) or hold different case sets (without --allow-different-cases), or a file "
+               "cannot be read.");
   diff->add_option("old", paths->first, "Earlier metrics file")->required();
   diff->add_option("new", paths->second, "Later metrics file")->required();
-  diff->add_flag("--allow-different-cases", *allow_different,
+  diff->add_flag("--allow-different-cases", allowed->different_cases,
                  "Compare runs of different case sets (e.g. two shards) without failing; the counts are still said");
-  commands.add(diff, [paths, allow_different] { return cmd_diff(paths->first, paths->second, *allow_different); });
+  diff->add_flag("--allow-device-change", allowed->device_change,
+                 "Compare runs on different devices (e.g. the loopback and cpu) without failing; the change heads the "
+                 "output");
+  commands.add(diff, [paths, allowed] { return cmd_diff(paths->first, paths->second, *allowed); });
 
   auto r = std::make_shared<std::array<std::string, 3>>();  // metrics, history folder, html
   auto* report = app.add_subcommand(

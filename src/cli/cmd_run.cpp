@@ -77,8 +77,12 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
   app.add_flag("--resume", f.request.session.resume, "Continue a killed run: reuse the results in the artifact dir's journal");
   app.add_flag("--last-failed,--lf", f.request.session.last_failed,
                "Run only what failed or errored in the previous run (its journal); everything when nothing did");
-  app.add_option("--baseline", f.request.baseline, "Compare with an earlier metrics file at the end; exit 1 on regressions")
+  app.add_option("--baseline", f.request.baseline,
+                 "Compare with an earlier metrics file at the end; exit 1 on regressions, 2 when it ran on another "
+                 "device")
       ->type_name("OLD.json");
+  app.add_flag("--allow-device-change", f.request.allow_device_change,
+               "Compare with a --baseline of another device (its type or name) anyway; the change heads the comparison");
   app.add_option("-j,--jobs", f.request.settings.jobs, "Worker processes (default: one per core, one intra-op thread each)")
       ->check(positive_finite("-j"));
   app.add_option("--intra-op-threads", f.request.settings.intra_op_threads,

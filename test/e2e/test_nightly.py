@@ -176,6 +176,64 @@ def test_diff_flags_regressions(manifests, tmp_path):
     assert m["cases"][0]["id"] in d.out
 
 
+@pytest.fixture(scope="module")
+def gpt_oss_nights(tmp_path_factory):
+    """The bundled gpt_oss manifests, one night on the loopback and one on the CPU: every case passes on both."""
+    d = tmp_path_factory.mktemp("nights")
+    nights = {}
+    for device in ("loopback", "cpu"):
+        nights[device] = d / f"{device}.json"
+        r = opcheck("run", "--model", "gpt_oss", "--device", device, "-q", "--metrics-json", nights[device],
+                    "--artifact-dir", d / device)
+        assert r.rc == 0, r
+    return nights
+
+
+DEVICE_CHANGED = ("opcheck diff: the device changed: loopback (privateuseone:0) in the old run, cpu in the new; "
+                  "the verdicts below are of different devices")
+
+
+def test_diff_of_nights_on_different_devices_is_refused_naming_both(gpt_oss_nights):
+    refused = opcheck("diff", gpt_oss_nights["loopback"], gpt_oss_nights["cpu"])
+    assert refused.rc == 2, refused
+    lines = refused.out.splitlines()
+    assert lines[0] == DEVICE_CHANGED, refused
+    assert lines[1] == "  Fix: compare runs on one device, or pass --allow-device-change to compare them anyway"
+    allowed = opcheck("diff", gpt_oss_nights["loopback"], gpt_oss_nights["cpu"], "--allow-device-change")
+    assert allowed.rc == 0, allowed  # every case passed on both: no regression
+    lines = allowed.out.splitlines()
+    assert lines[0] == DEVICE_CHANGED, allowed
+    assert lines[1].startswith("opcheck diff: 0 regressions, "), allowed
+
+
+def test_baseline_of_another_device_is_refused_unless_allowed(gpt_oss_nights, tmp_path):
+    args = ("run", "--model", "gpt_oss", "--device", "cpu", "-q", "--baseline", gpt_oss_nights["loopback"])
+    refused = opcheck(*args, "--artifact-dir", tmp_path / "a")
+    assert refused.rc == 2, refused
+    assert DEVICE_CHANGED + "\n  Fix: compare runs on one device" in refused.out, refused
+    assert re.match(r"\d+ passed in ", refused.last_line), refused  # the summary line stays last
+    allowed = opcheck(*args, "--allow-device-change", "--artifact-dir", tmp_path / "b")
+    assert allowed.rc == 0, allowed
+    assert DEVICE_CHANGED + "\nopcheck diff: 0 regressions" in allowed.out, allowed
+
+
+def test_diff_notes_a_new_libtorch_and_device_library_without_refusing(gpt_oss_nights, tmp_path):
+    m = json.loads(gpt_oss_nights["loopback"].read_text())
+    old_torch, old_digest = m["run"]["torch_version"], m["run"]["device_lib_sha256"]
+    assert old_torch and old_digest, m["run"]
+    m["run"]["torch_version"] = "0.0.1"
+    m["run"]["device_lib_sha256"] = "ab" * 32
+    older = tmp_path / "older.json"
+    older.write_text(json.dumps(m))
+    d = opcheck("diff", older, gpt_oss_nights["loopback"])
+    assert d.rc == 0, d
+    assert d.out.splitlines()[:3] == [
+        f"opcheck diff: note: device library digest changed: abababababab -> {old_digest[:12]}",
+        f"opcheck diff: note: libtorch version changed: 0.0.1 -> {old_torch}",
+        "opcheck diff: 0 regressions, 0 fixed, 0 added, 0 removed, 0 other changes "
+        f"({len(m['cases'])} -> {len(m['cases'])} cases)"], d
+
+
 def test_results_cache_serves_unchanged_cases_only_for_the_same_device(manifests, tmp_path):
     cache = tmp_path / "cache.jsonl"
     first = opcheck("run", "--manifests", manifests, "--device", "cpu", "--results-cache", cache,
