@@ -58,15 +58,7 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
   app.add_option("--deadline", f.request.settings.deadline, "End the run after this long, e.g. 90m, 2h: no case starts after it, and the cases still running "
                  "are ended (not run (deadline)); the reports follow within 2 s")
       ->type_name("DURATION");
-  app.add_option("--junit-xml", f.request.reports.junit_xml,
-                 "Write JUnit XML (pytest's xunit2 shape, one testsuite for the run)")
-      ->type_name("PATH");
-  app.add_option("--junit-dir", f.request.reports.junit_dir,
-                 "Write one JUnit XML file per model, DIR/<model>.xml (one testsuite each)")
-      ->type_name("DIR");
-  app.add_option("--metrics-json", f.request.reports.metrics_json, "Write the JSON metrics file (schemas/metrics.schema.json)")
-      ->type_name("PATH");
-  app.add_option("--html", f.request.reports.html, "Write the self-contained HTML dashboard of this run")->type_name("PATH");
+  add_report_flags(app, f.request.reports);
   app.add_option("--artifact-dir", f.request.session.artifact_dir, "Where the journal of results (journal.jsonl) is kept")
       ->capture_default_str();
   app.add_option("--results-cache", f.request.session.results_cache,

@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from conftest import BIN, opcheck
+from conftest import BIN, case, opcheck, write_manifest
 from synth import generate
 
 OUTCOMES = ["passed", "failed", "skipped", "xfailed", "xpassed", "errors"]
@@ -66,6 +66,33 @@ def test_three_shards_merged_equal_the_unsharded_run(manifests, tmp_path):
     assert a == b
     assert ma["totals"] == mb["totals"]
     assert ma["dedupe"]["unique"] == mb["dedupe"]["unique"]
+
+
+def test_merged_shards_write_the_html_page_of_the_whole_run(tmp_path):
+    """merge --html writes the page one run of every case writes: its summary, and each case of each shard."""
+    cases = [case(f"neg.{i}", "torch.neg", [[i + 1]]) for i in range(8)]
+    cases += [case(f"abs.{i}", "torch.abs", [[i + 1]]) for i in range(4)]
+    manifest = write_manifest(tmp_path / "m.yaml", "m", cases)
+    faults = {"OPCHECK_LOOPBACK_FAULTS": "aten::neg=bias:1"}  # every neg case fails, so the page lists it
+    shards = []
+    for i in range(2):
+        shards.append(tmp_path / f"shard-{i}.json")
+        r = opcheck("run", "--manifests", manifest, "--device", "loopback", "--shard", f"{i}/2", "--metrics-json",
+                    shards[-1], "--artifact-dir", tmp_path / f"art{i}", env=faults)
+        assert r.rc == 1, r
+    per_shard = [{c["id"] for c in json.loads(s.read_text())["cases"]} for s in shards]
+    assert all(per_shard) and not (per_shard[0] & per_shard[1]), per_shard  # each shard ran some, none twice
+    page = tmp_path / "merged" / "nightly.html"  # its folder is made, as run makes it
+    m = opcheck("merge", *shards, "--html", page, "--junit-dir", tmp_path / "junit")
+    assert m.rc == 1, m  # as the unsharded run would exit
+    assert m.last_line.startswith("8 failed, 4 passed in "), m
+    html = page.read_text()
+    summary = re.search(r'<div class="summary" id="summary-line">([^<]*)</div>', html)
+    assert summary and summary.group(1) == m.last_line, (summary and summary.group(1), m.last_line)
+    failing = set(re.findall(r'<tr data-id="([^"]+)" data-model="m" data-outcome="failed"', html))
+    assert failing == {f"m::neg.{i}" for i in range(8)}, failing
+    assert re.search(r'data-kpi="passed" data-value="4"', html), html[:3000]
+    assert (tmp_path / "junit" / "m.xml").exists()  # every report a run writes: --junit-dir too
 
 
 def test_env_sharding_like_googletest(manifests, tmp_path):
