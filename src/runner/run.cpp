@@ -316,7 +316,7 @@ int execute(const RunRequest& r, Prepared& p, RunSession& session, RunReport& re
     // Failures are listed together at the end; -v shows every case as it finishes.
     if (r.verbose) host.out << case_line(rec, r.color) << std::flush;
     if (r.verbose || r.quiet) return;
-    const std::string line = progress.on_record(rec, fails_run(rec, report.info));
+    const std::string line = progress.on_record(rec);
     if (!line.empty()) host.err << line << std::flush;
   });
   host.err << progress.clear() << std::flush;
