@@ -19,6 +19,10 @@ class App;
 class Validator;
 }
 
+namespace opcheck {
+struct ReportFiles;
+}
+
 namespace opcheck::cli {
 
 /// The subcommands of one command line: each file registers its own with its flags (add_*_command), and main runs
@@ -48,6 +52,9 @@ void add_probe_flags(CLI::App& app, ProbeRequest& p, bool& no_isolation);
 /// Loads the exec layer and calls `body` with a host whose executor comes from it (cmd_shrink.cpp).
 int run_probe(ProbeRequest& p, bool no_isolation, const std::vector<std::string>& argv,
               const std::function<int(RunHost&)>& body);
+
+/// The report flags `run` and `merge` share (report_flags.cpp): --junit-xml, --junit-dir, --metrics-json, --html.
+void add_report_flags(CLI::App& app, ReportFiles& files);
 
 /// The flags of a run's settings (--device ... --timeout) that `run`, `repro` and `shrink` share, from the settings
 /// table (setting_fields).

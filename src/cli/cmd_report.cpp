@@ -5,6 +5,7 @@
 #include <array>
 #include <iostream>
 #include <memory>
+#include <stdexcept>
 #include <vector>
 
 #include "cli/cli.h"
@@ -12,9 +13,9 @@
 #include "report/console.h"
 #include "report/diff.h"
 #include "report/html.h"
-#include "report/junit.h"
 #include "report/merge.h"
 #include "report/metrics.h"
+#include "report/outputs.h"
 #include "runner/run_session.h"
 
 namespace opcheck::cli {
@@ -22,37 +23,44 @@ namespace {
 
 struct MergeFlags {
   std::vector<std::string> inputs;
-  std::string junit_xml;
-  std::string metrics_json;
+  ReportFiles reports;
   bool allow_partial = false;
 };
 
 int cmd_merge(const MergeFlags& f) {
-  std::vector<RunReport> shards;
+  // As `run` does: each report's folder is made, and one that cannot be written is refused before anything is read.
+  const std::vector<std::string> unwritable = check_report_paths(f.reports);
+  for (const auto& e : unwritable) std::cerr << "opcheck: error: " << e << "\n";
+  if (!unwritable.empty()) return kUsageError;
+  RunReport merged;
   try {
+    std::vector<RunReport> shards;
     for (const auto& p : f.inputs) shards.push_back(read_whole_metrics(p));
     std::string partial;
-    RunReport merged = merge_reports(shards, f.allow_partial, &partial, f.inputs);
+    merged = merge_reports(shards, f.allow_partial, &partial, f.inputs);
     if (!partial.empty()) std::cerr << "opcheck merge: warning: " << partial << "\n";
-    if (!f.junit_xml.empty()) write_junit_xml(merged, f.junit_xml);
-    if (!f.metrics_json.empty()) write_metrics_json(merged, f.metrics_json);
-    std::cout << "shards: " << merged.info.shard_count << ", longest "
-              << format_session_duration(merged.info.shard_longest_s) << ", summed "
-              << format_session_duration(merged.info.shard_sum_s) << "\n";
-    std::cout << summary_line(merged) << "\n";
-    // The merged run exits as one run of the same cases would have: a nightly's merge job fails on failures.
-    return run_exit_code(merged, RunEnd{});
   } catch (const std::exception& e) {
     print_error(e);
     return kInterrupted;
   }
+  // Every report a run writes, written as run writes them: one that cannot be written is said and exits 3.
+  const std::vector<std::string> errors = write_report_files(merged, f.reports);
+  for (const auto& e : errors) print_error(std::runtime_error(e), "writing reports: ");
+  std::cout << "shards: " << merged.info.shard_count << ", longest "
+            << format_session_duration(merged.info.shard_longest_s) << ", summed "
+            << format_session_duration(merged.info.shard_sum_s) << "\n";
+  std::cout << summary_line(merged) << "\n";
+  // The merged run exits as one run of the same cases would have: a nightly's merge job fails on failures.
+  RunEnd end;
+  end.report_failure = errors.empty() ? 0 : kInternalError;
+  return run_exit_code(merged, end);
 }
 
-int cmd_diff(const std::string& old_path, const std::string& new_path, bool allow_different_cases) {
+int cmd_diff(const std::string& old_path, const std::string& new_path, const DiffAllowed& allowed) {
   try {
     DiffResult d = diff_reports(read_metrics(old_path), read_metrics(new_path));
-    std::cout << render_diff(d, allow_different_cases);
-    return diff_exit_code(d, allow_different_cases);
+    std::cout << render_diff(d, allowed);
+    return diff_exit_code(d, allowed);
   } catch (const std::exception& e) {
     print_error(e);
     return kInterrupted;
@@ -95,18 +103,18 @@ void add_report_commands(CLI::App& app, Commands& commands) {
   merge->footer("Examples (each shard's metrics from its own run --shard):\n"
                 "  opcheck run --model gpt_oss -k mul --device loopback --shard 0/2 --metrics-json shard-0.json\n"
                 "  opcheck run --model gpt_oss -k mul --device loopback --shard 1/2 --metrics-json shard-1.json\n"
-                "  opcheck merge shard-*.json --junit-xml all.xml --metrics-json all.json\n"
+                "  opcheck merge shard-*.json --junit-xml all.xml --metrics-json all.json --html all.html\n"
                 "Exit codes: as `run` would exit on the merged cases (0 all passed, 1 failures or errors, 2 interrupted "
-                "shards), 2 when the shards cannot be merged.");
+                "shards), 2 when the shards cannot be merged, 3 when a report cannot be written, 4 when a report's path "
+                "is refused (a folder, a FIFO, a folder that cannot be made).");
   merge->add_option("metrics", m->inputs, "Metrics files of the shards")->required();
-  merge->add_option("--junit-xml", m->junit_xml, "Write the merged JUnit XML")->type_name("PATH");
-  merge->add_option("--metrics-json", m->metrics_json, "Write the merged metrics file")->type_name("PATH");
+  add_report_flags(*merge, m->reports);
   merge->add_flag("--allow-partial", m->allow_partial,
                   "Merge an incomplete shard set (what is missing is printed and the merged run records its shards)");
   commands.add(merge, [m] { return cmd_merge(*m); });
 
   auto paths = std::make_shared<std::pair<std::string, std::string>>();
-  auto allow_different = std::make_shared<bool>(false);
+  auto allowed = std::make_shared<DiffAllowed>();
   auto* diff = app.add_subcommand(
       "diff", "Regressions, fixes, added and removed cases between two metrics files (exit 1 on regressions)");
   diff->footer("Examples (last night's run, then tonight's with a wrong mul kernel: a regression):\n"
@@ -114,13 +122,19 @@ void add_report_commands(CLI::App& app, Commands& commands) {
                "  OPCHECK_LOOPBACK_FAULTS='aten::mul.Tensor=bias:1e-1' opcheck run --model gpt_oss -k mul "
                "--device loopback --metrics-json tonight.json\n"
                "  opcheck diff last-night.json tonight.json\n"
-               "Exit codes: 0 no regressions, 1 regressions, 2 the runs hold different case sets (without "
-               "--allow-different-cases) or a file cannot be read.");
+               "A run on another device (its type or name: loopback -> cpu) is refused, naming both devices; another "
+               "backend version, device library digest or libtorch version heads the output as a note.\n"
+               "Exit codes: 0 no regressions, 1 regressions, 2 the runs ran on different devices (without "
+               "--allow-device-change) or hold different case sets (without --allow-different-cases), or a file "
+               "cannot be read.");
   diff->add_option("old", paths->first, "Earlier metrics file")->required();
   diff->add_option("new", paths->second, "Later metrics file")->required();
-  diff->add_flag("--allow-different-cases", *allow_different,
+  diff->add_flag("--allow-different-cases", allowed->different_cases,
                  "Compare runs of different case sets (e.g. two shards) without failing; the counts are still said");
-  commands.add(diff, [paths, allow_different] { return cmd_diff(paths->first, paths->second, *allow_different); });
+  diff->add_flag("--allow-device-change", allowed->device_change,
+                 "Compare runs on different devices (e.g. the loopback and cpu) without failing; the change heads the "
+                 "output");
+  commands.add(diff, [paths, allowed] { return cmd_diff(paths->first, paths->second, *allowed); });
 
   auto r = std::make_shared<std::array<std::string, 3>>();  // metrics, history folder, html
   auto* report = app.add_subcommand(

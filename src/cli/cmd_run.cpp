@@ -58,15 +58,7 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
   app.add_option("--deadline", f.request.settings.deadline, "End the run after this long, e.g. 90m, 2h: no case starts after it, and the cases still running "
                  "are ended (not run (deadline)); the reports follow within 2 s")
       ->type_name("DURATION");
-  app.add_option("--junit-xml", f.request.reports.junit_xml,
-                 "Write JUnit XML (pytest's xunit2 shape, one testsuite for the run)")
-      ->type_name("PATH");
-  app.add_option("--junit-dir", f.request.reports.junit_dir,
-                 "Write one JUnit XML file per model, DIR/<model>.xml (one testsuite each)")
-      ->type_name("DIR");
-  app.add_option("--metrics-json", f.request.reports.metrics_json, "Write the JSON metrics file (schemas/metrics.schema.json)")
-      ->type_name("PATH");
-  app.add_option("--html", f.request.reports.html, "Write the self-contained HTML dashboard of this run")->type_name("PATH");
+  add_report_flags(app, f.request.reports);
   app.add_option("--artifact-dir", f.request.session.artifact_dir, "Where the journal of results (journal.jsonl) is kept")
       ->capture_default_str();
   app.add_option("--results-cache", f.request.session.results_cache,
@@ -77,8 +69,12 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
   app.add_flag("--resume", f.request.session.resume, "Continue a killed run: reuse the results in the artifact dir's journal");
   app.add_flag("--last-failed,--lf", f.request.session.last_failed,
                "Run only what failed or errored in the previous run (its journal); everything when nothing did");
-  app.add_option("--baseline", f.request.baseline, "Compare with an earlier metrics file at the end; exit 1 on regressions")
+  app.add_option("--baseline", f.request.baseline,
+                 "Compare with an earlier metrics file at the end; exit 1 on regressions, 2 when it ran on another "
+                 "device")
       ->type_name("OLD.json");
+  app.add_flag("--allow-device-change", f.request.allow_device_change,
+               "Compare with a --baseline of another device (its type or name) anyway; the change heads the comparison");
   app.add_option("-j,--jobs", f.request.settings.jobs, "Worker processes (default: one per core, one intra-op thread each)")
       ->check(positive_finite("-j"));
   app.add_option("--intra-op-threads", f.request.settings.intra_op_threads,

@@ -40,34 +40,60 @@ std::string markup(const std::string& text, const char* color, bool bold) {
 
 }  // namespace
 
+namespace {
+
+constexpr const char* kRed = "31";
+constexpr const char* kGreen = "32";
+constexpr const char* kYellow = "33";
+
+struct CountPart {
+  std::int64_t n;
+  std::string word;
+  const char* color;
+};
+
+// The counts in the summary line's order: pytest's, with not supported right after failed (the two device verdicts
+// a bring-up team reads first). `info` adds the run's deselected and not-run occurrences (cases not run are skipped
+// records, counted apart); the progress line, with none, says the same tally in the same words.
+std::vector<CountPart> count_parts(const OutcomeCounts& c, const RunInfo* info) {
+  // Not supported is red when it fails the run, yellow (as a skip) when --not-supported-ok forgives it.
+  const char* unsupported_color = info && info->policy.not_supported_ok ? kYellow : kRed;
+  const std::int64_t not_run = info ? info->not_run : 0;
+  std::vector<CountPart> parts = {
+      {c.failed, "failed", kRed},
+      {c.not_supported, "not supported", unsupported_color},
+      {c.passed, "passed", kGreen},
+      {c.skipped - not_run, "skipped", kYellow},
+      {info ? info->deselected : 0, "deselected", kYellow},
+      {c.xfailed, "xfailed", kYellow},
+      {c.xpassed, "xpassed", kYellow},
+      {c.errors, c.errors == 1 ? "error" : "errors", kRed},
+  };
+  if (not_run > 0) parts.push_back({not_run, "not run (" + not_run_cause(*info) + ")", kYellow});
+  return parts;
+}
+
+}  // namespace
+
+std::string outcome_counts_text(const OutcomeCounts& c) {
+  std::string out;
+  for (const CountPart& p : count_parts(c, nullptr))
+    if (p.n != 0) out += (out.empty() ? "" : ", ") + std::to_string(p.n) + " " + p.word;
+  return out;
+}
+
 std::string summary_line(const RunReport& report, bool color) {
   OutcomeCounts c;
   for (const auto& rec : report.cases) c.add(rec.outcome, rec.xfail_strictness);
-  constexpr const char* kRed = "31";
-  constexpr const char* kGreen = "32";
-  constexpr const char* kYellow = "33";
-  // Not supported is red when it fails the run, yellow (as a skip) when --not-supported-ok forgives it.
-  const char* unsupported_color = report.info.policy.not_supported_ok ? kYellow : kRed;
   const bool red = c.failed || c.errors || (c.not_supported && !report.info.policy.not_supported_ok);
   const char* main = red ? kRed : c.xpassed || c.not_supported ? kYellow : c.passed ? kGreen : kYellow;
   std::string out;
-  auto part = [&](std::int64_t n, const std::string& word, const char* part_color) {
-    if (n == 0) return;
+  for (const CountPart& p : count_parts(c, &report.info)) {
+    if (p.n == 0) continue;
     if (!out.empty()) out += ", ";
-    const std::string text = std::to_string(n) + " " + word;
-    out += color ? markup(text, part_color, std::string(part_color) == main) : text;
-  };
-  // pytest's order, with not supported right after failed: the two device verdicts a bring-up team reads first.
-  part(c.failed, "failed", kRed);
-  part(c.not_supported, "not supported", unsupported_color);
-  part(c.passed, "passed", kGreen);
-  part(c.skipped - report.info.not_run, "skipped", kYellow);  // cases not run are skipped records, counted below
-  part(report.info.deselected, "deselected", kYellow);
-  part(c.xfailed, "xfailed", kYellow);
-  part(c.xpassed, "xpassed", kYellow);
-  part(c.errors, c.errors == 1 ? "error" : "errors", kRed);
-  if (report.info.not_run > 0)
-    part(report.info.not_run, "not run (" + not_run_cause(report.info) + ")", kYellow);
+    const std::string text = std::to_string(p.n) + " " + p.word;
+    out += color ? markup(text, p.color, std::string(p.color) == main) : text;
+  }
   if (out.empty()) out = color ? markup("no tests ran", kYellow, false) : "no tests ran";
   const std::string duration = " in " + format_session_duration(report.info.duration_s);
   out += color ? markup(duration, main, false) : duration;

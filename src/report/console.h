@@ -8,6 +8,7 @@
 #include "opcheck/diagnostic.h"
 #include "opcheck/exec_api.h"
 #include "opcheck/report.h"
+#include "report/stats.h"
 
 namespace opcheck {
 
@@ -28,6 +29,10 @@ std::string error_text(const std::exception& e, const std::string& context = {})
 /// colour: red when anything failed the run, else yellow when anything xpassed or was not supported, else green when
 /// anything passed.
 std::string summary_line(const RunReport& report, bool color = false);
+
+/// The outcome counts of `c` in the summary line's order and words, uncoloured, zero counts left out: "6 failed,
+/// 4 not supported, 21 passed" ("" when nothing is counted). The progress line says its tally so.
+std::string outcome_counts_text(const OutcomeCounts& c);
 
 /// The run's warnings before its summary line, introduced by where they come from: "3 warnings (opcheck validate
 /// lists them):" when all `about_inputs` of them are the manifests' and the config's, "2 run-time warnings ..." when

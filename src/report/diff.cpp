@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "common/text.h"
 #include "common/text_escape.h"
 #include "report/report_error.h"
 
@@ -96,7 +97,54 @@ std::string group_line(const FailureGroup& g, const char* what) {
          (g.count == 1 ? " occurrence" : " occurrences") + ", example " + g.example + ")\n";
 }
 
+// The device as the reports name it: "loopback (privateuseone:0)", or "cpu" where its name is its device.
+std::string device_label(const RunInfo& i) {
+  if (i.device_name.empty() || i.device_name == i.device) return i.device.empty() ? i.device_name : i.device;
+  return i.device_name + (i.device.empty() ? "" : " (" + i.device + ")");
+}
+
+std::string device_type(const std::string& device) { return device.substr(0, device.find(':')); }
+
+// Two runs on another device type ("privateuseone" -> "cpu") or device name ("loopback" -> "spyre") checked different
+// devices. Another index of one device, a new device library, backend modules or libtorch are the same device
+// changed: notes. A fact one run does not record (an older metrics file) is not compared.
+std::vector<DeviceChange> device_changes(const RunInfo& o, const RunInfo& n) {
+  std::vector<DeviceChange> out;
+  auto differ = [](const std::string& a, const std::string& b) { return !a.empty() && !b.empty() && a != b; };
+  if (differ(device_type(o.device), device_type(n.device)) || differ(o.device_name, n.device_name))
+    out.push_back({"device", device_label(o), device_label(n), true});
+  auto note = [&](const char* what, const std::string& a, const std::string& b) {
+    if (differ(a, b)) out.push_back({what, a, b, false});
+  };
+  note("backend version", join(o.python_modules, ", "), join(n.python_modules, ", "));
+  note("device library digest", o.device_lib_sha256.substr(0, 12), n.device_lib_sha256.substr(0, 12));
+  note("libtorch version", o.torch_version, n.torch_version);
+  return out;
+}
+
+// The device change first (with its Fix unless allowed), then the notes.
+std::string device_lines(const DiffResult& d, bool allowed) {
+  std::string out, notes;
+  for (const DeviceChange& c : d.device_changes) {
+    if (!c.other_device) {
+      notes += "opcheck diff: note: " + c.what + " changed: " + c.old_value + " -> " + c.new_value + "\n";
+      continue;
+    }
+    out += "opcheck diff: the device changed: " + c.old_value + " in the old run, " + c.new_value +
+           " in the new; the verdicts below are of different devices\n";
+    if (!allowed)
+      out += "  Fix: compare runs on one device, or pass --allow-device-change to compare them anyway\n";
+  }
+  return out + notes;
+}
+
 }  // namespace
+
+bool DiffResult::different_device() const {
+  for (const auto& c : device_changes)
+    if (c.other_device) return true;
+  return false;
+}
 
 std::optional<double> PassRateDelta::delta() const {
   if (!old_rate || !new_rate) return std::nullopt;
@@ -105,6 +153,7 @@ std::optional<double> PassRateDelta::delta() const {
 
 DiffResult diff_reports(const RunReport& old_run, const RunReport& new_run) {
   DiffResult d;
+  d.device_changes = device_changes(old_run.info, new_run.info);
   d.old_cases = old_run.cases.size();
   d.new_cases = new_run.cases.size();
   const auto old_ids = index_by_id(old_run, "old");
@@ -157,14 +206,14 @@ DiffResult diff_reports(const RunReport& old_run, const RunReport& new_run) {
   return d;
 }
 
-std::string render_diff(const DiffResult& d, bool allow_different_cases) {
-  std::string out;
+std::string render_diff(const DiffResult& d, const DiffAllowed& allowed) {
+  std::string out = device_lines(d, allowed.device_change);
   if (d.different_cases()) {
     const std::size_t both = d.new_cases - d.added.size();
-    out = "opcheck diff: the runs hold different case sets: " + std::to_string(d.removed.size()) +
+    out += "opcheck diff: the runs hold different case sets: " + std::to_string(d.removed.size()) +
           " only in the old run, " + std::to_string(d.added.size()) + " only in the new, " + std::to_string(both) +
           " in both; the pass rates below compare different cases\n";
-    if (!allow_different_cases)
+    if (!allowed.different_cases)
       out += "  Fix: diff runs of one selection (merge shards first: opcheck merge), or pass "
              "--allow-different-cases to compare them anyway\n";
   }
@@ -202,8 +251,9 @@ std::string render_diff(const DiffResult& d, bool allow_different_cases) {
   return visible_utf8(out);
 }
 
-int diff_exit_code(const DiffResult& diff, bool allow_different_cases) {
-  if (diff.different_cases() && !allow_different_cases) return 2;
+int diff_exit_code(const DiffResult& diff, const DiffAllowed& allowed) {
+  if (diff.different_device() && !allowed.device_change) return 2;
+  if (diff.different_cases() && !allowed.different_cases) return 2;
   return diff.has_regressions() ? 1 : 0;
 }
 

@@ -457,10 +457,18 @@ void ops_section(std::string& out, const RunStats& st) {
 
 void failures_section(std::string& out, const RunReport& run, const RunStats& st) {
   std::vector<const CaseRecord*> failures;
+  OutcomeCounts failing_counts;
   for (const auto& rec : run.cases)
-    if (fails_run(rec, run.info)) failures.push_back(&rec);
-  out += "<section id=\"failures\"><h2>Failures <span class=\"count\">" + std::to_string(failures.size()) +
-         "</span></h2>\n";
+    if (fails_run(rec, run.info)) {
+      failures.push_back(&rec);
+      failing_counts.add(rec.outcome, rec.xfail_strictness);
+    }
+  // The count by outcome, in the header's words: "10" alone read as 10 failed beside a header of "6 failed, 4 not
+  // supported".
+  out += "<section id=\"failures\"><h2>Failures <span class=\"count\">" + std::to_string(failures.size()) + "</span>";
+  if (!failures.empty())
+    out += " <span class=\"sub\" id=\"failure-counts\">" + esc(outcome_counts_text(failing_counts)) + "</span>";
+  out += "</h2>\n";
   // Stage mix of everything that did not pass cleanly.
   std::string chips;
   for (const auto& [stage, n] : st.stages)

@@ -1,4 +1,5 @@
-// The console's progress while a run goes: how many occurrences are done, ok and failed, an ETA and the last id.
+// The console's progress while a run goes: how many occurrences are done, counted by outcome as the summary line
+// counts them, an ETA and the last id.
 #pragma once
 
 #include <chrono>
@@ -6,6 +7,7 @@
 #include <string>
 
 #include "opcheck/report.h"
+#include "report/stats.h"
 
 namespace opcheck {
 
@@ -16,8 +18,9 @@ class ProgressLine {
   using Clock = std::chrono::steady_clock;
   ProgressLine(std::size_t total, bool terminal, Clock::time_point start = Clock::now());
 
-  /// Counts a finished occurrence (`fails`: it fails the run); returns what to write to stderr now, "" for nothing.
-  std::string on_record(const CaseRecord& r, bool fails, Clock::time_point now = Clock::now());
+  /// Counts a finished occurrence by its outcome; returns what to write to stderr now, "" for nothing. The counts are
+  /// said as the summary line says them (outcome_counts_text), so the last line and the summary agree.
+  std::string on_record(const CaseRecord& r, Clock::time_point now = Clock::now());
   /// What clears the line once the run is over ("" when nothing was drawn in place).
   std::string clear() const;
 
@@ -27,7 +30,7 @@ class ProgressLine {
   Clock::time_point start_;
   Clock::time_point last_;
   std::size_t finished_ = 0;
-  std::size_t failed_ = 0;
+  OutcomeCounts counts_;
   bool drawn_ = false;
 };
 

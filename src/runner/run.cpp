@@ -316,7 +316,7 @@ int execute(const RunRequest& r, Prepared& p, RunSession& session, RunReport& re
     // Failures are listed together at the end; -v shows every case as it finishes.
     if (r.verbose) host.out << case_line(rec, r.color) << std::flush;
     if (r.verbose || r.quiet) return;
-    const std::string line = progress.on_record(rec, fails_run(rec, report.info));
+    const std::string line = progress.on_record(rec);
     if (!line.empty()) host.err << line << std::flush;
   });
   host.err << progress.clear() << std::flush;
@@ -414,8 +414,11 @@ int report_run(const RunRequest& r, const Prepared& p, const RunSession& session
   if (!r.baseline.empty()) {
     try {
       DiffResult d = diff_reports(read_metrics(r.baseline), report);
-      host.out << render_diff(d, /*allow_different_cases=*/true);  // a baseline may be of another selection
+      // A baseline may be of another selection, but not of another device unless asked.
+      const DiffAllowed allowed{/*different_cases=*/true, r.allow_device_change};
+      host.out << render_diff(d, allowed);
       end.regressions = d.has_regressions();
+      end.baseline_refused = diff_exit_code(d, allowed) == kInterrupted;
     } catch (const std::exception& e) {
       host.err << error_text(e, "baseline " + r.baseline + ": ");
       rc = kUsageError;

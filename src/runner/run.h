@@ -31,6 +31,7 @@ struct RunRequest {
   RunPolicy policy;         // --xpass-ok, --not-supported-ok: what does not fail the run
   std::size_t maxfail = 0;  // -x is 1
   std::string baseline;     // --baseline OLD.json
+  bool allow_device_change = false;  // --allow-device-change: a baseline of another device is compared anyway
   int durations = -1;       // --durations N (0: all); -1: not asked
   bool shrink = false;      // --shrink: each failure group's example shrunk (runner/shrink.h), its minimal call kept
   bool failure_groups = true;  // the console's failure groups before the failures (--no-groups: per case only)

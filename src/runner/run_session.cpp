@@ -224,8 +224,10 @@ std::function<Triage(const Case&)> triage_lookup(const TriagedSelection& triaged
 
 int run_exit_code(const RunReport& report, const RunEnd& end) {
   if (end.report_failure) return end.report_failure;
-  // pytest's: a signal or a deadline interrupts (2), --maxfail is a run with failures (1).
-  if (end.signalled || end.invalid_input || report.info.stopped_by == "signal" || report.info.stopped_by == "deadline")
+  // pytest's: a signal or a deadline interrupts (2), --maxfail is a run with failures (1); a --baseline of another
+  // device cannot be compared (2), as opcheck diff refuses it.
+  if (end.signalled || end.invalid_input || end.baseline_refused || report.info.stopped_by == "signal" ||
+      report.info.stopped_by == "deadline")
     return kInterrupted;
   if (end.regressions) return kTestsFailed;
   for (const auto& r : report.cases)

@@ -117,11 +117,12 @@ struct RunEnd {
   bool signalled = false;      // SIGINT/SIGTERM arrived (StopSignals::received())
   bool invalid_input = false;  // the manifests had errors (their cases are ERROR records)
   bool regressions = false;    // --baseline found regressions
+  bool baseline_refused = false;  // --baseline ran on another device (without --allow-device-change)
   int report_failure = 0;      // kInternalError when a report could not be written
 };
 
-/// pytest's exit code for a finished run: a report that could not be written (3); a signal, a deadline or invalid
-/// input interrupts (2); regressions or an occurrence that fails the run under its policy (1, --maxfail included);
+/// pytest's exit code for a finished run: a report that could not be written (3); a signal, a deadline, invalid
+/// input or a --baseline of another device interrupts (2); regressions or an occurrence that fails the run under its policy (1, --maxfail included);
 /// else 0.
 int run_exit_code(const RunReport& report, const RunEnd& end);
 

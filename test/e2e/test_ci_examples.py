@@ -107,6 +107,8 @@ def verdicts(metrics):
 
 
 def assert_merged_equals(merged_path, junit_path, whole):
+    """The merged metrics and JUnit equal the unsharded run's, and the merged HTML page beside them lists each of its
+    failures."""
     merged = json.loads(pathlib.Path(merged_path).read_text())
     assert verdicts(merged) == verdicts(whole)
     assert [c["id"] for c in merged["cases"]] == [c["id"] for c in whole["cases"]]
@@ -114,6 +116,9 @@ def assert_merged_equals(merged_path, junit_path, whole):
     assert merged["run"]["shard"] == ""
     root = ET.parse(junit_path).getroot()
     assert sum(1 for _ in root.iter("testcase")) == len(whole["cases"])
+    page = (pathlib.Path(merged_path).parent / "report.html").read_text()
+    failed = {c["id"] for c in whole["cases"] if c["outcome"] == "failed"}
+    assert failed and set(re.findall(r'<tr data-id="([^"]+)" data-model="[^"]*" data-outcome="failed"', page)) == failed
     return merged
 
 

@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from conftest import opcheck, write_manifest
+from conftest import BIN, opcheck, write_manifest
 
 
 def case(name, op, inputs, extra=()):
@@ -409,3 +409,70 @@ def test_smaller_console_defects(tmp_path):
     (hist / "same.json").write_text((tmp_path / "m.json").read_text())
     h = opcheck("report", tmp_path / "m.json", "--history", hist, "--html", tmp_path / "r.html")
     assert h.rc == 0 and "no earlier metrics files" in h.out, h  # the copy of this run is not an earlier run
+
+
+# Two faults of different outcomes: mul has no Float kernel (NOT_SUPPORTED), add is wrong by 1 (INCORRECT_RESULT).
+TWO_OUTCOMES = {"OPCHECK_LOOPBACK_FAULTS": "aten::mul.Tensor=notimpl:Float;aten::add.Tensor=bias:1"}
+
+
+def counts(text):
+    """{"failed": 6, "not supported": 4, ...} of a summary line's (or the progress line's) counts."""
+    return {word: int(n) for n, word in re.findall(r"(\d+) ([a-z ]+?)(?=,|;| in |$)", text)}
+
+
+@pytest.fixture(scope="module")
+def two_outcomes_on_a_terminal(tmp_path_factory):
+    """`run --model gpt_oss` on the loopback with TWO_OUTCOMES, stderr on a pseudo-terminal (the progress line is
+    drawn for a person at a terminal only), stdout to a file, and its HTML page."""
+    import pty
+    tmp = tmp_path_factory.mktemp("progress")
+    env = dict(os.environ, NO_COLOR="1", **TWO_OUTCOMES)
+    env.pop("OPCHECK_MANIFESTS", None)
+    master, terminal = pty.openpty()
+    with open(tmp / "stdout.txt", "w") as out:
+        proc = subprocess.Popen([str(BIN), "run", "--model", "gpt_oss", "--device", "loopback", "--html",
+                                 str(tmp / "page.html"), "--artifact-dir", str(tmp / "art")],
+                                stdout=out, stderr=terminal, env=env)
+        os.close(terminal)
+        drawn = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: every writer of the terminal has closed it
+                break
+            if not chunk:
+                break
+            drawn += chunk
+        os.close(master)
+        assert proc.wait(timeout=600) == 1
+    stdout = (tmp / "stdout.txt").read_text()
+    return drawn.decode(errors="replace"), stdout, (tmp / "page.html").read_text()
+
+
+def test_the_last_progress_line_counts_each_outcome_as_the_summary_line_does(two_outcomes_on_a_terminal):
+    err, out, _ = two_outcomes_on_a_terminal
+    progress = [p.splitlines()[0] for p in err.split("\r\x1b[K") if re.match(r"\d+/\d+ done", p)]
+    assert progress, err
+    last = re.fullmatch(r"(\d+)/(\d+) done: (.*); ETA .*", progress[-1].strip())
+    assert last and last.group(1) == last.group(2), progress[-1]
+    summary = [l for l in out.splitlines() if l.strip()][-1]
+    assert counts(summary) == counts(last.group(3)), (progress[-1], summary)
+    assert counts(summary)["failed"] == 6 and counts(summary)["not supported"] == 4, summary
+    assert sum(counts(summary).values()) == int(last.group(2)), (progress[-1], summary)
+
+
+def test_the_html_pages_sections_count_as_its_header_does(two_outcomes_on_a_terminal):
+    _, out, page = two_outcomes_on_a_terminal
+    header = re.search(r'<div class="summary" id="summary-line">([^<]*)</div>', page).group(1)
+    said = counts(header)
+    assert said["failed"] == 6 and said["not supported"] == 4, header
+    kpis = {k.replace("_", " "): int(v) for k, v in re.findall(r'data-kpi="(passed|failed|not_supported|error|xpassed|'
+                                                                r'xfailed|skipped)" data-value="(\d+)"', page)}
+    assert {k: n for k, n in kpis.items() if n} == said, (kpis, header)
+    failures = re.search(r'<h2>Failures <span class="count">(\d+)</span> <span class="sub" id="failure-counts">'
+                         r'([^<]*)</span></h2>', page)
+    assert failures, page[page.find('id="failures"'):][:400]
+    assert counts(failures.group(2)) == {"failed": 6, "not supported": 4}, failures.group(0)
+    assert int(failures.group(1)) == 6 + 4
+    rows = re.findall(r'<tr data-id="[^"]+" data-model="[^"]*" data-outcome="([a-z_]+)"', page)
+    assert sorted(rows) == sorted(["failed"] * 6 + ["not_supported"] * 4), rows

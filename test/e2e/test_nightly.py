@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from conftest import BIN, opcheck
+from conftest import BIN, case, opcheck, write_manifest
 from synth import generate
 
 OUTCOMES = ["passed", "failed", "skipped", "xfailed", "xpassed", "errors"]
@@ -66,6 +66,33 @@ def test_three_shards_merged_equal_the_unsharded_run(manifests, tmp_path):
     assert a == b
     assert ma["totals"] == mb["totals"]
     assert ma["dedupe"]["unique"] == mb["dedupe"]["unique"]
+
+
+def test_merged_shards_write_the_html_page_of_the_whole_run(tmp_path):
+    """merge --html writes the page one run of every case writes: its summary, and each case of each shard."""
+    cases = [case(f"neg.{i}", "torch.neg", [[i + 1]]) for i in range(8)]
+    cases += [case(f"abs.{i}", "torch.abs", [[i + 1]]) for i in range(4)]
+    manifest = write_manifest(tmp_path / "m.yaml", "m", cases)
+    faults = {"OPCHECK_LOOPBACK_FAULTS": "aten::neg=bias:1"}  # every neg case fails, so the page lists it
+    shards = []
+    for i in range(2):
+        shards.append(tmp_path / f"shard-{i}.json")
+        r = opcheck("run", "--manifests", manifest, "--device", "loopback", "--shard", f"{i}/2", "--metrics-json",
+                    shards[-1], "--artifact-dir", tmp_path / f"art{i}", env=faults)
+        assert r.rc == 1, r
+    per_shard = [{c["id"] for c in json.loads(s.read_text())["cases"]} for s in shards]
+    assert all(per_shard) and not (per_shard[0] & per_shard[1]), per_shard  # each shard ran some, none twice
+    page = tmp_path / "merged" / "nightly.html"  # its folder is made, as run makes it
+    m = opcheck("merge", *shards, "--html", page, "--junit-dir", tmp_path / "junit")
+    assert m.rc == 1, m  # as the unsharded run would exit
+    assert m.last_line.startswith("8 failed, 4 passed in "), m
+    html = page.read_text()
+    summary = re.search(r'<div class="summary" id="summary-line">([^<]*)</div>', html)
+    assert summary and summary.group(1) == m.last_line, (summary and summary.group(1), m.last_line)
+    failing = set(re.findall(r'<tr data-id="([^"]+)" data-model="m" data-outcome="failed"', html))
+    assert failing == {f"m::neg.{i}" for i in range(8)}, failing
+    assert re.search(r'data-kpi="passed" data-value="4"', html), html[:3000]
+    assert (tmp_path / "junit" / "m.xml").exists()  # every report a run writes: --junit-dir too
 
 
 def test_env_sharding_like_googletest(manifests, tmp_path):
@@ -174,6 +201,64 @@ def test_diff_flags_regressions(manifests, tmp_path):
     d = opcheck("diff", base, worse)
     assert d.rc == 1, d
     assert m["cases"][0]["id"] in d.out
+
+
+@pytest.fixture(scope="module")
+def gpt_oss_nights(tmp_path_factory):
+    """The bundled gpt_oss manifests, one night on the loopback and one on the CPU: every case passes on both."""
+    d = tmp_path_factory.mktemp("nights")
+    nights = {}
+    for device in ("loopback", "cpu"):
+        nights[device] = d / f"{device}.json"
+        r = opcheck("run", "--model", "gpt_oss", "--device", device, "-q", "--metrics-json", nights[device],
+                    "--artifact-dir", d / device)
+        assert r.rc == 0, r
+    return nights
+
+
+DEVICE_CHANGED = ("opcheck diff: the device changed: loopback (privateuseone:0) in the old run, cpu in the new; "
+                  "the verdicts below are of different devices")
+
+
+def test_diff_of_nights_on_different_devices_is_refused_naming_both(gpt_oss_nights):
+    refused = opcheck("diff", gpt_oss_nights["loopback"], gpt_oss_nights["cpu"])
+    assert refused.rc == 2, refused
+    lines = refused.out.splitlines()
+    assert lines[0] == DEVICE_CHANGED, refused
+    assert lines[1] == "  Fix: compare runs on one device, or pass --allow-device-change to compare them anyway"
+    allowed = opcheck("diff", gpt_oss_nights["loopback"], gpt_oss_nights["cpu"], "--allow-device-change")
+    assert allowed.rc == 0, allowed  # every case passed on both: no regression
+    lines = allowed.out.splitlines()
+    assert lines[0] == DEVICE_CHANGED, allowed
+    assert lines[1].startswith("opcheck diff: 0 regressions, "), allowed
+
+
+def test_baseline_of_another_device_is_refused_unless_allowed(gpt_oss_nights, tmp_path):
+    args = ("run", "--model", "gpt_oss", "--device", "cpu", "-q", "--baseline", gpt_oss_nights["loopback"])
+    refused = opcheck(*args, "--artifact-dir", tmp_path / "a")
+    assert refused.rc == 2, refused
+    assert DEVICE_CHANGED + "\n  Fix: compare runs on one device" in refused.out, refused
+    assert re.match(r"\d+ passed in ", refused.last_line), refused  # the summary line stays last
+    allowed = opcheck(*args, "--allow-device-change", "--artifact-dir", tmp_path / "b")
+    assert allowed.rc == 0, allowed
+    assert DEVICE_CHANGED + "\nopcheck diff: 0 regressions" in allowed.out, allowed
+
+
+def test_diff_notes_a_new_libtorch_and_device_library_without_refusing(gpt_oss_nights, tmp_path):
+    m = json.loads(gpt_oss_nights["loopback"].read_text())
+    old_torch, old_digest = m["run"]["torch_version"], m["run"]["device_lib_sha256"]
+    assert old_torch and old_digest, m["run"]
+    m["run"]["torch_version"] = "0.0.1"
+    m["run"]["device_lib_sha256"] = "ab" * 32
+    older = tmp_path / "older.json"
+    older.write_text(json.dumps(m))
+    d = opcheck("diff", older, gpt_oss_nights["loopback"])
+    assert d.rc == 0, d
+    assert d.out.splitlines()[:3] == [
+        f"opcheck diff: note: device library digest changed: abababababab -> {old_digest[:12]}",
+        f"opcheck diff: note: libtorch version changed: 0.0.1 -> {old_torch}",
+        "opcheck diff: 0 regressions, 0 fixed, 0 added, 0 removed, 0 other changes "
+        f"({len(m['cases'])} -> {len(m['cases'])} cases)"], d
 
 
 def test_results_cache_serves_unchanged_cases_only_for_the_same_device(manifests, tmp_path):

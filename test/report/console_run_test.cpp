@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 
 #include "report/console.h"
 #include "report/outputs.h"
@@ -29,24 +30,43 @@ CaseRecord record(const std::string& id, Outcome o, Stage stage, const std::stri
 TEST(ProgressLine, ALogGetsALineEveryFiveSecondsAndTheLast) {
   const auto t0 = ProgressLine::Clock::time_point{} + 1h;
   ProgressLine p(4, /*terminal=*/false, t0);
-  EXPECT_EQ(p.on_record(record("m::a", Outcome::Passed, Stage::PASSED), false, t0 + 1s), "");
-  EXPECT_EQ(p.on_record(record("m::b", Outcome::Failed, Stage::INCORRECT_RESULT), true, t0 + 6s),
-            "opcheck: 2/4 done, 1 ok, 1 failed, ETA 6.00s, last m::b\n");
-  EXPECT_EQ(p.on_record(record("m::c", Outcome::Passed, Stage::PASSED), false, t0 + 7s), "");
+  EXPECT_EQ(p.on_record(record("m::a", Outcome::Passed, Stage::PASSED), t0 + 1s), "");
+  EXPECT_EQ(p.on_record(record("m::b", Outcome::Failed, Stage::INCORRECT_RESULT), t0 + 6s),
+            "opcheck: 2/4 done: 1 failed, 1 passed; ETA 6.00s, last m::b\n");
+  EXPECT_EQ(p.on_record(record("m::c", Outcome::NotSupported, Stage::NOT_SUPPORTED), t0 + 7s), "");
   // The last occurrence always shows, however soon after the one before.
-  EXPECT_EQ(p.on_record(record("m::d", Outcome::Passed, Stage::PASSED), false, t0 + 7s + 1ms),
-            "opcheck: 4/4 done, 3 ok, 1 failed, ETA 0.00s, last m::d\n");
+  EXPECT_EQ(p.on_record(record("m::d", Outcome::Passed, Stage::PASSED), t0 + 7s + 1ms),
+            "opcheck: 4/4 done: 1 failed, 1 not supported, 2 passed; ETA 0.00s, last m::d\n");
   EXPECT_EQ(p.clear(), "");  // nothing was drawn in place
+}
+
+TEST(ProgressLine, CountsEachOutcomeInTheSummaryLinesWords) {
+  const auto t0 = ProgressLine::Clock::time_point{} + 1h;
+  RunReport run;
+  for (auto [id, o, stage] : {std::tuple{"m::a", Outcome::Failed, Stage::INCORRECT_RESULT},
+                              {"m::b", Outcome::NotSupported, Stage::NOT_SUPPORTED},
+                              {"m::c", Outcome::Error, Stage::FAILED_INPUT},
+                              {"m::d", Outcome::Skipped, Stage::SKIPPED},
+                              {"m::e", Outcome::XFailed, Stage::INCORRECT_RESULT},
+                              {"m::f", Outcome::XPassed, Stage::PASSED},
+                              {"m::g", Outcome::Passed, Stage::PASSED}})
+    run.cases.push_back(record(id, o, stage));
+  ProgressLine p(run.cases.size(), /*terminal=*/false, t0);
+  std::string last;
+  for (const CaseRecord& r : run.cases) last = p.on_record(r, t0 + 1s);
+  const std::string summary = summary_line(run);
+  EXPECT_EQ(last, "opcheck: 7/7 done: " + summary.substr(0, summary.find(" in ")) + "; ETA 0.00s, last m::g\n");
+  EXPECT_EQ(last, "opcheck: 7/7 done: 1 failed, 1 not supported, 1 passed, 1 skipped, 1 xfailed, 1 xpassed, 1 error; "
+                  "ETA 0.00s, last m::g\n");
 }
 
 TEST(ProgressLine, ATerminalGetsOneLineRewrittenAndCutToItsWidth) {
   const auto t0 = ProgressLine::Clock::time_point{} + 1h;
   ProgressLine p(3, /*terminal=*/true, t0);
   EXPECT_EQ(p.clear(), "");
-  EXPECT_EQ(p.on_record(record("m::a", Outcome::Passed, Stage::PASSED), false, t0 + 50ms), "");
-  const std::string line =
-      p.on_record(record("m::" + std::string(200, 'x'), Outcome::Passed, Stage::PASSED), false, t0 + 150ms);
-  ASSERT_EQ(line.rfind("\r\033[K2/3 done, 2 ok, 0 failed, ETA ", 0), 0u) << line;
+  EXPECT_EQ(p.on_record(record("m::a", Outcome::Passed, Stage::PASSED), t0 + 50ms), "");
+  const std::string line = p.on_record(record("m::" + std::string(200, 'x'), Outcome::Passed, Stage::PASSED), t0 + 150ms);
+  ASSERT_EQ(line.rfind("\r\033[K2/3 done: 2 passed; ETA ", 0), 0u) << line;
   EXPECT_EQ(line.size(), std::string("\r\033[K").size() + 110);
   EXPECT_EQ(line.substr(line.size() - 3), "...");
   EXPECT_EQ(p.clear(), "\r\033[K");

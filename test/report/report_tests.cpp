@@ -870,7 +870,7 @@ TEST(Diff, CategoriesAndExitCode) {
   EXPECT_EQ(ids(d.other), (std::vector<std::string>{"llama::neg"}));
   EXPECT_EQ(d.regressions[0].message, "Tensor-likes are not close!");
   EXPECT_EQ(diff_exit_code(d), 2);  // an added and a removed case: different case sets
-  EXPECT_EQ(diff_exit_code(d, /*allow_different_cases=*/true), 1);
+  EXPECT_EQ(diff_exit_code(d, DiffAllowed{/*different_cases=*/true}), 1);
   // Without --xpass-ok the unexpected pass failed the new run (strict xfail): diff calls it a regression, as the run's
   // exit code did.
   new_run.info.policy.xpass_ok = false;
