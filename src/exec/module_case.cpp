@@ -138,6 +138,14 @@ Comparison judge_call(const Case& c, const std::string& op, const std::vector<at
   return all;
 }
 
+/// The next `n` tensors of `all` from `at` (advanced past them): one call's outputs of one kind, as the trace lists them.
+std::vector<at::Tensor> next_tensors(const std::vector<at::Tensor>& all, std::size_t& at, std::size_t n) {
+  if (at + n > all.size()) throw std::runtime_error("the trace returned fewer tensors than its record lists");
+  std::vector<at::Tensor> v(all.begin() + static_cast<std::ptrdiff_t>(at), all.begin() + static_cast<std::ptrdiff_t>(at + n));
+  at += n;
+  return v;
+}
+
 std::string calls_text(std::size_t i, std::size_t n) {
   return "call " + std::to_string(i + 1) + " of " + std::to_string(n);
 }
@@ -180,13 +188,7 @@ std::string trace_failure(PythonHost& host, const Case& c, const ModuleRequest& 
   for (std::size_t i = 0; i < calls.size(); ++i) {
     const json& call = calls[i];
     const std::size_t n = call.at("outputs").get<std::size_t>();
-    auto take = [&](bool present) {
-      std::vector<at::Tensor> v;
-      if (!present) return v;
-      v.assign(tensors.begin() + static_cast<std::ptrdiff_t>(at), tensors.begin() + static_cast<std::ptrdiff_t>(at + n));
-      at += n;
-      return v;
-    };
+    auto take = [&](bool present) { return present ? next_tensors(tensors, at, n) : std::vector<at::Tensor>(); };
     const std::vector<at::Tensor> expected = take(true), alone = take(call.value("alone", false)),
                                   golden = take(call.value("golden", false)), chain = take(call.value("chain", false)),
                                   chain_golden = take(call.value("chain", false));
@@ -229,13 +231,7 @@ std::string trace_failure(PythonHost& host, const Case& c, const ModuleRequest& 
     const json& call = device_calls[i];
     if (!call.value("replay", false)) continue;
     const std::size_t n = call.at("outputs").get<std::size_t>();
-    auto take = [&](bool present) {
-      std::vector<at::Tensor> v;
-      if (!present) return v;
-      v.assign(tensors.begin() + static_cast<std::ptrdiff_t>(at), tensors.begin() + static_cast<std::ptrdiff_t>(at + n));
-      at += n;
-      return v;
-    };
+    auto take = [&](bool present) { return present ? next_tensors(tensors, at, n) : std::vector<at::Tensor>(); };
     const std::vector<at::Tensor> expected = take(true), actual = take(true), golden = take(call.value("golden", false));
     if (n == 0) continue;
     const std::string op = call.at("op").get<std::string>();

@@ -613,36 +613,48 @@ def _call_lines(index, func, saved_args, name, file_name, saved):
     return lines
 
 
+def _calls_manifest(calls, indices, request, file_name, saved, why):
+    """The YAML lines of the calls `indices` of a recording, each named after the module case and its call number,
+    their tensors into `saved` (to be written as `file_name`); the names written."""
+    lines, written = [], []
+    for i in indices:
+        func, saved_args, _ = calls[i]
+        name = request["name"] + ".call%d" % (i + 1)
+        try:
+            block = _call_lines(i, func, saved_args, name, file_name, saved)
+        except ValueError as e:
+            lines.append("  # call %d (%s) is not written: %s" % (i + 1, _op_name(func), e))
+            continue
+        block.insert(2, "    description: " + _yaml_str("call %d of %s's CPU run (%s)" % (i + 1, request["case_id"], why)))
+        lines += block
+        written.append(name)
+    return lines, written
+
+
+def _write_manifest(folder, stem, comment, model, lines, saved):
+    from safetensors.torch import save_file
+    save_file(saved, os.path.join(folder, stem + ".safetensors"))
+    path = os.path.join(folder, stem + ".yaml")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(comment + "model: " + model + "\ndefaults: {seed: 0}\ncases:\n" + "\n".join(lines) + "\n")
+    return path
+
+
 def write_calls(request_text, tensors):
     """The calls `request["calls"]` (indices) of the last trace, as a one-file op manifest with their very inputs
     (`request["dir"]`/calls.yaml and calls.safetensors): each reruns, shrinks and sweeps as an op case."""
     request = json.loads(request_text)
     if _traced is None:
         return json.dumps({"error": "no trace to write"}), []
-    from safetensors.torch import save_file
-    calls = _traced[1]
     folder = request["dir"]
     os.makedirs(folder, exist_ok=True)
-    saved, lines, written = {}, [], []
-    for i in request["calls"]:
-        func, saved_args, _ = calls[i]
-        name = request["name"] + ".call%d" % (i + 1)
-        try:
-            block = _call_lines(i, func, saved_args, name, "calls.safetensors", saved)
-        except ValueError as e:
-            lines.append("  # call %d (%s) is not written: %s" % (i + 1, _op_name(func), e))
-            continue
-        block.insert(2, "    description: " + _yaml_str("call %d of %s's CPU run, traced by opcheck (docs/modules.md)"
-                                                        % (i + 1, request["case_id"])))
-        lines += block
-        written.append(name)
-    text = ("# Written by opcheck: the ATen calls inside module case %s that are wrong on the device with right inputs,"
-            "\n# each with the inputs it got in the module's CPU run. `opcheck run --manifests %s` reruns them.\n"
-            % (request["case_id"], folder))
-    text += "model: " + request["model"] + "\ndefaults: {seed: 0}\ncases:\n" + "\n".join(lines) + "\n"
-    save_file(saved, os.path.join(folder, "calls.safetensors"))
-    with open(os.path.join(folder, "calls.yaml"), "w", encoding="utf-8") as f:
-        f.write(text)
+    saved = {}
+    lines, written = _calls_manifest(_traced[1], request["calls"], request, "calls.safetensors", saved,
+                                     "traced by opcheck, docs/modules.md")
+    comment = ("# Written by opcheck: the ATen calls inside module case %s that are wrong on the device with right "
+               "inputs,\n# each with the inputs it got in the module's CPU run. `opcheck run --manifests %s` reruns "
+               "them.\n" % (request["case_id"], folder))
+    _write_manifest(folder, "calls", comment, request["model"], lines, saved)
     return json.dumps({"written": written}), []
 
 
@@ -670,7 +682,6 @@ def _layout_signature(func, saved):
 def record_ops(request_text, tensors):
     """--module-ops: the module's CPU-run ATen calls, each distinct call (op, dtypes, shapes, strides, values) once
     across the run, written as an op manifest with the inputs the call got (OPS_DIR/<case>.yaml)."""
-    from safetensors.torch import save_file
     request = json.loads(request_text)
     try:
         cpu, _, _ = _build(request, tensors, request["device"], {})
@@ -682,28 +693,14 @@ def record_ops(request_text, tensors):
     except Exception as e:  # noqa: BLE001 - the verdict says why the module did not run
         return json.dumps({"error": _headline(e)}), []
     folder = request["ops_dir"]
-    stem = request["file_stem"]
-    saved, lines, written = {}, [], 0
-    for i, (func, saved_args, _) in enumerate(rec.calls):
-        if not _claim(os.path.join(folder, ".calls"), _layout_signature(func, saved_args)):
-            continue
-        name = request["name"] + ".call%d" % (i + 1)
-        try:
-            block = _call_lines(i, func, saved_args, name, stem + ".safetensors", saved)
-        except ValueError as e:
-            lines.append("  # call %d (%s) is not written: %s" % (i + 1, _op_name(func), e))
-            continue
-        block.insert(2, "    description: " + _yaml_str("call %d of %s's CPU run (opcheck run --module-ops)"
-                                                        % (i + 1, request["case_id"])))
-        lines += block
-        written += 1
-    out = {"calls": len(rec.calls), "written": written}
+    fresh = [i for i, (func, saved_args, _) in enumerate(rec.calls)
+             if _claim(os.path.join(folder, ".calls"), _layout_signature(func, saved_args))]
+    saved = {}
+    lines, written = _calls_manifest(rec.calls, fresh, request, request["file_stem"] + ".safetensors", saved,
+                                     "opcheck run --module-ops")
+    out = {"calls": len(rec.calls), "written": len(written)}
     if written:
-        path = os.path.join(folder, stem + ".yaml")
-        save_file(saved, os.path.join(folder, stem + ".safetensors"))
-        with open(path, "w", encoding="utf-8") as f:
-            f.write("# Written by opcheck run --module-ops: the ATen calls of module case %s's CPU run that no\n"
-                    "# earlier case of the run wrote, each with the inputs it got.\n" % request["case_id"])
-            f.write("model: " + request["model"] + "\ndefaults: {seed: 0}\ncases:\n" + "\n".join(lines) + "\n")
-        out["file"] = path
+        comment = ("# Written by opcheck run --module-ops: the ATen calls of module case %s's CPU run that no\n"
+                   "# earlier case of the run wrote, each with the inputs it got.\n" % request["case_id"])
+        out["file"] = _write_manifest(folder, request["file_stem"], comment, request["model"], lines, saved)
     return json.dumps(out), []

@@ -22,7 +22,7 @@ def kind_of(case_id):
 
 def run_modules(tmp_path, *args, env=None, name="m"):
     metrics = tmp_path / f"{name}.json"
-    r = opcheck("run", MODULES, "--variant", "all", "--tb", "no", "--metrics-json", metrics, *args, env=env)
+    r = opcheck("run", MODULES, "--variant", "all", "--tb", "no", "--metrics-json", metrics, *args, env=env, cwd=tmp_path)
     assert metrics.is_file(), r
     return r, json.loads(metrics.read_text())
 
@@ -141,7 +141,7 @@ def test_a_traced_module_failure_joins_the_group_of_the_op_that_broke_it(tmp_pat
     # The bundled granite manifest has an op case of silu: the modules that fail through silu are in its group.
     metrics = tmp_path / "g.json"
     r = opcheck("run", MODULES / "tiny_granite.yaml", OWN.parent.parent / "manifests" / "granite.yaml", "--tb", "no",
-                "--metrics-json", metrics, env={"OPCHECK_LOOPBACK_FAULTS": "aten::silu=bias:1e-1"})
+                "--metrics-json", metrics, env={"OPCHECK_LOOPBACK_FAULTS": "aten::silu=bias:1e-1"}, cwd=tmp_path)
     assert r.rc == 1, r
     groups = json.loads(metrics.read_text())["failure_groups"]
     assert len(groups) == 1, [g["signature"] for g in groups]
@@ -177,7 +177,7 @@ def test_the_loopbacks_freer_modes_pass_every_module(tmp_path, mode):
 def test_compile_backend_inductor_on_the_cpu_reaches_a_verdict_for_every_case(tmp_path):
     metrics = tmp_path / "c.json"
     r = opcheck("run", MODULES / "opcheck_dialect.yaml", "--device", "cpu", "--compile-backend", "inductor",
-                "--tb", "no", "--metrics-json", metrics, "-j", "2", timeout=1800)
+                "--tb", "no", "--metrics-json", metrics, "-j", "2", timeout=1800, cwd=tmp_path)
     assert r.rc == 0, r
     cases = json.loads(metrics.read_text())["cases"]
     assert len(cases) == 14
@@ -217,7 +217,7 @@ def test_a_module_that_cannot_be_built_is_an_error_of_its_case_and_the_others_st
     good = write_config(tmp_path / "good.yaml", "torch.nn.Linear", "[{value: 8}, {value: 4}]")
     good.write_text(good.read_text().replace("model__bad", "model__good"))
     metrics = tmp_path / "m.json"
-    r = opcheck("run", bad, good, "--tb", "no", "--metrics-json", metrics)
+    r = opcheck("run", bad, good, "--tb", "no", "--metrics-json", metrics, cwd=tmp_path)
     cases = by_id(json.loads(metrics.read_text()))
     assert cases["good::M_1.0"]["outcome"] == "passed", cases["good::M_1.0"]["message"]
     c = cases["bad::M_1.0"]
@@ -246,7 +246,7 @@ def test_the_real_granite_config_is_twelve_cases_with_a_verdict_each_on_the_cpu_
     for device in ("cpu", "loopback"):
         metrics = tmp_path / f"{device}.json"
         r = opcheck("run", REAL, "--variant", "spyre", "--device", device, "--tb", "no", "--metrics-json", metrics,
-                    timeout=1800)
+                    timeout=1800, cwd=tmp_path)
         cases = json.loads(metrics.read_text())["cases"]
         assert len(cases) == 12
         assert all(c["outcome"] == "passed" for c in cases), (device, [(c["id"], c["message"][:300]) for c in cases])
@@ -288,17 +288,17 @@ def test_a_traced_call_saved_by_save_failures_fails_alone_and_shrinks(tmp_path):
     assert note and str(folder / "calls.yaml") in note[0], note
     # The traced call is an ordinary op case: it fails alone under the fault, passes without it, and shrinks.
     alone = tmp_path / "alone.json"
-    r = opcheck("run", "--manifests", folder, "--tb", "no", "--metrics-json", alone, env=fault)
+    r = opcheck("run", "--manifests", folder, "--tb", "no", "--metrics-json", alone, env=fault, cwd=tmp_path)
     assert r.rc == 1, r
     cases = json.loads(alone.read_text())["cases"]
     assert [(c["id"], c["op"], c["stage"]) for c in cases] == [
         ("tiny_granite_traced::GraniteMLP_tiny.0.call5", "aten::silu", "INCORRECT_RESULT")]
-    assert opcheck("run", "--manifests", folder).rc == 0
+    assert opcheck("run", "--manifests", folder, cwd=tmp_path).rc == 0
     r = opcheck("shrink", "tiny_granite_traced::GraniteMLP_tiny.0.call5", "--manifests", folder, "-o",
-                tmp_path / "shrunk", env=fault)
+                tmp_path / "shrunk", env=fault, cwd=tmp_path)
     assert r.rc in (0, 1), r
     assert (tmp_path / "shrunk" / "minimal.yaml").is_file(), r
-    r = opcheck("run", "--manifests", tmp_path / "shrunk" / "minimal.yaml", "--tb", "no", env=fault)
+    r = opcheck("run", "--manifests", tmp_path / "shrunk" / "minimal.yaml", "--tb", "no", env=fault, cwd=tmp_path)
     assert r.rc == 1, r
 
 
@@ -335,10 +335,26 @@ def test_module_ops_writes_each_distinct_call_of_the_layers_once_as_op_cases(tmp
     assert len(listed) == written
     assert {"aten::silu", "aten::mm", "aten::_softmax", "aten::rsqrt"} <= {c["op"] for c in listed}
     # Each is an op case with the inputs it got: they pass on a correct device, and silu's fail under its fault.
-    assert opcheck("run", "--manifests", ops, "--tb", "no").rc == 0
+    assert opcheck("run", "--manifests", ops, "--tb", "no", cwd=tmp_path).rc == 0
     metrics = tmp_path / "ops.json"
     r = opcheck("run", "--manifests", ops, "--tb", "no", "--metrics-json", metrics,
-                env={"OPCHECK_LOOPBACK_FAULTS": "aten::silu=bias:1e-1"})
+                env={"OPCHECK_LOOPBACK_FAULTS": "aten::silu=bias:1e-1"}, cwd=tmp_path)
     assert r.rc == 1, r
     failed = {c["op"] for c in json.loads(metrics.read_text())["cases"] if c["outcome"] == "failed"}
     assert failed == {"aten::silu"}, failed
+
+
+def test_module_cases_run_on_a_python_registered_device_and_its_faults_are_traced(tmp_path):
+    # pyloop registers itself from Python as torch-spyre does (--device-import): its workers come from a start-up
+    # process, so the module cases cross the case wire.
+    device = ["--device-import", "opcheck_pyloop", "--device", "pyloop"]
+    r, m = run_modules(tmp_path, "-k", "GraniteMLP_tiny or GraniteRMSNorm_64", *device)
+    assert r.rc == 0, r
+    assert len(m["cases"]) == 4 and all(c["outcome"] == "passed" for c in m["cases"])
+    r, m = run_modules(tmp_path, "-k", "GraniteMLP_tiny or GraniteRMSNorm_64", *device,
+                       env={"OPCHECK_PYLOOP_FAULTS": "aten::mm=bias:1e-1"}, name="f")
+    assert r.rc == 1, r
+    cases = by_id(m)
+    assert cases["tiny_granite::GraniteRMSNorm_64.0"]["outcome"] == "passed"
+    mlp = cases["tiny_granite::GraniteMLP_tiny.0"]
+    assert mlp["traced_op"] == "aten::mm", mlp["message"][:300]
