@@ -583,3 +583,36 @@ def test_ids_accept_the_model_spelling_of_model_and_the_template_command_works(t
     command = re.search(r"`opcheck ([^`]+)`", header).group(1).split()
     t = opcheck(*command, "--device", "cpu", "--artifact-dir", tmp_path / "a", cwd=tmp_path)
     assert t.rc == 0, t
+
+
+def test_a_bundle_environment_name_that_is_a_command_is_refused_and_no_command_is_printed(tmp_path):
+    import subprocess
+    write_manifest(tmp_path / "m.yaml", "m", [case("neg.1", "torch.neg", [[4]])])
+    r = opcheck("run", "--manifests", tmp_path / "m.yaml", "--device", "loopback", "--save-failures",
+                tmp_path / "b", "--artifact-dir", tmp_path / "art",
+                env={"OPCHECK_LOOPBACK_FAULTS": "aten::neg=bias:1e-1"})
+    assert r.rc == 1, r
+    [bundle] = [p for p in (tmp_path / "b").iterdir() if p.is_dir()]
+    facts_file = bundle / "failure.json"
+    facts = json.loads(facts_file.read_text())
+    assert facts["environment"] == {"OPCHECK_LOOPBACK_FAULTS": "aten::neg=bias:1e-1"}, facts
+    # The recorded value, with shell syntax in it, stays one quoted word.
+    facts["environment"]["OPCHECK_LOOPBACK_FAULTS"] = "aten::neg=bias:1e-1;$(touch PWNED_VALUE)"
+    facts_file.write_text(json.dumps(facts))
+    r = opcheck("repro", "m::neg.1", "--bundle", tmp_path / "b")
+    assert r.rc == 0, r
+    assert "OPCHECK_LOOPBACK_FAULTS='aten::neg=bias:1e-1;$(touch PWNED_VALUE)' " in r.out, r
+    for hostile, says in (("A;touch PWNED;B", "'A;touch PWNED;B' is not an environment variable name"),
+                          ("BASH_ENV", "'BASH_ENV' is not a variable opcheck records for a rerun")):
+        facts["environment"] = {hostile: "x", "OPCHECK_LOOPBACK_FAULTS": "aten::neg=bias:1e-1"}
+        facts_file.write_text(json.dumps(facts))
+        r = opcheck("repro", "m::neg.1", "--bundle", tmp_path / "b", cwd=tmp_path)
+        # What was printed, run by a shell as a user pasting it would, creates nothing.
+        subprocess.run(["sh", "-c", r.out], cwd=tmp_path, timeout=300, capture_output=True)
+        assert not (tmp_path / "PWNED").exists(), r
+        assert r.rc == 2, r
+        assert f"{facts_file}: error: /environment: {says}" in r.err, r
+        assert "Fix: " in r.err, r
+        assert r.out == "", r  # no command to paste
+        r = opcheck("repro", "m::neg.1", "--bundle", tmp_path / "b", "--python")
+        assert r.rc == 2 and f"{facts_file}: error: /environment: {says}" in r.err, r
