@@ -738,3 +738,25 @@ def test_python_repro_loads_tensor_files_as_weights_only_and_never_unpickles_cod
         assert not pwned.exists(), f"{script.name} unpickled code from {target.name}\n{ran.stdout}{ran.stderr}"
         assert ran.returncode != 0 and "weights_only" in ran.stdout + ran.stderr, ran.stdout + ran.stderr
 
+
+def test_strings_of_a_manifest_are_escapes_in_the_python_repro_never_raw_control_bytes(tmp_path):
+    """A manifest's strings (a `value:`, a keyword, inside `py:`) are written into the script as escapes: a terminal
+    escape cannot retitle the console that shows the script, and a NUL does not make it a SyntaxError."""
+    manifest = tmp_path / "ctl.yaml"
+    manifest.write_text('model: ctl\ncases:\n  - name: gelu.1\n    op: torch.nn.functional.gelu\n'
+                        '    kwmap: {approximate: "\\e]0;pwned\\a"}\n    inputs:\n      - tensor: {shape: [4]}\n'
+                        '  - name: div.1\n    op: torch.div\n    inputs:\n      - tensor: {shape: [4]}\n'
+                        '      - tensor: {shape: [4]}\n      - value: "\\e[2J\\r\\t\\x7f\\u0085"\n'
+                        '      - py: "[\'a\\\\x00b\', \'c\\x00d\']"\n')
+    expected = {"gelu.1": ["\x1b]0;pwned\x07"], "div.1": ["\x1b[2J\r\t\x7f\x85", "a\x00b", "c\x00d"]}
+    for name, strings in expected.items():
+        made = subprocess.run([str(BIN), "repro", f"ctl::{name}", "--manifests", str(manifest), "--device", "cpu",
+                               "--python"], capture_output=True, timeout=600)
+        assert made.returncode == 0, made.stderr
+        raw = [hex(b) for b in set(made.stdout) if (b < 0x20 and b != 0x0A) or b == 0x7F]
+        assert raw == [], f"raw control bytes {raw} in the script of {name}"
+        assert b"\xc2\x85" not in made.stdout  # U+0085, a C1 control, is an escape too
+        tree = ast.parse(made.stdout.decode())  # not a SyntaxError
+        constants = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+        for s in strings:
+            assert s in constants, f"{s!r} is not a string of the script of {name}"
