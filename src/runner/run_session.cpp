@@ -227,6 +227,7 @@ int run_exit_code(const RunReport& report, const RunEnd& end) {
   // pytest's: a signal or a deadline interrupts (2), --maxfail is a run with failures (1).
   if (end.signalled || end.invalid_input || report.info.stopped_by == "signal" || report.info.stopped_by == "deadline")
     return kInterrupted;
+  if (end.all_excluded) return kNoTests;
   if (end.regressions) return kTestsFailed;
   for (const auto& r : report.cases)
     if (fails_run(r, report.info)) return kTestsFailed;

@@ -118,11 +118,12 @@ struct RunEnd {
   bool invalid_input = false;  // the manifests had errors (their cases are ERROR records)
   bool regressions = false;    // --baseline found regressions
   int report_failure = 0;      // kInternalError when a report could not be written
+  bool all_excluded = false;   // the status config excluded every selected case: nothing ran
 };
 
 /// pytest's exit code for a finished run: a report that could not be written (3); a signal, a deadline or invalid
-/// input interrupts (2); regressions or an occurrence that fails the run under its policy (1, --maxfail included);
-/// else 0.
+/// input interrupts (2); nothing run because the status config excluded every case (5, as for a -k that matches
+/// nothing); regressions or an occurrence that fails the run under its policy (1, --maxfail included); else 0.
 int run_exit_code(const RunReport& report, const RunEnd& end);
 
 }  // namespace opcheck

@@ -616,3 +616,20 @@ def test_a_bundle_environment_name_that_is_a_command_is_refused_and_no_command_i
         assert r.out == "", r  # no command to paste
         r = opcheck("repro", "m::neg.1", "--bundle", tmp_path / "b", "--python")
         assert r.rc == 2 and f"{facts_file}: error: /environment: {says}" in r.err, r
+
+
+def test_a_status_config_that_excludes_every_case_exits_5_as_an_empty_selection_does(tmp_path):
+    write_manifest(tmp_path / "p.yaml", "p", GOOD)
+    common = ("run", "--manifests", tmp_path / "p.yaml", "--device", "cpu", "--artifact-dir", tmp_path / "a")
+    k = opcheck(*common, "-k", "nothing_matches_this")
+    assert k.rc == 5, k
+    (tmp_path / "all.yaml").write_text('rules:\n  - id: "*"\n    status: exclude\n')
+    r = opcheck(*common, "--config", tmp_path / "all.yaml", "--metrics-json", tmp_path / "m.json")
+    assert r.rc == 5, r  # as -k above: nothing ran
+    assert r.last_line.startswith("3 deselected in "), r
+    assert metrics(tmp_path / "m.json")["totals"]["total"] == 0
+    # A config that leaves one case runs it: exit 0.
+    (tmp_path / "two.yaml").write_text('rules:\n  - id: "p::add.*"\n    status: exclude\n'
+                                       '  - id: "p::neg.*"\n    status: exclude\n')
+    r = opcheck(*common, "--config", tmp_path / "two.yaml")
+    assert r.rc == 0 and r.last_line.startswith("1 passed, 2 deselected in "), r
