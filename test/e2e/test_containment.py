@@ -241,7 +241,8 @@ cases: []
      "test 'TestSpyreModelOps::test_model_ops_dbb' is not TestSpyreModelOps::test_model_ops_db (did you mean "
      "'TestSpyreModelOps::test_model_ops_db'?)"),
     ("42", "'names' must be a list of test names, got an integer"),
-], ids=["misspelled", "integer"])
+    ("[]", "'names' lists no test, so none of this test's entries would run"),
+], ids=["misspelled", "integer", "empty"])
 def test_a_wrong_v2_test_name_is_an_error_that_fails_the_run_with_reports(tmp_path, names, message):
     cfg = tmp_path / "tiny.yaml"
     cfg.write_text(v2_config(names))
