@@ -292,6 +292,39 @@ def test_signals_end_a_hung_case_promptly_with_partial_reports(tmp_path, signals
     assert ET.parse(tmp_path / "r.xml").getroot().find("testsuite") is not None
 
 
+@pytest.mark.parametrize("signame", ["SIGHUP", "SIGQUIT"])
+def test_a_closed_terminal_or_ctrl_backslash_stops_a_run_as_ctrl_c_does_with_every_report(tmp_path, signame):
+    import os
+    import signal
+    import subprocess
+    import time
+
+    from conftest import BIN
+
+    write_manifest(tmp_path / "h.yaml", "h", [case("exp.hangs", "torch.exp", [[4]])] +
+                   [case(f"neg.{i}", "torch.neg", [[2 + i]]) for i in range(5)])
+    proc = subprocess.Popen([str(BIN), "run", "--manifests", str(tmp_path / "h.yaml"), "--device", "loopback", "-j",
+                             "1", "--timeout", "120", "--metrics-json", str(tmp_path / "r.json"), "--junit-xml",
+                             str(tmp_path / "r.xml"), "--html", str(tmp_path / "r.html"), "--artifact-dir",
+                             str(tmp_path / "a")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            env=dict(os.environ, NO_COLOR="1", OPCHECK_LOOPBACK_FAULTS="aten::exp=hang"))
+    time.sleep(3)  # the worker is inside the hung kernel by now
+    assert proc.poll() is None
+    os.killpg(proc.pid, getattr(signal, signame))  # as the terminal sends it: to the whole process group
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2, (proc.returncode, out, err)  # interrupted, as with SIGINT; not killed by the signal
+    assert "stopping: ending the cases still running" in err, err
+    m = metrics(tmp_path / "r.json")
+    assert m["run"]["stopped_by"] == "signal" and m["totals"]["total"] == 6, m
+    assert sum(c["message"] == "not run: the run stopped (interrupted)" for c in m["cases"]) == m["run"]["not_run"] > 0
+    suite = ET.parse(tmp_path / "r.xml").getroot().find("testsuite")
+    assert suite.get("tests") == "6" and int(suite.get("skipped")) == m["run"]["not_run"], suite.attrib
+    assert "h::exp.hangs" in (tmp_path / "r.html").read_text()
+    assert re.search(r"\d+ not run \(signal\) in ", out.splitlines()[-1]), out
+    assert not list(tmp_path.glob("core*")), "a core dump was left"
+
+
 def test_small_defects(tmp_path):
     import shutil
 
