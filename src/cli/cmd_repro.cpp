@@ -84,8 +84,12 @@ int find_case(const ReproFlags& f, Found& out) {
       std::cerr << "opcheck: note: the bundle holds " << printable_text(out.c->id) << " (asked for "
                 << printable_text(f.case_id) << ")\n";
     std::string warning;
-    out.facts = repro::read_bundle_facts(out.bundle, warning);
+    out.facts = repro::read_bundle_facts(out.bundle, warning, error);
     if (!warning.empty()) std::cerr << "opcheck: warning: " << printable_lines(warning) << "\n";
+    if (!error.empty()) {
+      std::cerr << error << "\n";
+      return kInterrupted;
+    }
     return kOk;
   }
   if (f.case_id.empty()) {

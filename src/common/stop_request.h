@@ -1,10 +1,15 @@
-// A stop asked for by a signal (SIGINT/SIGTERM, runner/run_session.h), which long front-half loops look at so that a
-// run stops within 2 s even while it loads a large manifest.
+// A stop asked for by a signal (SIGINT, SIGTERM, SIGHUP or SIGQUIT, runner/run_session.h), which long front-half loops
+// look at so that a run stops within 2 s even while it loads a large manifest.
 #pragma once
 
 #include <csignal>
 
 namespace opcheck {
+
+/// The signals that stop a run as Ctrl-C does, its reports written: Ctrl-C, a CI runner's SIGTERM, a closed terminal's
+/// SIGHUP and Ctrl-\'s SIGQUIT (whose default would end opcheck at once with no report). The run handles them; its
+/// workers ignore them (the run ends its cases) and a start-up process takes their default (the import ends).
+inline constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
 /// The flag a stop signal's handler sets (async-signal-safe to set; constant-initialised, so safe to read early).
 inline volatile std::sig_atomic_t& stop_request_flag() {

@@ -24,12 +24,31 @@ std::string python_float_repr(double v) {
 }
 
 namespace {
+// As Python's repr spells a str: every control character is an escape (\t \n \r, else \xNN), never the raw byte, so
+// a string written into generated Python can neither move a terminal's cursor nor (NUL) make the file unreadable.
+// C1 controls are UTF-8 C2 80..C2 9F, whose \xNN is the same code point. Other bytes are kept as they are.
 std::string quote(const std::string& s) {
+  static const char* const kHex = "0123456789abcdef";
+  const auto hex = [](std::string& out, unsigned char b) { out += {'\\', 'x', kHex[b >> 4], kHex[b & 15]}; };
   std::string out = "'";
-  for (char c : s) {
-    if (c == '\'' || c == '\\') out.push_back('\\');
-    if (c == '\n') { out += "\\n"; continue; }
-    out.push_back(c);
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c == '\'' || c == '\\') {
+      out += {'\\', char(c)};
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c < 0x20 || c == 0x7F) {
+      hex(out, c);
+    } else if (c == 0xC2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) >= 0x80 &&
+               static_cast<unsigned char>(s[i + 1]) <= 0x9F) {
+      hex(out, static_cast<unsigned char>(s[++i]));
+    } else {
+      out.push_back(char(c));
+    }
   }
   return out + "'";
 }

@@ -181,8 +181,8 @@ std::string readme_text(const BundleFacts& f) {
   os << "- `" << kBundleManifest << "`: the case alone"
      << (f.r && !f.files.empty() ? "; its tensor inputs are the exact tensors the run used" : "") << "\n";
   for (const auto& [name, what] : f.files) os << "- `" << name << "`: " << what << "\n";
-  os << "\nThe .pt files are torch.save's format: `torch.load(path)` in Python reads them (views keep their stride "
-        "and storage offset).\n";
+  os << "\nThe .pt files are torch.save's format: `torch.load(path, weights_only=True)` in Python reads them (views "
+        "keep their stride and storage offset).\n";
   os << "\n## Rerun\n\nThis case alone, on the same device (same stage and figures):\n\n```sh\n"
      << rerun_command(f) << "\n```\n\n"
      << "A standalone PyTorch script that builds the same inputs and calls the op on cpu and on the device:\n\n```sh\n"

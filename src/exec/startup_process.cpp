@@ -10,11 +10,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 
 #include <c10/core/Allocator.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
@@ -23,6 +25,7 @@
 
 #include "exec/device.h"
 #include "exec/python_device.h"
+#include "common/stop_request.h"
 #include "common/text_escape.h"
 
 namespace opcheck::exec {
@@ -189,8 +192,7 @@ int fork_worker(Executor& ex, WorkerRequest request, const int fds[kChannelFds],
   if (::getppid() != parent) ::_exit(1);
   ::prctl(PR_SET_NAME, "opcheck-startup");
   // Ctrl-C (sent to the process group) ends an import at once; the run's handlers stay the run's.
-  ::signal(SIGINT, SIG_DFL);
-  ::signal(SIGTERM, SIG_DFL);
+  for (const int sig : kStopSignals) ::signal(sig, SIG_DFL);
   g_in_startup = true;
   ::setenv("OPCHECK_START_STEP_FD", std::to_string(report_fd).c_str(), 1);
   const nlohmann::json facts = own_facts(opts);
@@ -358,7 +360,8 @@ bool start_startup_process(const ExecOptions& opts, PythonHostFacts& facts, std:
     const int status = reap(pid);
     if (parsed)
       error = j["error"].get<std::string>();
-    else if (stopped(opts) || (WIFSIGNALED(status) && (WTERMSIG(status) == SIGINT || WTERMSIG(status) == SIGTERM)))
+    else if (stopped(opts) || (WIFSIGNALED(status) && std::find(std::begin(kStopSignals), std::end(kStopSignals),
+                                                           WTERMSIG(status)) != std::end(kStopSignals)))
       error = stopped_text(python, step);  // Ctrl-C reached the whole process group
     else if (WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL)
       error = python + " died with signal " + std::to_string(WTERMSIG(status)) + " (" + strsignal(WTERMSIG(status)) +

@@ -65,7 +65,7 @@ class InputReader : public TypedYaml {
   void read_layout(yaml::NodeRef t, const TensorFields& f, bool have_shape, TensorSpec& out);
   void read_stride(const TensorFields& f, bool claims_contiguous, TensorSpec& out);
   void read_preset(const TensorFields& f, TensorSpec& out);
-  bool read_data(yaml::NodeRef n, const std::vector<std::int64_t>& shape, std::size_t dim, PyValue& out);
+  bool read_data(yaml::NodeRef n, const std::vector<std::int64_t>& shape, std::size_t dim, DType dtype, PyValue& out);
   /// Checks the tensor file `n` names (where it is, that it is sound, its shape and dtype) and records its path.
   bool resolve_file(yaml::NodeRef n, const std::string& key, bool dtype_given, TensorSpec& out);
 

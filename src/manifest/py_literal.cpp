@@ -16,6 +16,25 @@ bool is_ident_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <=
 bool is_ident_char(char c) { return is_ident_start(c) || (c >= '0' && c <= '9'); }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
+// The UTF-8 of code point `cp` (surrogates are kept as they are; they cannot appear in manifests that matter).
+void append_utf8(std::string& out, std::uint32_t cp) {
+  if (cp < 0x80) {
+    out.push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
 // Recursive descent over the text; `fail` records the first error and every caller unwinds with false.
 class PyLiteralParser {
  public:
@@ -262,24 +281,27 @@ bool PyLiteralParser::string(std::string& out) {
       case 'n': out.push_back('\n'); break;
       case 't': out.push_back('\t'); break;
       case 'r': out.push_back('\r'); break;
-      case '0': out.push_back('\0'); break;
+      case 'a': out.push_back('\a'); break;
+      case 'b': out.push_back('\b'); break;
+      case 'f': out.push_back('\f'); break;
+      case 'v': out.push_back('\v'); break;
       case '\\':
       case '\'':
       case '"': out.push_back(e); break;
+      case '0': case '1': case '2': case '3': case '4': case '5': case '6': case '7': {
+        // Python's octal escape: up to three digits ('\0' is a NUL, '\101' is 'A').
+        cp = static_cast<std::uint32_t>(e - '0');
+        for (int k = 0; k < 2 && p_ < t_.size() && t_[p_] >= '0' && t_[p_] <= '7'; ++k)
+          cp = cp * 8 + static_cast<std::uint32_t>(t_[p_++] - '0');
+        append_utf8(out, cp);
+        break;
+      }
       case 'x':
-      case 'u': {
-        if (!hex(e == 'x' ? 2 : 4, cp)) return fail(esc_at, std::string("malformed \\") + e + " escape");
-        // UTF-8 encode (surrogates are kept as-is; they cannot appear in manifests that matter).
-        if (cp < 0x80) {
-          out.push_back(static_cast<char>(cp));
-        } else if (cp < 0x800) {
-          out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-          out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-        } else {
-          out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-          out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-          out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-        }
+      case 'u':
+      case 'U': {
+        if (!hex(e == 'x' ? 2 : e == 'u' ? 4 : 8, cp)) return fail(esc_at, std::string("malformed \\") + e + " escape");
+        if (cp > 0x10FFFF) return fail(esc_at, "\\U escape beyond U+10FFFF");
+        append_utf8(out, cp);
         break;
       }
       default:  // Python keeps unknown escapes verbatim

@@ -91,8 +91,8 @@ Keys names_of_presets() {
   return k;
 }
 
-/// Why torch.full could not fill a `dtype` tensor with `v` (it refuses values that overflow the dtype), or "".
-std::string fill_value_problem(const PyValue& v, DType dtype) {
+/// Why a `dtype` tensor cannot hold `v` (torch.full refuses such a fill value; torch.tensor wraps such data), or "".
+std::string dtype_value_problem(const PyValue& v, DType dtype) {
   const double d = v.as_double();
   double lo = 0, hi = 0;
   switch (dtype) {
@@ -141,7 +141,8 @@ std::string fill_value_problem(const PyValue& v, DType dtype) {
 
 }  // namespace
 
-bool InputReader::read_data(NodeRef n, const std::vector<std::int64_t>& shape, std::size_t dim, PyValue& out) {
+bool InputReader::read_data(NodeRef n, const std::vector<std::int64_t>& shape, std::size_t dim, DType dtype,
+                            PyValue& out) {
   if (dim == shape.size()) {
     if (!n.is_scalar() || !read_value(n, "data", out)) {
       if (!n.is_scalar())
@@ -151,6 +152,11 @@ bool InputReader::read_data(NodeRef n, const std::vector<std::int64_t>& shape, s
     }
     if (!out.is_number()) {
       error(n, "'data' holds " + out.repr() + "; expected numbers or booleans");
+      return false;
+    }
+    // torch.tensor([300], dtype=torch.int8) wraps to 44 without a word: a value the dtype cannot hold is an error.
+    if (const std::string problem = dtype_value_problem(out, dtype); !problem.empty()) {
+      error(n, "'data' value " + out.repr() + " " + problem, "give values the dtype can hold, or a wider dtype");
       return false;
     }
     return true;
@@ -167,7 +173,7 @@ bool InputReader::read_data(NodeRef n, const std::vector<std::int64_t>& shape, s
   }
   std::vector<PyValue> items(n.size());
   for (std::size_t i = 0; i < n.size(); ++i)
-    if (!read_data(n.item(i), shape, dim + 1, items[i])) return false;
+    if (!read_data(n.item(i), shape, dim + 1, dtype, items[i])) return false;
   out = PyValue::sequence(PyValue::Kind::List, std::move(items));
   return true;
 }
@@ -200,7 +206,7 @@ bool InputReader::read_tensor(NodeRef t, const Case& c, TensorSpec& out) {
   if (!file.key.empty() && !f.file && !file.path)
     error(f.init_args, "init_args.key names a tensor in a file, but no file is given", "add init_args.path");
 
-  if (f.data && have_shape && out.init == InitKind::Data) read_data(f.data, out.shape, 0, out.data);
+  if (f.data && have_shape && out.init == InitKind::Data) read_data(f.data, out.shape, 0, out.dtype, out.data);
 
   if ((f.file || file.path) && (have_shape || out.shape_from_file))
     resolve_file(f.file ? f.file : file.path, file.key, /*dtype_given=*/static_cast<bool>(f.dtype), out);
@@ -353,7 +359,7 @@ void InputReader::read_init_args(const TensorFields& f, const InitRecipe& init, 
       continue;
     }
     if (k.text() == "fill_value") {
-      if (const std::string problem = fill_value_problem(v, out.dtype); !problem.empty()) {
+      if (const std::string problem = dtype_value_problem(v, out.dtype); !problem.empty()) {
         error(init_args.value(i), "init_args.fill_value " + v.repr() + " " + problem,
               "give a value the dtype can hold");
         continue;

@@ -220,6 +220,11 @@ bool V2Reader::read_test_names(NodeRef t, std::vector<std::string>& names, std::
     r_.error(names_node, "'names' must be a list of test names, got " + names_node.describe(),
              std::string("names: [") + kV2ModelOpsTest + "]");
     return false;
+  } else if (names_node.is_sequence() && names_node.size() == 0) {
+    // No test named: every entry of this test would be dropped without a word.
+    r_.error(names_node, "'names' lists no test, so none of this test's entries would run",
+             std::string("names: [") + kV2ModelOpsTest + "]");
+    return false;
   } else {
     read_strings(names_node, "names", names);
   }

@@ -11,6 +11,7 @@
 #include "common/regular_file.h"
 #include "common/text.h"
 #include "common/text_escape.h"
+#include "common/typed_yaml.h"
 #include "opcheck/device_environment.h"
 #include "repro/bundle_layout.h"
 #include "select/select.h"
@@ -70,7 +71,35 @@ std::string find_bundle_folder(const std::string& bundle, const std::string& cas
   return {};
 }
 
-BundleFacts read_bundle_facts(const std::string& folder, std::string& warning) {
+namespace {
+
+/// The bundle's environment map, each name checked: the rerun line writes a name bare in front of the command, so a
+/// name that is not a variable (`A;touch PWNED;B`), or not one a run records, would be a command. "" when all are
+/// fine, else the located error.
+std::string read_environment(const nlohmann::json& map, const std::string& file,
+                             std::vector<std::pair<std::string, std::string>>& out) {
+  std::string allowed;
+  for (const char* name : kDeviceEnvironment) allowed += std::string(allowed.empty() ? "" : ", ") + name;
+  for (const char* name : kOriginEnvironment) allowed += std::string(", ") + name;
+  const std::string fix = "\n  Fix: the file was edited or was not written by `opcheck run --save-failures`: remove the "
+                          "entry, or save the bundle again with --save-failures";
+  for (const auto& [name, value] : map.items()) {
+    const std::string where = printable_text(file) + ": error: /environment: ";
+    if (!is_environment_name(name))
+      return where + printable_text(in_quotes(name)) +
+             " is not an environment variable name ([A-Za-z_][A-Za-z0-9_]*); the rerun command would run it" + fix;
+    if (!is_rerun_environment_name(name))
+      return where + in_quotes(name) + " is not a variable opcheck records for a rerun (" + allowed + ")" + fix;
+    if (!value.is_string())
+      return where + in_quotes(name) + " must be a string, got " + std::string(value.type_name()) + fix;
+    out.emplace_back(name, value.get<std::string>());
+  }
+  return {};
+}
+
+}  // namespace
+
+BundleFacts read_bundle_facts(const std::string& folder, std::string& warning, std::string& error) {
   BundleFacts out;
   std::ifstream in(fs::path(folder) / kBundleFacts);
   if (!in) return out;
@@ -88,8 +117,7 @@ BundleFacts read_bundle_facts(const std::string& folder, std::string& warning) {
     for (const auto& a : facts["rerun_device_args"])
       if (a.is_string()) out.rerun_device_args.push_back(a.get<std::string>());
   if (facts.contains("environment") && facts["environment"].is_object())
-    for (const auto& [k, v] : facts["environment"].items())
-      if (v.is_string()) out.environment.emplace_back(k, v.get<std::string>());
+    error = read_environment(facts["environment"], (fs::path(folder) / kBundleFacts).string(), out.environment);
   if (facts.contains("written_slots") && facts["written_slots"].is_array())
     for (const auto& k : facts["written_slots"])
       if (k.is_number_unsigned()) out.written_slots.push_back(k.get<std::size_t>());

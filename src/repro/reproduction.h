@@ -29,8 +29,10 @@ struct BundleFacts {
 std::string find_bundle_folder(const std::string& bundle, const std::string& case_id, std::string& error);
 
 /// The facts of the bundle in `folder`; none when it has no failure.json, and `warning` set when that is not
-/// readable JSON.
-BundleFacts read_bundle_facts(const std::string& folder, std::string& warning);
+/// readable JSON. `error` is set (located at the file, with a Fix) when its environment map names a variable that is
+/// not a name, or not one a run records for its rerun (opcheck/device_environment.h): the facts are then not to be
+/// used.
+BundleFacts read_bundle_facts(const std::string& folder, std::string& warning, std::string& error);
 
 /// The case `id` names: among `selected` first, then any case of `set` (templates and variants are not selected by
 /// default, but a case named by id is still found), then with the model part matched as --model matches it. nullptr

@@ -131,7 +131,7 @@ struct PythonValues {
   }
   std::string file(const std::string& path, const PyValue* key) {
     if (!key && tensor_file_format(path) == TensorFileFormat::Pt)
-      return "torch.load(" + py_str(path) + ").contiguous()";
+      return "torch.load(" + py_str(path) + ", weights_only=True).contiguous()";
     uses.loader = true;
     return "load_tensor_file(" + py_str(path) + (key ? ", " + py_str(key->s) : std::string()) + ")";
   }

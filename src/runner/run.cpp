@@ -392,6 +392,7 @@ int report_run(const RunRequest& r, const Prepared& p, const RunSession& session
   }
   RunEnd end;
   end.invalid_input = p.invalid_input;
+  end.all_excluded = p.triaged.cases.empty() && p.triaged.excluded > 0;
   end.report_failure = write_reports(report, r, host.err);
   if (!session.journal_error().empty()) {
     host.err << "opcheck: error: " << session.journal_error()

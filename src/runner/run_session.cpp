@@ -14,7 +14,7 @@ namespace opcheck {
 namespace {
 
 volatile bool g_interrupted = false;
-volatile std::sig_atomic_t g_signals = 0;  // SIGINT/SIGTERM received so far
+volatile std::sig_atomic_t g_signals = 0;  // stop signals (kStopSignals) received so far
 
 extern "C" void on_stop_signal(int) {
   g_interrupted = true;
@@ -68,8 +68,7 @@ void StopSignals::install() {
   // Reads in progress go on (SA_RESTART); the run looks at the flag between its steps and, with cases running,
   // every 200 ms.
   on_stop.sa_flags = SA_RESTART;
-  ::sigaction(SIGINT, &on_stop, nullptr);
-  ::sigaction(SIGTERM, &on_stop, nullptr);
+  for (const int sig : kStopSignals) ::sigaction(sig, &on_stop, nullptr);
 }
 
 const volatile bool* StopSignals::flag() { return &g_interrupted; }
@@ -229,6 +228,7 @@ int run_exit_code(const RunReport& report, const RunEnd& end) {
   if (end.signalled || end.invalid_input || end.baseline_refused || report.info.stopped_by == "signal" ||
       report.info.stopped_by == "deadline")
     return kInterrupted;
+  if (end.all_excluded) return kNoTests;
   if (end.regressions) return kTestsFailed;
   for (const auto& r : report.cases)
     if (fails_run(r, report.info)) return kTestsFailed;

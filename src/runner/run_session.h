@@ -119,11 +119,13 @@ struct RunEnd {
   bool regressions = false;    // --baseline found regressions
   bool baseline_refused = false;  // --baseline ran on another device (without --allow-device-change)
   int report_failure = 0;      // kInternalError when a report could not be written
+  bool all_excluded = false;   // the status config excluded every selected case: nothing ran
 };
 
 /// pytest's exit code for a finished run: a report that could not be written (3); a signal, a deadline, invalid
-/// input or a --baseline of another device interrupts (2); regressions or an occurrence that fails the run under its policy (1, --maxfail included);
-/// else 0.
+/// input or a --baseline of another device interrupts (2); nothing run because the status config excluded every case
+/// (5, as for a -k that matches nothing); regressions or an occurrence that fails the run under its policy (1,
+/// --maxfail included); else 0.
 int run_exit_code(const RunReport& report, const RunEnd& end);
 
 }  // namespace opcheck

@@ -22,6 +22,7 @@
 #include <optional>
 #include <string>
 
+#include "common/stop_request.h"
 #include "runner/result_wire.h"
 
 namespace opcheck {
@@ -242,8 +243,7 @@ struct RequestReader {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent) ::_exit(1);
   ::prctl(PR_SET_NAME, "opcheck-worker");
-  ::signal(SIGINT, SIG_IGN);
-  ::signal(SIGTERM, SIG_IGN);
+  for (const int sig : kStopSignals) ::signal(sig, SIG_IGN);
   // A Python host's faulthandler takes SIGUSR2 (its stacks before a timeout's SIGKILL); a worker forked from a
   // Python device's start-up process has it already, any other ignores it until its host registers it.
   struct sigaction usr2 {};

@@ -3,6 +3,7 @@
 #include "common/text.h"
 #include "common/text_escape.h"
 #include "common/typed_yaml.h"
+#include "manifest/py_literal.h"
 #include "opcheck/value.h"
 
 #include <cctype>
@@ -149,19 +150,23 @@ class LineReader {
     return true;
   }
 
+  // A trace's strings are Python reprs: the literal is found here and read by the manifests' Python literal reader,
+  // so every escape means what it means in Python ('A\x41B' is 'AAB', '\0' a NUL), as a `py:` input's do.
   bool string(std::string& out) {
     const char quote = peek();
-    ++pos_;
+    const std::size_t start = pos_++;
     while (!at_end()) {
-      char c = s_[pos_++];
-      if (c == quote) return true;
-      if (c == '\\') {
-        if (at_end()) break;
-        char e = s_[pos_++];
-        out.push_back(e == 'n' ? '\n' : e == 't' ? '\t' : e);
-        continue;
+      const char c = s_[pos_++];
+      if (c == quote) {
+        PyValue v;
+        std::string message;
+        int col = 0;
+        if (!parse_py_literal(s_.substr(start, pos_ - start), v, message, col) || v.kind != PyValue::Kind::String)
+          return error("string " + printable(s_.substr(start, pos_ - start)) + ": " + message);
+        out = std::move(v.s);
+        return true;
       }
-      out.push_back(c);
+      if (c == '\\' && !at_end()) ++pos_;  // the escaped character cannot end the string
     }
     return error("string not closed");
   }

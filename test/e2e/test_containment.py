@@ -241,7 +241,8 @@ cases: []
      "test 'TestSpyreModelOps::test_model_ops_dbb' is not TestSpyreModelOps::test_model_ops_db (did you mean "
      "'TestSpyreModelOps::test_model_ops_db'?)"),
     ("42", "'names' must be a list of test names, got an integer"),
-], ids=["misspelled", "integer"])
+    ("[]", "'names' lists no test, so none of this test's entries would run"),
+], ids=["misspelled", "integer", "empty"])
 def test_a_wrong_v2_test_name_is_an_error_that_fails_the_run_with_reports(tmp_path, names, message):
     cfg = tmp_path / "tiny.yaml"
     cfg.write_text(v2_config(names))
@@ -403,3 +404,21 @@ def test_a_number_past_a_64_bit_float_in_a_condition_is_an_error(tmp_path):
          "    skip_if: [{expr: \"1e999999 > 0\", reason: big}]"]])
     r = opcheck("validate", m)
     assert r.rc == 2 and "number '1e999999' is too large for a 64-bit float" in r.err, r
+
+
+@pytest.mark.parametrize("dtype,values,bad", [("int8", "[1, 300, 2]", "300 overflows int8"),
+                                              ("uint8", "[-1, 0, 1]", "-1 overflows uint8"),
+                                              ("int16", "[0, 40000, 0]", "40000 overflows int16")])
+def test_data_a_dtype_cannot_hold_is_an_error_at_its_line_not_a_wrapped_value(tmp_path, dtype, values, bad):
+    m = write_manifest(tmp_path / "d.yaml", "d", [
+        ["  - name: neg", "    op: torch.neg", "    inputs:",
+         f"      - tensor: {{shape: [3], dtype: {dtype}, data: {values}}}"],
+        ["  - name: ok", "    op: torch.neg", "    inputs:", "      - tensor: {shape: [2], dtype: int8, data: [-128, 127]}"]])
+    v = opcheck("validate", m)
+    assert v.rc == 2 and f"{m}:7:" in v.err and f"'data' value {bad} [case d::neg]" in v.err, v
+    assert ": 1 error, 0 warnings" in v.out, v
+    r = run_with_reports(tmp_path, "--manifests", m, "--device", "cpu")
+    assert r.rc == 2 and r.last_line.startswith("1 passed, 1 error in "), r
+    mt, _ = reported(tmp_path)
+    [err] = [c for c in mt["cases"] if c["outcome"] == "error"]
+    assert err["id"] == "d::neg" and err["stage"] == "INVALID_CASE" and bad in err["message"], err

@@ -292,6 +292,39 @@ def test_signals_end_a_hung_case_promptly_with_partial_reports(tmp_path, signals
     assert ET.parse(tmp_path / "r.xml").getroot().find("testsuite") is not None
 
 
+@pytest.mark.parametrize("signame", ["SIGHUP", "SIGQUIT"])
+def test_a_closed_terminal_or_ctrl_backslash_stops_a_run_as_ctrl_c_does_with_every_report(tmp_path, signame):
+    import os
+    import signal
+    import subprocess
+    import time
+
+    from conftest import BIN
+
+    write_manifest(tmp_path / "h.yaml", "h", [case("exp.hangs", "torch.exp", [[4]])] +
+                   [case(f"neg.{i}", "torch.neg", [[2 + i]]) for i in range(5)])
+    proc = subprocess.Popen([str(BIN), "run", "--manifests", str(tmp_path / "h.yaml"), "--device", "loopback", "-j",
+                             "1", "--timeout", "120", "--metrics-json", str(tmp_path / "r.json"), "--junit-xml",
+                             str(tmp_path / "r.xml"), "--html", str(tmp_path / "r.html"), "--artifact-dir",
+                             str(tmp_path / "a")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            env=dict(os.environ, NO_COLOR="1", OPCHECK_LOOPBACK_FAULTS="aten::exp=hang"))
+    time.sleep(3)  # the worker is inside the hung kernel by now
+    assert proc.poll() is None
+    os.killpg(proc.pid, getattr(signal, signame))  # as the terminal sends it: to the whole process group
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2, (proc.returncode, out, err)  # interrupted, as with SIGINT; not killed by the signal
+    assert "stopping: ending the cases still running" in err, err
+    m = metrics(tmp_path / "r.json")
+    assert m["run"]["stopped_by"] == "signal" and m["totals"]["total"] == 6, m
+    assert sum(c["message"] == "not run: the run stopped (interrupted)" for c in m["cases"]) == m["run"]["not_run"] > 0
+    suite = ET.parse(tmp_path / "r.xml").getroot().find("testsuite")
+    assert suite.get("tests") == "6" and int(suite.get("skipped")) == m["run"]["not_run"], suite.attrib
+    assert "h::exp.hangs" in (tmp_path / "r.html").read_text()
+    assert re.search(r"\d+ not run \(signal\) in ", out.splitlines()[-1]), out
+    assert not list(tmp_path.glob("core*")), "a core dump was left"
+
+
 def test_small_defects(tmp_path):
     import shutil
 
@@ -583,3 +616,53 @@ def test_ids_accept_the_model_spelling_of_model_and_the_template_command_works(t
     command = re.search(r"`opcheck ([^`]+)`", header).group(1).split()
     t = opcheck(*command, "--device", "cpu", "--artifact-dir", tmp_path / "a", cwd=tmp_path)
     assert t.rc == 0, t
+
+
+def test_a_bundle_environment_name_that_is_a_command_is_refused_and_no_command_is_printed(tmp_path):
+    import subprocess
+    write_manifest(tmp_path / "m.yaml", "m", [case("neg.1", "torch.neg", [[4]])])
+    r = opcheck("run", "--manifests", tmp_path / "m.yaml", "--device", "loopback", "--save-failures",
+                tmp_path / "b", "--artifact-dir", tmp_path / "art",
+                env={"OPCHECK_LOOPBACK_FAULTS": "aten::neg=bias:1e-1"})
+    assert r.rc == 1, r
+    [bundle] = [p for p in (tmp_path / "b").iterdir() if p.is_dir()]
+    facts_file = bundle / "failure.json"
+    facts = json.loads(facts_file.read_text())
+    assert facts["environment"] == {"OPCHECK_LOOPBACK_FAULTS": "aten::neg=bias:1e-1"}, facts
+    # The recorded value, with shell syntax in it, stays one quoted word.
+    facts["environment"]["OPCHECK_LOOPBACK_FAULTS"] = "aten::neg=bias:1e-1;$(touch PWNED_VALUE)"
+    facts_file.write_text(json.dumps(facts))
+    r = opcheck("repro", "m::neg.1", "--bundle", tmp_path / "b")
+    assert r.rc == 0, r
+    assert "OPCHECK_LOOPBACK_FAULTS='aten::neg=bias:1e-1;$(touch PWNED_VALUE)' " in r.out, r
+    for hostile, says in (("A;touch PWNED;B", "'A;touch PWNED;B' is not an environment variable name"),
+                          ("BASH_ENV", "'BASH_ENV' is not a variable opcheck records for a rerun")):
+        facts["environment"] = {hostile: "x", "OPCHECK_LOOPBACK_FAULTS": "aten::neg=bias:1e-1"}
+        facts_file.write_text(json.dumps(facts))
+        r = opcheck("repro", "m::neg.1", "--bundle", tmp_path / "b", cwd=tmp_path)
+        # What was printed, run by a shell as a user pasting it would, creates nothing.
+        subprocess.run(["sh", "-c", r.out], cwd=tmp_path, timeout=300, capture_output=True)
+        assert not (tmp_path / "PWNED").exists(), r
+        assert r.rc == 2, r
+        assert f"{facts_file}: error: /environment: {says}" in r.err, r
+        assert "Fix: " in r.err, r
+        assert r.out == "", r  # no command to paste
+        r = opcheck("repro", "m::neg.1", "--bundle", tmp_path / "b", "--python")
+        assert r.rc == 2 and f"{facts_file}: error: /environment: {says}" in r.err, r
+
+
+def test_a_status_config_that_excludes_every_case_exits_5_as_an_empty_selection_does(tmp_path):
+    write_manifest(tmp_path / "p.yaml", "p", GOOD)
+    common = ("run", "--manifests", tmp_path / "p.yaml", "--device", "cpu", "--artifact-dir", tmp_path / "a")
+    k = opcheck(*common, "-k", "nothing_matches_this")
+    assert k.rc == 5, k
+    (tmp_path / "all.yaml").write_text('rules:\n  - id: "*"\n    status: exclude\n')
+    r = opcheck(*common, "--config", tmp_path / "all.yaml", "--metrics-json", tmp_path / "m.json")
+    assert r.rc == 5, r  # as -k above: nothing ran
+    assert r.last_line.startswith("3 deselected in "), r
+    assert metrics(tmp_path / "m.json")["totals"]["total"] == 0
+    # A config that leaves one case runs it: exit 0.
+    (tmp_path / "two.yaml").write_text('rules:\n  - id: "p::add.*"\n    status: exclude\n'
+                                       '  - id: "p::neg.*"\n    status: exclude\n')
+    r = opcheck(*common, "--config", tmp_path / "two.yaml")
+    assert r.rc == 0 and r.last_line.startswith("1 passed, 2 deselected in "), r

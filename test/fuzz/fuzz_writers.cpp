@@ -37,6 +37,9 @@ void python_string(const std::string& s) {
   if (!opcheck::parse_py_literal(literal, back, error, col) || back.kind != opcheck::PyValue::Kind::String ||
       back.s != s)
     fail("Python string", s, literal);
+  // A raw control byte in a script would reach the terminal that shows it (and a NUL makes it a SyntaxError).
+  for (unsigned char c : literal)
+    if (c < 0x20 || c == 0x7F) fail("Python string (raw control byte)", s, literal);
 }
 
 /// bash's reading of a whole $'...' word: \\, \' and \xHH (what the writer uses); false for anything else.

@@ -79,6 +79,17 @@ TEST(PyLiteral, Strings) {
   EXPECT_EQ(ok("''"), PyValue::string(""));
 }
 
+TEST(PyLiteral, EveryEscapeMeansWhatItMeansInPython) {
+  EXPECT_EQ(ok("'\\0\\101\\7\\0123'"), PyValue::string(std::string("\0A\a\n3", 5)));  // octal, up to 3 digits
+  EXPECT_EQ(ok("'\\a\\b\\f\\v\\r\\t'"), PyValue::string("\a\b\f\v\r\t"));
+  EXPECT_EQ(ok("'\\U0001F600\\U00000041'"), PyValue::string("\xf0\x9f\x98\x80" "A"));
+  EXPECT_EQ(ok("'\\q'"), PyValue::string("\\q"));  // Python keeps an unknown escape as written
+  // What repr writes reads back: control characters are escapes, never raw bytes.
+  const PyValue hostile = PyValue::string(std::string("\x1b]0;p\x07\0\t\x7f\xc2\x85", 11));
+  EXPECT_EQ(hostile.repr(), "'\\x1b]0;p\\x07\\x00\\t\\x7f\\x85'");
+  EXPECT_EQ(ok(hostile.repr()), hostile);
+}
+
 TEST(PyLiteral, Slices) {
   PyValue s = ok("slice(None, None, None)");
   ASSERT_EQ(s.kind, Kind::Slice);

@@ -68,9 +68,10 @@ TEST(BundleFacts, ReadBackWhatTheRunRecorded) {
   write(tmp.path / kBundleFacts,
         R"({"stage": "INCORRECT_RESULT", "message": "2 / 8 mismatched\nmore", "rerun_device_args": ["--device",
             "loopback"], "environment": {"OPCHECK_LOOPBACK_FAULTS": "aten::exp=bias:1e-2"}, "written_slots": [1]})");
-  std::string warning;
-  const BundleFacts f = read_bundle_facts(tmp.path.string(), warning);
+  std::string warning, error;
+  const BundleFacts f = read_bundle_facts(tmp.path.string(), warning, error);
   EXPECT_EQ(warning, "");
+  EXPECT_EQ(error, "");
   EXPECT_EQ(f.stage, "INCORRECT_RESULT");
   EXPECT_EQ(f.rerun_device_args, (std::vector<std::string>{"--device", "loopback"}));
   ASSERT_EQ(f.environment.size(), 1u);
@@ -97,8 +98,32 @@ TEST(BundleFacts, ReadBackWhatTheRunRecorded) {
   EXPECT_EQ(loopback.environment, f.environment);
 
   write(tmp.path / kBundleFacts, "{not json");
-  read_bundle_facts(tmp.path.string(), warning);
+  read_bundle_facts(tmp.path.string(), warning, error);
   EXPECT_TRUE(has(warning, "failure.json is not readable JSON")) << warning;
+}
+
+TEST(BundleFacts, AnEnvironmentNameThatIsNotARerunVariableIsAnErrorNamingTheFile) {
+  TempDir tmp("hostile_env");
+  const std::string file = (tmp.path / kBundleFacts).string();
+  for (const auto& [name, says] : std::vector<std::pair<std::string, std::string>>{
+           {"A;touch PWNED;B", "'A;touch PWNED;B' is not an environment variable name"},
+           {"LD_PRELOAD", "'LD_PRELOAD' is not a variable opcheck records for a rerun"},
+           {"1X", "'1X' is not an environment variable name"}}) {
+    write(tmp.path / kBundleFacts, R"({"environment": {"OPCHECK_LOOPBACK_FAULTS": "aten::exp=raise", ")" + name +
+                                       R"(": "x"}})");
+    std::string warning, error;
+    read_bundle_facts(tmp.path.string(), warning, error);
+    EXPECT_TRUE(has(error, file + ": error: /environment: " + says)) << error;
+    EXPECT_TRUE(has(error, "Fix: ")) << error;
+  }
+  for (const char* name : {"OPCHECK_LOOPBACK_MODE", "OPCHECK_PYLOOP_FAULTS", "PYTHONPATH", "OPCHECK_PYTHON",
+                           "TORCH_DEVICE_BACKEND_AUTOLOAD"}) {
+    write(tmp.path / kBundleFacts, std::string(R"({"environment": {")") + name + R"(": "a b;c"}})");
+    std::string warning, error;
+    const BundleFacts f = read_bundle_facts(tmp.path.string(), warning, error);
+    EXPECT_EQ(error, "") << name;
+    EXPECT_EQ(f.environment, (std::vector<std::pair<std::string, std::string>>{{name, "a b;c"}}));
+  }
 }
 
 TEST(CarryEnvironment, OnlyToTheStandInDevicesTheFaultsAreFor) {

@@ -690,3 +690,73 @@ def test_an_unusable_save_failures_folder_is_a_usage_error(tmp_path):
                   blocker / "bundles", "--artifact-dir", tmp_path / "out")
     assert run.returncode == 4, run.stdout + run.stderr
     assert "cannot create the --save-failures folder" in run.stderr and "Fix:" in run.stderr
+
+
+class _TouchesAFile:
+    """What a hostile .pt holds: unpickling it (torch.load without weights_only) runs a command."""
+
+    def __init__(self, path):
+        self.path = str(path)
+
+    def __reduce__(self):
+        return (os.system, (f"touch {shlex.quote(self.path)}",))
+
+
+def test_python_repro_loads_tensor_files_as_weights_only_and_never_unpickles_code(tmp_path):
+    """Every tensor file a repro script reads (a bundle's input, its reference.pt, a `file:` input with a key) is read
+    with torch.load(weights_only=True): a .pt swapped for a pickle that runs a command is refused, even where torch's
+    own default is not weights-only (torch before 2.6, or TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD set)."""
+    torch.save({"x": torch.arange(4.0)}, tmp_path / "d.pt")
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text("model: m\ncases:\n  - name: exp.1\n    op: torch.exp\n    inputs:\n"
+                        "      - tensor: {shape: [4]}\n"
+                        "  - name: exp.keyed\n    op: torch.exp\n    inputs:\n"
+                        "      - tensor: {shape: [4], init: file, init_args: {path: d.pt, key: x}}\n")
+    run = opcheck("run", "--manifests", manifest, "--device", "loopback", "--save-failures", tmp_path / "b",
+                  "--artifact-dir", tmp_path / "out", env=EXP_FAULT)
+    assert run.returncode == 1, run.stdout + run.stderr
+    bundle = tmp_path / "b" / "m__exp.1"
+    [swapped_input] = [p for p in (bundle / "inputs").iterdir() if p.suffix == ".pt"]
+    scripts = {}
+    for what, args in (("bundle", ["--bundle", bundle]), ("keyed", ["m::exp.keyed", "--manifests", manifest])):
+        made = opcheck("repro", *args, "--device", "loopback", "--python", env=EXP_FAULT)
+        assert made.returncode == 0, made.stderr
+        assert "torch.load(" in made.stdout, made.stdout
+        scripts[what] = tmp_path / f"{what}.py"
+        scripts[what].write_text(made.stdout)
+    no_default = dict(os.environ, TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD="1")
+    no_default.pop("OPCHECK_LOOPBACK_FAULTS", None)
+    # Each file the scripts read, swapped after the script was written (the script reads it when it runs).
+    for script, target in ((scripts["bundle"], swapped_input), (scripts["bundle"], bundle / "reference.pt"),
+                           (scripts["keyed"], tmp_path / "d.pt")):
+        kept = target.read_bytes()
+        pwned = tmp_path / f"PWNED_{target.name}"
+        torch.save(_TouchesAFile(pwned), target)
+        ran = subprocess.run([PYTHON, str(script)], capture_output=True, text=True, env=no_default, cwd=tmp_path,
+                             timeout=600)
+        target.write_bytes(kept)
+        assert not pwned.exists(), f"{script.name} unpickled code from {target.name}\n{ran.stdout}{ran.stderr}"
+        assert ran.returncode != 0 and "weights_only" in ran.stdout + ran.stderr, ran.stdout + ran.stderr
+
+
+def test_strings_of_a_manifest_are_escapes_in_the_python_repro_never_raw_control_bytes(tmp_path):
+    """A manifest's strings (a `value:`, a keyword, inside `py:`) are written into the script as escapes: a terminal
+    escape cannot retitle the console that shows the script, and a NUL does not make it a SyntaxError."""
+    manifest = tmp_path / "ctl.yaml"
+    manifest.write_text('model: ctl\ncases:\n  - name: gelu.1\n    op: torch.nn.functional.gelu\n'
+                        '    kwmap: {approximate: "\\e]0;pwned\\a"}\n    inputs:\n      - tensor: {shape: [4]}\n'
+                        '  - name: div.1\n    op: torch.div\n    inputs:\n      - tensor: {shape: [4]}\n'
+                        '      - tensor: {shape: [4]}\n      - value: "\\e[2J\\r\\t\\x7f\\u0085"\n'
+                        '      - py: "[\'a\\\\x00b\', \'c\\x00d\']"\n')
+    expected = {"gelu.1": ["\x1b]0;pwned\x07"], "div.1": ["\x1b[2J\r\t\x7f\x85", "a\x00b", "c\x00d"]}
+    for name, strings in expected.items():
+        made = subprocess.run([str(BIN), "repro", f"ctl::{name}", "--manifests", str(manifest), "--device", "cpu",
+                               "--python"], capture_output=True, timeout=600)
+        assert made.returncode == 0, made.stderr
+        raw = [hex(b) for b in set(made.stdout) if (b < 0x20 and b != 0x0A) or b == 0x7F]
+        assert raw == [], f"raw control bytes {raw} in the script of {name}"
+        assert b"\xc2\x85" not in made.stdout  # U+0085, a C1 control, is an escape too
+        tree = ast.parse(made.stdout.decode())  # not a SyntaxError
+        constants = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+        for s in strings:
+            assert s in constants, f"{s!r} is not a string of the script of {name}"

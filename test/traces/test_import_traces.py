@@ -145,3 +145,23 @@ def test_unreadable_input_is_the_only_failure(tmp_path):
     assert opcheck("import-traces", "-o", tmp_path / "x", cwd=tmp_path).returncode == 4
     r = opcheck("run", "--traces", tmp_path / "missing.txt", "--device", "cpu", cwd=tmp_path)
     assert r.returncode == 2, r.stderr
+
+
+# Python reprs of strings as a trace holds them, each escape spelled as Python spells it.
+ESCAPED_STRINGS = [r"'A\x41B'", r"'\u0041\0\r\t\n'", r"'\\\'\"'", r'"q\"\x1b]0;p\x07"', r"'\U0001F600\101\7'"]
+
+
+def test_import_traces_keeps_every_string_escape_as_python_reads_it(tmp_path):
+    import ast
+    import yaml
+    trace = tmp_path / "esc.txt"
+    trace.write_text("Operator: aten.div.Tensor_mode\n" + "".join(
+        f"cnt: 1, ((T([4], f32), T([4], f32)), {{'rounding_mode': {s}}})\n" for s in ESCAPED_STRINGS))
+    r = opcheck("import-traces", trace, "-o", tmp_path / "out", cwd=tmp_path)
+    assert r.returncode == 0 and "5 call lines, 5 converted, 0 reported" in r.stdout, r.stdout + r.stderr
+    cases = yaml.safe_load((tmp_path / "out" / "esc.yaml").read_text())["cases"]
+    got = [c["kwmap"]["rounding_mode"] for c in cases]
+    assert got == [ast.literal_eval(s) for s in ESCAPED_STRINGS], got
+    # And opcheck reads its own output back to the same strings: the manifest validates.
+    v = opcheck("validate", tmp_path / "out" / "esc.yaml", cwd=tmp_path)
+    assert v.returncode == 0, v.stdout + v.stderr

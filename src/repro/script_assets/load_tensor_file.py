@@ -20,7 +20,7 @@ def load_tensor_file(path, key=None):
         if not data:
             return torch.empty(entry["shape"], dtype=dtype)
         return torch.frombuffer(data, dtype=dtype).reshape(entry["shape"]).clone()
-    obj = torch.load(path)
+    obj = torch.load(path, weights_only=True)
     if isinstance(obj, dict):
         obj = obj[key]
     return obj.contiguous()

@@ -298,7 +298,7 @@ def main():
             path = os.path.join(BUNDLE, name)
             if error is not None or not os.path.exists(path):
                 continue
-            same = same_bits(got, torch.load(path))
+            same = same_bits(got, torch.load(path, weights_only=True))
             print(f"{name}: {'reproduced bit for bit' if same else 'NOT reproduced'} by this run's "
                   f"{'reference (cpu)' if name.startswith('reference') else f'device ({args.device})'}")
             status = status if same else 2
