@@ -1156,9 +1156,19 @@ class CaseRun {
   std::optional<NamedArgs> named_args_;
 };
 
+// The case's one stage, decided where it ends: every report (case line, metrics, JUnit, failure groups, shrink) reads
+// it. A device error a transfer op raised (the dispatcher's innermost op when it was thrown) is FAILED_TRANSFER
+// whether it moved the inputs, the outputs, or ran inside the call.
+static void settle_stage(Result& r) {
+  if (r.stage != Stage::FAILED_RUNTIME) return;
+  for (const DeviceOp& d : r.device_ops)
+    if (d.raised && is_transfer_op(d.op)) r.stage = Stage::FAILED_TRANSFER;
+}
+
 void Engine::run_case(const Case& c, Result& r, CaseEvidence* ev) {
   if (c.is_module()) {  // a module case: built and run by the Python host, judged leaf by leaf (exec/module_case.h)
     run_module_case(opts_, device_.device, device_.compile_unsupported, c, r);
+    settle_stage(r);
     return;
   }
   CaseRun run(*this, c, r, ev);
@@ -1168,6 +1178,7 @@ void Engine::run_case(const Case& c, Result& r, CaseEvidence* ev) {
     // A decomposition or the fallback that ran instead of the device's kernel is said, not left to be guessed.
     const std::string note = device_ops_note(r.resolved_op, r.device_ops);
     if (stage_outcome(r.stage) == Outcome::Failed && !note.empty()) r.message += "\n" + note;
+    settle_stage(r);
     return;
   }
   r.stage = Stage::PASSED;
