@@ -154,6 +154,27 @@ const std::vector<std::string>& uninitialised_output_ops() {
   return ops;
 }
 
+// torch.Tensor.resize_'s docs: "If the number of elements is larger than the current storage size, then the
+// underlying storage is resized to fit the new number of elements. ... the new elements are uninitialized" (its
+// storage grows with the old bytes kept, at::native::resize_bytes_cpu); resize_as_ and the resize_output that out=
+// kernels call grow through the same code.
+const std::vector<UninitialisedTailRule>& uninitialised_tail_rules() {
+  static const std::vector<UninitialisedTailRule> rules = {
+    {"aten::resize_", "torch.Tensor.resize_: a tensor that grows keeps its old elements in storage order, its new "
+                      "elements are uninitialized"},
+    {"aten::resize_as_", "torch.Tensor.resize_as_: resizes as resize_ does, its new elements uninitialized"},
+    {"aten::_resize_output_", "at::native::resize_output: resizes as resize_ does, its new elements uninitialized"},
+  };
+  return rules;
+}
+
+const UninitialisedTailRule* uninitialised_tail_rule(const std::string& resolved_op) {
+  const std::string op = op_without_overload(resolved_op);
+  for (const UninitialisedTailRule& r : uninitialised_tail_rules())
+    if (op == r.op) return &r;
+  return nullptr;
+}
+
 const TiedIndexRule* tied_index_rule(const std::string& resolved_op) {
   const std::string op = op_without_overload(resolved_op);
   for (const TiedIndexRule& r : tied_index_rules())

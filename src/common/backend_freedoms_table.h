@@ -72,6 +72,17 @@ const UnorderedUniqueRule* unordered_unique_rule(const std::string& resolved_op)
 /// outputs unjudgeable.
 const std::vector<std::string>& uninitialised_output_ops();
 
+/// Ops that grow a tensor in place and leave its new elements uninitialised: the elements past the storage the
+/// tensor had before the call (its old elements, in storage order, when it was contiguous) hold whatever the
+/// allocator gave. Those are compared by shape, dtype and strides only; the old ones by value.
+struct UninitialisedTailRule {
+  const char* op;    // any overload
+  const char* rule;  // the PyTorch behaviour it encodes
+};
+const std::vector<UninitialisedTailRule>& uninitialised_tail_rules();
+/// The rule of a resolved op ("aten::resize_.default"), or nullptr.
+const UninitialisedTailRule* uninitialised_tail_rule(const std::string& resolved_op);
+
 /// "aten::max" from "aten::max.dim": the op without its overload.
 std::string op_without_overload(const std::string& resolved_op);
 

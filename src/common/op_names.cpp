@@ -154,4 +154,11 @@ std::string canonical_op(const std::string& written) {
   return std::string(trim_blanks(written, kWhitespace));
 }
 
+bool is_transfer_op(const std::string& op) {
+  if (op.rfind("aten::", 0) != 0) return false;
+  const std::string name = op.substr(6, op.find('.', 6) == std::string::npos ? std::string::npos : op.find('.', 6) - 6);
+  return name == "_copy_from" || name == "_copy_from_and_resize" || name == "copy_" || name == "_to_copy" ||
+         name == "to";
+}
+
 }  // namespace opcheck

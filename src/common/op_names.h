@@ -31,4 +31,9 @@ OpName parse_op_name(const std::string& written);
 /// (aliases folded) for Python names; a name that does not parse is kept as written, trimmed.
 std::string canonical_op(const std::string& written);
 
+/// Whether an ATen op ("aten::_copy_from", "aten::to.dtype") moves values between tensors: to the device, back, or to
+/// another dtype there (_copy_from, _copy_from_and_resize, copy_, _to_copy, to). An error one of them raises is a
+/// failed transfer (FAILED_TRANSFER) wherever it ran: moving the inputs, the outputs, or inside the call.
+bool is_transfer_op(const std::string& op);
+
 }  // namespace opcheck

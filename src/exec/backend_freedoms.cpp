@@ -308,10 +308,72 @@ std::string nondeterministic_by_design(const std::string& resolved_op, const Nam
   return {};
 }
 
+namespace {
+
+/// Each element's position in `t`'s storage, counted from its storage offset (a Long tensor shaped as `t`).
+at::Tensor storage_positions(const at::Tensor& t) {
+  at::Tensor pos = at::zeros(t.sizes(), at::TensorOptions().dtype(at::kLong));
+  for (std::int64_t d = 0; d < t.dim(); ++d) {
+    std::vector<std::int64_t> shape(static_cast<std::size_t>(t.dim()), 1);
+    shape[static_cast<std::size_t>(d)] = t.size(d);
+    pos.add_(at::arange(t.size(d), pos.options()).mul_(t.stride(d)).view(shape));
+  }
+  return pos;
+}
+
+/// The elements `self` held before the call, counted from its storage offset: what the storage of the copy the call
+/// got holds (exec/engine.h, copy_with_layout: its numel when contiguous, else the span its strides reach).
+std::int64_t old_storage_elements(const at::Tensor& self) {
+  if (self.numel() == 0) return 0;
+  std::int64_t span = 1;
+  for (std::int64_t d = 0; d < self.dim(); ++d) span += (self.size(d) - 1) * self.stride(d);
+  return span;
+}
+
+/// `e` with its elements at storage positions `defined` and beyond taken from `device`; how many that is in `taken`.
+c10::IValue take_tail(const c10::IValue& e, const c10::IValue& device, std::int64_t defined, std::int64_t& taken) {
+  if (!e.isTensor() || !device.isTensor()) return e;
+  const at::Tensor& ref = e.toTensor();
+  const at::Tensor& dev = device.toTensor();
+  if (!ref.defined() || !dev.defined() || ref.layout() != at::kStrided || dev.layout() != at::kStrided ||
+      ref.sizes() != dev.sizes() || ref.scalar_type() != dev.scalar_type())
+    return e;  // a mismatch the comparison reports as it is
+  const at::Tensor tail = storage_positions(ref).ge(defined);
+  taken = tail.sum().item<std::int64_t>();
+  if (taken == 0) return e;
+  return at::where(tail, dev.cpu(), ref);
+}
+
+}  // namespace
+
+std::string align_uninitialised_tail(const std::string& resolved_op, const NamedArgs& args, const RunValues& device,
+                                     std::vector<RunValues*> expected) {
+  const UninitialisedTailRule* rule = uninitialised_tail_rule(resolved_op);
+  const c10::IValue* self = rule ? named_arg(args, "self") : nullptr;
+  if (!self || !self->isTensor() || !self->toTensor().defined()) return {};
+  const std::int64_t defined = old_storage_elements(self->toTensor());
+  std::int64_t taken = 0, total = 0;
+  for (RunValues* e : expected) {
+    e->output = take_tail(e->output, device.output, defined, taken);
+    for (std::size_t k = 0; k < e->written.size() && k < device.written.size(); ++k) {
+      std::int64_t t = 0;
+      e->written[k] = take_tail(e->written[k], device.written[k], defined, t).toTensor();
+      taken = std::max(taken, t);
+    }
+  }
+  if (taken == 0) return {};
+  if (device.output.isTensor() && device.output.toTensor().defined()) total = device.output.toTensor().numel();
+  else if (!device.written.empty() && device.written[0].defined()) total = device.written[0].numel();
+  return std::to_string(taken) + " of the " + std::to_string(total) + " element(s) are new and uninitialised (" +
+         rule->rule + "): they hold the device's values, compared by shape and dtype only; the first " +
+         std::to_string(defined) + " in storage order are compared by value";
+}
+
 std::string align_undefined(const std::string& resolved_op, const NamedArgs& args, const RunValues& device,
                             std::vector<RunValues*> expected) {
   if (args.empty() || expected.empty()) return {};
   try {
+    if (uninitialised_tail_rule(resolved_op)) return align_uninitialised_tail(resolved_op, args, device, expected);
     if (const std::optional<Writes> w = writes_of(resolved_op, args)) return align_writes(*w, device, expected);
     if (const std::optional<IndexOutput> io = index_output_of(resolved_op, args))
       return align_ties(*io, args, device, expected);

@@ -31,13 +31,23 @@ struct RunValues {
   std::vector<at::Tensor> written;
 };
 
+/// Where `resolved_op` grows a tensor and leaves its new elements uninitialised (a growing resize_, resize_as_:
+/// uninitialised_tail_rules in common/backend_freedoms_table.h), the tensors of `expected` take the device's values
+/// at those elements: the ones at storage positions (from the tensor's storage offset) past the storage `self` had
+/// before the call (`args` hold the call's inputs as they were), so only the old elements are compared by value and
+/// the new ones by shape and dtype. The returned sentence says how many were left to the device, "" when none were
+/// (any other op, or a tensor that did not grow).
+std::string align_uninitialised_tail(const std::string& resolved_op, const NamedArgs& args, const RunValues& device,
+                                     std::vector<RunValues*> expected);
+
 /// Where `resolved_op`'s result is undefined, the expected values take the device's choice when it is one PyTorch
 /// allows: a position written more than once (index_copy, index_put and put without accumulate, scatter without
 /// reduce) takes the device's value when it equals one of the values written there; an index output of topk, sort
 /// (not stable), max/min/median/kthvalue/mode with a dim, argmax and argmin takes the device's index when it points
 /// at an element equal to the one the reference's points at; torch.unique's values (_unique2, unique_dim) with
 /// sorted=False take the device's order when they are the reference's values reordered, their inverse indices and
-/// counts compared in that order. `expected` (the reference, and the float64 result
+/// counts compared in that order; the uninitialised tail of a growing resize_ takes the device's values
+/// (align_uninitialised_tail). `expected` (the reference, and the float64 result
 /// when there is one) are returned changed accordingly; the returned sentence says how many positions took the
 /// device's choice, "" when none did.
 std::string align_undefined(const std::string& resolved_op, const NamedArgs& args, const RunValues& device,

@@ -568,13 +568,27 @@ class CaseRun {
       if (auto v = build_inputs()) return v;  // inputs that could not be built have no time
       r_.materialize_ms = ms_since(t0);
     }
-    enter(CasePhase::Reference);
-    if (auto v = reference()) return v;
+    // The device runs first (on a device other than the CPU, for a case that expects no error): a call the device
+    // cannot run at all is NOT_SUPPORTED without a reference. Any other end of the device runs still waits for the
+    // reference, so a bad call (FAILED_REFERENCE) is told from a device bug as before.
+    const bool device_first = !c_.expects_error && !dev_.is_cpu();
+    if (!device_first) {
+      enter(CasePhase::Reference);
+      if (auto v = reference()) return v;
+    }
     enter(CasePhase::Device);
-    if (auto v = find_compiler()) return v;
-    t0 = Clock::now();
-    std::optional<Verdict> device = recording_device_ops(dev_, r_.device_ops, [&] { return run_on_device(); });
-    r_.device_ms = ms_since(t0) - r_.compile_ms;  // however the runs ended
+    std::optional<Verdict> device = find_compiler();
+    if (!device) {
+      t0 = Clock::now();
+      device = recording_device_ops(dev_, r_.device_ops, [&] { return run_on_device(); });
+      r_.device_ms = ms_since(t0) - r_.compile_ms;  // however the runs ended
+    }
+    if (device_first) {
+      if (device && device->stage == Stage::NOT_SUPPORTED && !needs_reference()) return device;
+      enter(CasePhase::Reference);
+      if (auto v = reference()) return v;
+      if (device && raised_ && !ref_.refused.empty()) return refused_too(*raised_);
+    }
     if (device) return device;
     t0 = Clock::now();
     enter(CasePhase::Compare);
@@ -804,17 +818,30 @@ class CaseRun {
                                                 " failed: " + out.error->message};
     if (auto v = check_output_device(out, tensors)) return v;
     if (c_.expects_error) return expected_error(out);
-    if (out.error && !ref_.refused.empty())
-      return Verdict{Stage::NOT_SUPPORTED, "the device refuses the call as the CPU does (" + ref_.refused +
-                                               "); its reference was computed in float64\n\nthe device raised " +
-                                               out.error->text()};
-    if (out.error) return device_error(*out.error, "the device raised " + out.error->text());
+    if (out.error && !ref_.refused.empty()) return refused_too(*out.error);
+    if (out.error) {
+      raised_ = out.error;  // judged again once the reference is known (steps)
+      return device_error(*out.error, "the device raised " + out.error->text());
+    }
     std::string transfer_error;
     if (!outputs_to_host(out, transfer_error))
       return Verdict{Stage::FAILED_TRANSFER, "moving outputs from " + dev_.str() + " failed: " + transfer_error};
     if (ev_) ev_->device_runs.push_back(out);
     runs_.push_back(std::move(out));
     return std::nullopt;
+  }
+
+  Verdict refused_too(const OpError& error) const {
+    return Verdict{Stage::NOT_SUPPORTED, "the device refuses the call as the CPU does (" + ref_.refused +
+                                             "); its reference was computed in float64\n\nthe device raised " +
+                                             error.text()};
+  }
+
+  // Whether a NOT_SUPPORTED device run still needs the reference: where the kernel missing is the CPU's (a device
+  // that runs the CPU's kernels, as the loopback does, says so), the call may be one the CPU refuses too, which the
+  // reference tells (FAILED_REFERENCE, or its float64 reference).
+  bool needs_reference() const {
+    return raised_ && raised_->message.find("from the 'CPU' backend") != std::string::npos;
   }
 
   // NOT_SUPPORTED leads with what a team acts on (the op, the dispatch key, the error's first line); the whole
@@ -925,11 +952,18 @@ class CaseRun {
     return {};
   }
 
-  // Whether two runs have the same bits (output and mutated arguments); else `where` says where they differ.
-  bool same_bits(const RunOutcome& a, const RunOutcome& b, std::string& where) const {
-    bool same = bitwise_equal(a.output, b.output, where);
+  // Whether two runs have the same bits (output and mutated arguments); else `where` says where they differ. The
+  // uninitialised tail of a growing resize_ holds what the device's memory held: no difference between runs.
+  bool same_bits(const RunOutcome& a, const RunOutcome& b, std::string& where) {
+    RunValues first{a.output, a.written};
+    try {
+      align_uninitialised_tail(inv_->resolved_op, named_args(), RunValues{b.output, b.written}, {&first});
+    } catch (const std::exception&) {
+      first = RunValues{a.output, a.written};  // compared as they are
+    }
+    bool same = bitwise_equal(first.output, b.output, where);
     for (std::size_t k = 0; same && k < b.written.size(); ++k)
-      same = bitwise_equal(a.written[k], b.written[k], where, "mutated " + written_slot_name(k));
+      same = bitwise_equal(first.written[k], b.written[k], where, "mutated " + written_slot_name(k));
     return same;
   }
 
@@ -1114,6 +1148,7 @@ class CaseRun {
   bool values_defined_ = true;
   std::vector<double> rep_ms_;    // each device run's own time
   std::vector<RunOutcome> runs_;  // every device run, on the host
+  std::optional<OpError> raised_;  // what the device run that ended the runs raised
   std::optional<RunOutcome> golden_;    // the float64 result, once a comparison needed it
   bool composite_tried_ = false;         // within_composite looked at the op once
   std::optional<RunOutcome> composite_;  // the device's composite kernel run on the CPU, when it applies and ran
@@ -1121,9 +1156,19 @@ class CaseRun {
   std::optional<NamedArgs> named_args_;
 };
 
+// The case's one stage, decided where it ends: every report (case line, metrics, JUnit, failure groups, shrink) reads
+// it. A device error a transfer op raised (the dispatcher's innermost op when it was thrown) is FAILED_TRANSFER
+// whether it moved the inputs, the outputs, or ran inside the call.
+static void settle_stage(Result& r) {
+  if (r.stage != Stage::FAILED_RUNTIME) return;
+  for (const DeviceOp& d : r.device_ops)
+    if (d.raised && is_transfer_op(d.op)) r.stage = Stage::FAILED_TRANSFER;
+}
+
 void Engine::run_case(const Case& c, Result& r, CaseEvidence* ev) {
   if (c.is_module()) {  // a module case: built and run by the Python host, judged leaf by leaf (exec/module_case.h)
     run_module_case(opts_, device_.device, device_.compile_unsupported, c, r);
+    settle_stage(r);
     return;
   }
   CaseRun run(*this, c, r, ev);
@@ -1133,6 +1178,7 @@ void Engine::run_case(const Case& c, Result& r, CaseEvidence* ev) {
     // A decomposition or the fallback that ran instead of the device's kernel is said, not left to be guessed.
     const std::string note = device_ops_note(r.resolved_op, r.device_ops);
     if (stage_outcome(r.stage) == Outcome::Failed && !note.empty()) r.message += "\n" + note;
+    settle_stage(r);
     return;
   }
   r.stage = Stage::PASSED;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/call_signature.h"
+#include "common/op_names.h"
 #include "common/text.h"
 #include "opcheck/dtype.h"
 
@@ -263,11 +264,6 @@ bool is_plumbing(const std::string& op) {
   return op_namespace(op) == "aten" && kPlumbing.count(base_name(op)) != 0;
 }
 
-/// The ops that move values between tensors (to the device, back, or to another dtype there).
-bool is_transfer(const std::string& op) {
-  static const std::set<std::string> kTransfers = {"_copy_from", "_copy_from_and_resize", "copy_", "_to_copy", "to"};
-  return op_namespace(op) == "aten" && kTransfers.count(base_name(op)) != 0;
-}
 
 /// The op a raised error happened in: named by the error; else the op that raised it, as the dispatcher saw it (the
 /// innermost op active on the device when it was thrown); else, for a record without it, the last op of the call
@@ -347,8 +343,10 @@ SignatureParts signature_parts(const CaseRecord& rec) {
     const std::size_t from = op.size() + 5, to = head.find(" has no kernel", from);
     if (to != std::string::npos && identifier_length(head, from) == to - from) op = head.substr(0, to);
   }
-  if ((rec.result.stage == Stage::FAILED_RUNTIME || rec.result.stage == Stage::FAILED_TRANSFER) && is_transfer(op))
-    return {Stage::FAILED_TRANSFER, op, masked_error_text(error_itself(head))};
+  // The stage is the case's own (the exec layer makes a transfer op's error FAILED_TRANSFER wherever it raised); a
+  // failed transfer is one bug whether it moved an input, an output or ran in the call: its text is the error itself.
+  if (rec.result.stage == Stage::FAILED_TRANSFER && is_transfer_op(op))
+    return {rec.result.stage, op, masked_error_text(error_itself(head))};
   return {rec.result.stage, op, masked_error_text(head)};
 }
 

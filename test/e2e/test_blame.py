@@ -4,6 +4,7 @@ copy that refuses non-contiguous tensors, a kernel missing for one dtype, a bias
 that changes from run to run, so the same run twice diffs as no change; and a group's dtypes are its calls' own."""
 import json
 import re
+import xml.etree.ElementTree as ET
 
 import pytest
 
@@ -16,7 +17,8 @@ def run(tmp_path, name, faults, *extra, manifests=BUNDLED):
     out = tmp_path / name
     env = {"OPCHECK_LOOPBACK_FAULTS": faults} if faults else {}
     tb = [] if "--tb" in extra else ["--tb", "no"]
-    r = opcheck("run", "--manifests", manifests, "--device", "loopback", *tb, "-r", "N",
+    report = [] if "-r" in extra else ["-r", "N"]
+    r = opcheck("run", "--manifests", manifests, "--device", "loopback", *tb, *report,
                 "--metrics-json", out / "m.json", "--artifact-dir", out / "art", *extra, env=env)
     assert r.rc in (0, 1), r
     return r, json.loads((out / "m.json").read_text())
@@ -120,3 +122,20 @@ def test_groups_and_headers_name_the_dtype_of_the_call(tmp_path):
     assert groups == {"aten::lt.Scalar": ["int64"], "aten::embedding": ["bf16"], "aten::index_copy_": ["fp32"]}, groups
     assert re.search(r"torch\.lt -> aten::lt\.Scalar \[FAILED_RUNTIME\] int64\ncall: torch\.lt\(int64\[1,11\]", r.out), r
     assert all(c["dtype"] == "fp16" for c in failing(m))  # the case's own dtype is unchanged in the record
+
+
+def test_a_copy_that_raises_in_the_call_is_a_failed_transfer_in_the_records_as_in_its_group(tmp_path):
+    # A copy that refuses a non-contiguous tensor fails moving an input and inside the call (.contiguous(), a
+    # transposed matmul): the case line, metrics, JUnit and the group all say FAILED_TRANSFER, read from the case.
+    r, m = run(tmp_path, "run", "aten::_copy_from=contiguous_only", "--junit-xml", tmp_path / "j.xml",
+                "-r", "fE")
+    bad = failing(m)
+    group_of = {i: g["stage"] for g in m["failure_groups"] for i in g["cases"]}
+    assert bad and {c["id"]: c["stage"] for c in bad} == {c["id"]: group_of[c["id"]] for c in bad}, \
+        [(c["id"], c["stage"], group_of.get(c["id"])) for c in bad if c["stage"] != group_of.get(c["id"])]
+    grouped = sum(g["count"] for g in m["failure_groups"] if g["stage"] == "FAILED_TRANSFER")
+    assert m["stages"].get("FAILED_TRANSFER") == grouped, (m["stages"], grouped)
+    junit = [e.get("type") for e in ET.parse(tmp_path / "j.xml").iter() if e.tag in ("failure", "error")]
+    assert junit.count("FAILED_TRANSFER") == grouped and "FAILED_RUNTIME" not in junit, junit
+    lines = re.findall(r"^(?:FAILED|ERROR) \S+ \[([A-Z_]+)\]", r.out, re.M)
+    assert lines.count("FAILED_TRANSFER") == grouped and "FAILED_RUNTIME" not in lines, lines

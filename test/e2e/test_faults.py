@@ -5,7 +5,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from conftest import OWN_SPYRE, opcheck, write_manifest
+from conftest import OWN_SPYRE, SOURCE_DIR, opcheck, write_manifest
 from synth import generate
 
 CASES_PER_MODEL = 70  # 3 models: 210 cases
@@ -172,3 +172,26 @@ def test_fault_is_caught_for_exactly_the_cases_using_the_op(manifests, tmp_path,
     assert len(failures) == len(exp_cases)
     word = outcome.replace("_", " ")  # the summary line's words: "failed", "not supported"
     assert f"{len(exp_cases)} {word}" in r.last_line and f"{len(others)} passed" in r.last_line, r
+
+
+def test_a_case_the_device_cannot_run_pays_for_no_cpu_reference(tmp_path):
+    # mul lacks its float32 kernel: those cases are NOT_SUPPORTED without a reference or a float64 result; every
+    # other case ends as it does without the fault.
+    def run(name, env):
+        out = tmp_path / name / "m.json"
+        r = opcheck("run", "--manifests", SOURCE_DIR / "manifests", "--model", "gpt_oss", "--device", "loopback",
+                    "--metrics-json", out, "--artifact-dir", tmp_path / name / "art", env=env)
+        assert out.exists(), r
+        return {c["id"]: c for c in json.loads(out.read_text())["cases"]}
+
+    clean = run("clean", {})
+    faulty = run("faulty", {"OPCHECK_LOOPBACK_FAULTS": "aten::mul.Tensor=notimpl:Float"})
+    unsupported = {i for i, c in faulty.items() if c["stage"] == "NOT_SUPPORTED"}
+    assert unsupported, {i: c["stage"] for i, c in faulty.items()}
+    for i in unsupported:
+        c = faulty[i]
+        assert c["message"].startswith("aten::mul.Tensor for Float has no kernel for "), c["message"]
+        assert (c["timings"]["reference_ms"], c["timings"].get("golden_ms", 0)) == (0, 0), (i, c["timings"])
+        assert clean[i]["timings"]["reference_ms"] > 0, clean[i]["timings"]  # what the case paid before
+    assert {i: c["stage"] for i, c in faulty.items() if i not in unsupported} == \
+        {i: c["stage"] for i, c in clean.items() if i not in unsupported}

@@ -4,6 +4,7 @@ record names the CPU as the further; a wrong element still fails with the float6
 that PyTorch documents as nondeterministic may differ; freedoms and undefined results leave a note; and the repro
 script reaches the run's verdict by the same rule."""
 import json
+from math import prod
 import os
 import subprocess
 
@@ -119,3 +120,44 @@ def test_the_repro_script_reaches_the_runs_verdict_by_the_same_rule(tmp_path):
     refused_call = repro_script(tmp_path, "judge::_softmax.fp16.half_to_float", precise)
     assert refused_call.returncode == 0, refused_call.stdout + refused_call.stderr
     assert "computed in torch.float64, cast back (the cpu refused: softmax with half to float" in refused_call.stdout
+
+
+# resize_ keeps a growing tensor's old elements in storage order and leaves its new ones uninitialised: the old
+# shape, the new one (with more elements) and, for the checks, how many elements were there before.
+GROWING_RESIZES = [([4], [8]), ([2, 3], [4, 5]), ([3], [2, 4]), ([2, 2], [3, 3, 2]), ([5], [5, 5])]
+
+
+def run_growing_resizes(tmp_path, env=None):
+    m = write_manifest(tmp_path / "resize.yaml", "rs", [
+        [f"  - name: grow{i}", "    op: torch.Tensor.resize_", "    inputs:", f"      - tensor: {{shape: {old}}}",
+         f"      - value: {new}"] for i, (old, new) in enumerate(GROWING_RESIZES)])
+    out = tmp_path / "m.json"
+    r = opcheck("run", "--manifests", m, "--device", "loopback", "--metrics-json", out, "--artifact-dir",
+                tmp_path / "art", env=env)
+    assert out.exists(), r
+    return r, {c["id"]: c for c in metrics(out)["cases"]}
+
+
+def test_a_growing_resize_passes_on_a_device_that_keeps_its_old_elements(tmp_path):
+    # The loopback's fresh memory is NaN: judged on the new elements, every case failed ("device nan").
+    r, cases = run_growing_resizes(tmp_path)
+    assert {i: c["stage"] for i, c in cases.items()} == {f"rs::grow{i}": "PASSED" for i in range(len(GROWING_RESIZES))}, r
+    for i, (old, new) in enumerate(GROWING_RESIZES):
+        n_old, n_new = prod(old), prod(new)
+        note = [n for n in cases[f"rs::grow{i}"]["judge_notes"] if "new and uninitialised" in n]
+        assert note and note[0].startswith(f"{n_new - n_old} of the {n_new} element(s) are new and uninitialised"), \
+            cases[f"rs::grow{i}"]["judge_notes"]
+        assert f"the first {n_old} in storage order are compared by value" in note[0], note
+
+
+def test_a_growing_resize_that_loses_its_old_elements_fails_at_an_old_one(tmp_path):
+    r, cases = run_growing_resizes(tmp_path, env={"OPCHECK_LOOPBACK_FAULTS": "aten::resize_=zeros"})
+    for i, (old, new) in enumerate(GROWING_RESIZES):
+        c = cases[f"rs::grow{i}"]
+        assert c["stage"] == "INCORRECT_RESULT", (i, c["stage"], c["message"])
+        worst = c["figures"]["worst_index"]
+        flat = 0
+        for k, size in zip(worst, new):
+            flat = flat * size + k
+        assert flat < prod(old), (i, worst, c["message"])  # an old element, never one resize_ left uninitialised
+        assert c["figures"]["worst_device"] == 0 and c["figures"]["worst_reference"] != 0, c["figures"]
