@@ -1,6 +1,7 @@
 // Module cases from a v2 test_suite_config's edits.modules.include (torch-spyre's module_tests configs): each entry's
 // forward invocations become one Case each, the invocations of one entry sharing its module build.
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 
 #include "common/spelling.h"
@@ -28,6 +29,19 @@ bool is_tensor_item(NodeRef n) {
 }  // namespace
 
 bool is_module_test_name(std::string_view name) { return name.find("TestModule") != std::string_view::npos; }
+
+// A module case imports its module_path and calls it: a manifest may name classes of these packages only, so that
+// no manifest imports (and runs) arbitrary code. OPCHECK_MODULE_PACKAGES (comma-separated) adds a team's own.
+bool module_package_allowed(const std::string& path, std::string& allowed) {
+  std::vector<std::string> packages{"transformers", "torch"};
+  if (const char* extra = std::getenv("OPCHECK_MODULE_PACKAGES"))
+    for (const std::string& p : split_list(extra))
+      if (!p.empty()) packages.push_back(p);
+  allowed.clear();
+  for (const auto& p : packages) allowed += (allowed.empty() ? "" : ", ") + p;
+  const std::string top = path.substr(0, path.find('.'));
+  return std::find(packages.begin(), packages.end(), top) != packages.end();
+}
 
 void V2Reader::read_module_ctor(NodeRef e, ModuleSpec& m) {
   NodeRef ctor = e.find("constructor_inputs");
@@ -123,6 +137,12 @@ void V2Reader::read_module_entries(NodeRef include, TestScope& test, bool spyre)
         spec->module_path.find('.') == std::string::npos) {
       r_.error(path ? path : e, "module entry needs 'module_path', the module's class as package.module.Class",
                "write module_path: transformers.models.llama.modeling_llama.LlamaMLP");
+      continue;
+    }
+    if (std::string allowed; !module_package_allowed(spec->module_path, allowed)) {
+      r_.error(path, "module_path " + in_quotes(spec->module_path) + " is not in a package module cases may import (" +
+                         allowed + ")",
+               "name a transformers or torch class, or add the package to OPCHECK_MODULE_PACKAGES (comma-separated)");
       continue;
     }
     read_module_ctor(e, *spec);

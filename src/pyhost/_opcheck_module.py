@@ -32,6 +32,10 @@ def _literal(text):
 
 
 def _import_class(path, what):
+    allowed = ["transformers", "torch"] + [p for p in os.environ.get("OPCHECK_MODULE_PACKAGES", "").split(",") if p]
+    if path.split(".")[0] not in allowed:  # the loader refuses these too; no other package is ever imported
+        raise CaseError("INVALID_CASE", what + " " + path + " is not in a package module cases may import (" +
+                        ", ".join(allowed) + "). Fix: add the package to OPCHECK_MODULE_PACKAGES")
     module_name, _, name = path.rpartition(".")
     try:
         module = importlib.import_module(module_name)
@@ -49,6 +53,8 @@ def _import_class(path, what):
     if cls is None:
         raise CaseError("INVALID_CASE", what + " " + path + ": module " + module_name + " has no " + name +
                         ". Fix: check the class name against the installed version")
+    if not isinstance(cls, type):  # a function (os.system) is no module or config: it is never called
+        raise CaseError("INVALID_CASE", what + " " + path + " is a " + type(cls).__name__ + ", not a class")
     return cls
 
 
@@ -163,6 +169,9 @@ def _build(request, tensors, device, record):
     _built = None
     _ensure_device_module(device)
     cls = _import_class(request["module_path"], "module")
+    if not issubclass(cls, torch.nn.Module):
+        raise CaseError("INVALID_CASE", "module " + request["module_path"] + " is not a torch.nn.Module. Fix: name "
+                        "the layer's class (a torch.nn.Module subclass)")
     args, kwargs = _ctor_arguments(request, tensors, record)
     dtype = _float_dtype(request, tensors)
     try:

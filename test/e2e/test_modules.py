@@ -210,6 +210,9 @@ def write_config(path, module_path, ctor="[]", forward="[{tensor: {shape: [2, 8]
     ("torch.nn.Linear", "[{value: 3}, {value: 4}]", r"building torch\.nn\.Linear failed|mat1 and mat2"),
     ("transformers.models.llama.modeling_llama.LlamaMLP",
      "[{value: '<config:transformers.models.llama.configuration_llama.NoSuchConfig>'}]", r"has no NoSuchConfig"),
+    ("torch.nn.functional.relu", "[]", r"torch\.nn\.functional\.relu is a function, not a class"),
+    ("transformers.models.llama.modeling_llama.LlamaMLP", "[{value: '<config:os.environ>'}]",
+     r"config class os\.environ is not in a package module cases may import \(transformers, torch\)"),
 ])
 def test_a_module_that_cannot_be_built_is_an_error_of_its_case_and_the_others_still_run(tmp_path, module_path, ctor,
                                                                                          says):
@@ -224,6 +227,18 @@ def test_a_module_that_cannot_be_built_is_an_error_of_its_case_and_the_others_st
     assert c["outcome"] in ("error", "failed"), c
     assert re.search(says, c["message"], re.S), c["message"][:600]
     assert r.rc == 1, r
+
+
+def test_a_module_path_outside_the_allowed_packages_is_never_imported(tmp_path):
+    marker = tmp_path / "imported"
+    (tmp_path / "evil.py").write_text(f"open({str(marker)!r}, 'w').close()\nclass M: pass\n")
+    cfg = write_config(tmp_path / "c.yaml", "evil.M")
+    r = opcheck("validate", cfg)
+    assert r.rc == 2, r
+    assert re.search(r"c\.yaml:\d+:\d+: error: module_path 'evil\.M' is not in a package module cases may import "
+                     r"\(transformers, torch\)", r.out + r.err), r
+    r = opcheck("run", cfg, cwd=tmp_path, env={"PYTHONPATH": str(tmp_path)})
+    assert r.rc == 2 and not marker.exists(), r
 
 
 def test_a_module_entry_without_module_path_or_forward_inputs_is_a_located_error(tmp_path):
