@@ -177,7 +177,9 @@ TEST(FailureSignature, AnErrorNamingNoOpIsBlamedOnTheOpThatRaisedIt) {
                          in_call("aten::empty_strided", DeviceOpVia::Kernel), in_call("aten::alias", DeviceOpVia::Kernel)};
   EXPECT_EQ(failure_signature(r).rfind("FAILED_RUNTIME | aten::clone | ", 0), 0u) << failure_signature(r);
   r.result.device_ops[0] = copy;
-  // A transfer that raised is one bug wherever it ran: moving an input, an output, or inside the call.
+  // A transfer that raised is one bug wherever it ran: moving an input, an output, or inside the call. The exec layer
+  // settles such a case's stage as FAILED_TRANSFER where it ends (settle_stage); the group reads that stage.
+  r.result.stage = Stage::FAILED_TRANSFER;
   CaseRecord moving = failing("m::t", Stage::FAILED_TRANSFER,
                               "moving inputs to loopback:0 failed: RuntimeError: clEnqueueCopyBuffer failed with -30");
   moving.result.device_ops = {{"aten::empty_strided", DeviceOpVia::Kernel, 1, false}, copy};

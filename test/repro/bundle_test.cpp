@@ -69,6 +69,8 @@ std::size_t expect_round_trip(const std::vector<std::string>& paths, const fs::p
   std::set<std::string> folders;
   for (const auto& m : set.manifests) {
     for (const auto& c : m.cases) {
+      // A module case stages no bundle of its own (its traced calls are written as op cases): nothing to round-trip.
+      if (c.is_module()) continue;
       const fs::path folder = dir / repro::bundle_folder_name(c.id);
       EXPECT_TRUE(folders.insert(folder.string()).second) << "two cases share the folder " << folder;
       std::vector<std::vector<manifest_text::TensorSource>> tensors(c.inputs.size());
