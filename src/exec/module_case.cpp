@@ -226,12 +226,24 @@ std::string trace_failure(PythonHost& host, const Case& c, const ModuleRequest& 
   record["trace"] = std::move(verdicts);
   // Where the CPU's calls, each alone on the device, are all right, the device may have taken a path of its own
   // (sdpa's kernel choice differs by device): its own calls, each rerun on the CPU with the inputs it got.
-  const json device_calls = t.value("device_calls", json::array());
+  json device_calls = json::array();
+  std::vector<at::Tensor> device_tensors;
+  if (wrong.empty()) {
+    try {
+      auto more = host.call_module("trace_device", req.j.dump(), req.tensors);
+      const json d = json::parse(more.first);
+      if (d.contains("device_calls")) device_calls = d["device_calls"];
+      device_tensors = std::move(more.second);
+    } catch (...) {
+      record["trace_device_error"] = op_error_of(std::current_exception()).message;
+    }
+  }
+  at = 0;
   for (std::size_t i = 0; wrong.empty() && i < device_calls.size(); ++i) {
     const json& call = device_calls[i];
     if (!call.value("replay", false)) continue;
     const std::size_t n = call.at("outputs").get<std::size_t>();
-    auto take = [&](bool present) { return present ? next_tensors(tensors, at, n) : std::vector<at::Tensor>(); };
+    auto take = [&](bool present) { return present ? next_tensors(device_tensors, at, n) : std::vector<at::Tensor>(); };
     const std::vector<at::Tensor> expected = take(true), actual = take(true), golden = take(call.value("golden", false));
     if (n == 0) continue;
     const std::string op = call.at("op").get<std::string>();

@@ -472,20 +472,20 @@ print("RESULTS", compare(c, uncoalesced), compare(c, d), compare(c, w.to_sparse(
     assert "layout mismatch: the cpu gives torch.sparse_coo, the device torch.strided" in judged.stdout
     assert "1 / 6 mismatched" in judged.stdout, judged.stdout
 
-    # A bundle of a sparse output (the loopback has no sparse kernels: NOT_SUPPORTED after the CPU reference) keeps
-    # the reference dense, where torch.load reads it, and its script reproduces it.
+    # A bundle of a sparse output on the loopback, which has no sparse kernels: NOT_SUPPORTED, decided before any CPU
+    # reference is computed (docs/judgement.md), so the bundle holds its inputs and no reference, and its script
+    # computes the CPU's result itself.
     bundles = tmp_path / "bundles"
     failed = opcheck("run", "--manifests", manifest, "--device", "loopback", "--save-failures", bundles,
                      "--artifact-dir", tmp_path / "out")
     assert failed.returncode == 1 and "1 not supported" in failed.stdout, failed.stdout + failed.stderr
     folder = bundles / "sparse__to_sparse.1"
-    reference = torch.load(folder / "reference.pt")
-    assert reference.layout == torch.strided and torch.equal(reference, torch.load(folder / "inputs" / "0.pt"))
+    assert (folder / "inputs" / "0.pt").is_file() and not (folder / "reference.pt").exists(), list(folder.rglob("*"))
     made = opcheck("repro", "--bundle", folder, "--python")
     assert made.returncode == 0, made.stderr
     script.write_text(made.stdout)
     run = python_script(script)
-    assert "reference.pt: reproduced bit for bit" in run.stdout, run.stdout + run.stderr
+    assert "reference.pt" not in run.stdout and run.returncode == 1, run.stdout + run.stderr
 
 
 HOSTILE_NAMES = ['x"""+__import__("os").system("touch PWNED")+"""', "x\\", 'q"', "x'''y", "a$(touch PWNED)b"]
