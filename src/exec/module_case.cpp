@@ -146,10 +146,6 @@ std::vector<at::Tensor> next_tensors(const std::vector<at::Tensor>& all, std::si
   return v;
 }
 
-std::string calls_text(std::size_t i, std::size_t n) {
-  return "call " + std::to_string(i + 1) + " of " + std::to_string(n);
-}
-
 /// The trace of a failing module: which calls are wrong alone, else where the device's run first leaves the float64
 /// bound. The first line of the message it returns names them; `traced_op` gets the first wrong op.
 std::string trace_failure(PythonHost& host, const Case& c, const ModuleRequest& req, json& record,
