@@ -116,26 +116,21 @@ std::vector<LeafVerdict> judge_leaves(const Case& c, const json& record, const s
   return out;
 }
 
-/// A traced call's comparison: `expected` (its CPU outputs) against `actual`, the float64 outputs `golden` (empty:
+/// A traced call's verdict (its first failing output's comparison, else ok): `expected` (its CPU outputs) against `actual`, the float64 outputs `golden` (empty:
 /// none) widening the bound as for op cases, with the op's backend freedoms.
 Comparison judge_call(const Case& c, const std::string& op, const std::vector<at::Tensor>& expected,
                       const std::vector<at::Tensor>& actual, const std::vector<at::Tensor>& golden) {
   Tolerance tol = tolerance_of(c);
   tol.resolved_op = op;
   tol.values = !returns_uninitialised(op);
-  Comparison all;
   for (std::size_t k = 0; k < expected.size(); ++k) {
     const c10::IValue g = golden.empty() ? c10::IValue() : c10::IValue(golden[k]);
     const std::string what = expected.size() == 1 ? "output" : "output " + std::to_string(k);
     Comparison cmp = compare_values(c10::IValue(expected[k]), c10::IValue(actual[k]), tol, what,
                                     golden.empty() ? nullptr : &g);
-    if (!cmp.ok && all.ok) {
-      all = cmp;
-      continue;
-    }
-    if (all.ok && k == 0) all = cmp;
+    if (!cmp.ok) return cmp;  // the call's verdict is its first failing output's
   }
-  return all;
+  return Comparison{};
 }
 
 /// The next `n` tensors of `all` from `at` (advanced past them): one call's outputs of one kind, as the trace lists them.

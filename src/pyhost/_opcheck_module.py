@@ -421,6 +421,22 @@ def _tensor_leaves(out):
     return [t for t in pytree.tree_leaves(out) if isinstance(t, torch.Tensor)]
 
 
+def _reported(what):
+    """A trace step whose failure is a record's "error" (the case's own CaseError, else opcheck's, with where)."""
+    def wrap(step):
+        def run(request_text, tensors):
+            try:
+                return step(request_text, tensors)
+            except CaseError as e:
+                return json.dumps({"error": str(e)}), []
+            except Exception as e:  # noqa: BLE001 - opcheck's own failure, said as such
+                return json.dumps({"error": "opcheck's module host failed while " + what + ": " + _error_text(e)}), []
+        run.__doc__ = step.__doc__
+        return run
+    return wrap
+
+
+@_reported("tracing")
 def trace(request_text, tensors):
     """The failing module's ATen calls: recorded in its CPU run with their inputs, each replayed alone on the device
     with exactly those inputs and in float64; and the device's and float64 runs of the whole module recorded too, to
@@ -433,71 +449,64 @@ def trace(request_text, tensors):
     device = request["device"]
     record = {"calls": []}
     out = []
+    cpu, on_device, wide = _build(request, tensors, device, {})
+    args, kwargs = _arguments(request, tensors, lambda t: t)
+    _fill_dropped(cpu, args, kwargs, {})
+    cpu_rec = _Recorder(keep_inputs=True)
+    with cpu_rec.mode:
+        _forward(cpu, args, kwargs)
+    global _traced
+    _traced = (request_text, cpu_rec.calls)
+    dev_rec = _Recorder(keep_inputs=False)
+    dargs, dkwargs = _arguments(request, tensors, lambda t: to_device(t, device))
+    _fill_dropped(on_device, dargs, dkwargs, {})
     try:
-        cpu, on_device, wide = _build(request, tensors, device, {})
-        args, kwargs = _arguments(request, tensors, lambda t: t)
-        _fill_dropped(cpu, args, kwargs, {})
-        cpu_rec = _Recorder(keep_inputs=True)
-        with cpu_rec.mode:
-            _forward(cpu, args, kwargs)
-        global _traced
-        _traced = (request_text, cpu_rec.calls)
-        dev_rec = _Recorder(keep_inputs=False)
-        dargs, dkwargs = _arguments(request, tensors, lambda t: to_device(t, device))
-        _fill_dropped(on_device, dargs, dkwargs, {})
-        try:
-            with dev_rec.mode:
-                _forward(on_device, dargs, dkwargs)
-        except Exception as e:  # noqa: BLE001 - the calls before it still say where the run went wrong
-            record["device_run_error"] = _headline(e)
-        wide_rec = _Recorder(keep_inputs=False)
-        wargs, wkwargs = _arguments(request, tensors, _wide)
-        _fill_dropped(wide, wargs, wkwargs, {})
-        try:
-            with wide_rec.mode:
-                _forward(wide, wargs, wkwargs)
-        except Exception as e:  # noqa: BLE001
-            record["golden_run_error"] = _headline(e)
-        aligned = True
-        for i, (func, saved, expected) in enumerate(cpu_rec.calls):
-            call = {"op": _op_name(func)}
-            exp = [t.detach() for t in _tensor_leaves(expected)]
-            call["outputs"] = len(exp)
-            call["signature"] = _signature(func, saved)
-            dargs_i, dkwargs_i = pytree.tree_map(lambda x: _on_device(x, device), saved)
-            try:
-                with torch.no_grad():
-                    alone = [_host(t) for t in _tensor_leaves(func(*dargs_i, **dkwargs_i))]
-            except Exception as e:  # noqa: BLE001 - the device refused the call alone
-                call["alone_error"] = _headline(e)
-                call["alone_not_supported"] = _not_supported(e)
-                alone = []
-            # The float64 result only where the judge needs it: a device output with the CPU's very bits passes.
-            golden = _golden(func, saved) if alone and not _bitwise_same(alone, exp) else []
-            aligned = aligned and i < len(dev_rec.calls) and i < len(wide_rec.calls) and \
-                dev_rec.calls[i][0] is func and wide_rec.calls[i][0] is func
-            chain = [t for t in _tensor_leaves(dev_rec.calls[i][2])] if aligned else []
-            chain_golden = [t for t in _tensor_leaves(wide_rec.calls[i][2])] if aligned else []
-            if chain and _bitwise_same(chain, exp):
-                chain, chain_golden = [], []
-            call["alone"] = len(alone) == len(exp)
-            call["golden"] = len(golden) == len(exp)
-            call["chain"] = bool(chain) and len(chain) == len(exp) and len(chain_golden) == len(exp)
-            out += exp
-            if call["alone"]:
-                out += alone
-            if call["golden"]:
-                out += golden
-            if call["chain"]:
-                out += chain + chain_golden
-            record["calls"].append(call)
-        return json.dumps(record), out
-    except CaseError as e:
-        record["error"] = str(e)
-        return json.dumps(record), []
+        with dev_rec.mode:
+            _forward(on_device, dargs, dkwargs)
+    except Exception as e:  # noqa: BLE001 - the calls before it still say where the run went wrong
+        record["device_run_error"] = _headline(e)
+    wide_rec = _Recorder(keep_inputs=False)
+    wargs, wkwargs = _arguments(request, tensors, _wide)
+    _fill_dropped(wide, wargs, wkwargs, {})
+    try:
+        with wide_rec.mode:
+            _forward(wide, wargs, wkwargs)
     except Exception as e:  # noqa: BLE001
-        record["error"] = "opcheck's module host failed while tracing: " + _error_text(e)
-        return json.dumps(record), []
+        record["golden_run_error"] = _headline(e)
+    aligned = True
+    for i, (func, saved, expected) in enumerate(cpu_rec.calls):
+        call = {"op": _op_name(func)}
+        exp = [t.detach() for t in _tensor_leaves(expected)]
+        call["outputs"] = len(exp)
+        call["signature"] = _signature(func, saved)
+        dargs_i, dkwargs_i = pytree.tree_map(lambda x: _on_device(x, device), saved)
+        try:
+            with torch.no_grad():
+                alone = [_host(t) for t in _tensor_leaves(func(*dargs_i, **dkwargs_i))]
+        except Exception as e:  # noqa: BLE001 - the device refused the call alone
+            call["alone_error"] = _headline(e)
+            call["alone_not_supported"] = _not_supported(e)
+            alone = []
+        # The float64 result only where the judge needs it: a device output with the CPU's very bits passes.
+        golden = _golden(func, saved) if alone and not _bitwise_same(alone, exp) else []
+        aligned = aligned and i < len(dev_rec.calls) and i < len(wide_rec.calls) and \
+            dev_rec.calls[i][0] is func and wide_rec.calls[i][0] is func
+        chain = [t for t in _tensor_leaves(dev_rec.calls[i][2])] if aligned else []
+        chain_golden = [t for t in _tensor_leaves(wide_rec.calls[i][2])] if aligned else []
+        if chain and _bitwise_same(chain, exp):
+            chain, chain_golden = [], []
+        call["alone"] = len(alone) == len(exp)
+        call["golden"] = len(golden) == len(exp)
+        call["chain"] = bool(chain) and len(chain) == len(exp) and len(chain_golden) == len(exp)
+        out += exp
+        if call["alone"]:
+            out += alone
+        if call["golden"]:
+            out += golden
+        if call["chain"]:
+            out += chain + chain_golden
+        record["calls"].append(call)
+    return json.dumps(record), out
 
 
 def _bitwise_same(a, b):
@@ -525,6 +534,7 @@ def _golden(func, saved):
         return []
 
 
+@_reported("tracing the device's calls")
 def trace_device(request_text, tensors):
     """The device's own calls (its kernels may take another path than the CPU's, as sdpa does), recorded in its run
     of the module, each rerun on the CPU with the very inputs the device got: asked for when every CPU call passes
@@ -535,39 +545,32 @@ def trace_device(request_text, tensors):
     device = request["device"]
     record = {"device_calls": []}
     out = []
+    _, on_device, _ = _build(request, tensors, device, {})
+    dev_rec = _Recorder(keep_inputs=True)
+    dargs, dkwargs = _arguments(request, tensors, lambda t: to_device(t, device))
+    _fill_dropped(on_device, dargs, dkwargs, {})
     try:
-        _, on_device, _ = _build(request, tensors, device, {})
-        dev_rec = _Recorder(keep_inputs=True)
-        dargs, dkwargs = _arguments(request, tensors, lambda t: to_device(t, device))
-        _fill_dropped(on_device, dargs, dkwargs, {})
+        with dev_rec.mode:
+            _forward(on_device, dargs, dkwargs)
+    except Exception as e:  # noqa: BLE001 - the calls before it are still judged
+        record["device_run_error"] = _headline(e)
+    for func, saved, produced in dev_rec.calls:
+        got = [t for t in _tensor_leaves(produced)]
+        call = {"op": _op_name(func), "outputs": len(got), "signature": _signature(func, saved)}
+        host = pytree.tree_map(_to_host_value, saved)
         try:
-            with dev_rec.mode:
-                _forward(on_device, dargs, dkwargs)
-        except Exception as e:  # noqa: BLE001 - the calls before it are still judged
-            record["device_run_error"] = _headline(e)
-        for func, saved, produced in dev_rec.calls:
-            got = [t for t in _tensor_leaves(produced)]
-            call = {"op": _op_name(func), "outputs": len(got), "signature": _signature(func, saved)}
-            host = pytree.tree_map(_to_host_value, saved)
-            try:
-                with torch.no_grad():
-                    replay = [t.detach() for t in _tensor_leaves(func(*host[0], **host[1]))]
-            except Exception as e:  # noqa: BLE001 - a device-only op, or one the CPU refuses: not judged
-                call["replay_error"] = _headline(e)
-                replay = []
-            call["replay"] = len(replay) == len(got) and not _bitwise_same(replay, got)
-            if call["replay"]:
-                golden = _golden(func, host)
-                call["golden"] = len(golden) == len(got)
-                out += replay + got + (golden if call["golden"] else [])
-            record["device_calls"].append(call)
-        return json.dumps(record), out
-    except CaseError as e:
-        record["error"] = str(e)
-        return json.dumps(record), []
-    except Exception as e:  # noqa: BLE001
-        record["error"] = "opcheck's module host failed while tracing the device's calls: " + _error_text(e)
-        return json.dumps(record), []
+            with torch.no_grad():
+                replay = [t.detach() for t in _tensor_leaves(func(*host[0], **host[1]))]
+        except Exception as e:  # noqa: BLE001 - a device-only op, or one the CPU refuses: not judged
+            call["replay_error"] = _headline(e)
+            replay = []
+        call["replay"] = len(replay) == len(got) and not _bitwise_same(replay, got)
+        if call["replay"]:
+            golden = _golden(func, host)
+            call["golden"] = len(golden) == len(got)
+            out += replay + got + (golden if call["golden"] else [])
+        record["device_calls"].append(call)
+    return json.dumps(record), out
 
 
 def _signature(func, saved):
