@@ -250,16 +250,29 @@ TEST(StatusConfigApply, OpAndDtypeFilters) {
 }
 
 TEST(StatusConfigApply, IsAPureFunction) {
+  // The result depends only on (config, case, device name): the rule applies to the case it is given, a call on
+  // another case in between leaves no trace, and the config is unchanged by either.
   const StatusConfig cfg = load("rules:\n  - {id: \"m::*\", atol: 1, status: skip, reason: r}\n");
   const Case base = make_case("m", "a", "torch.add");
-  Case first = base, second = base;
-  CaseStatus a = apply_status_config(cfg, first, "spyre");
-  CaseStatus b = apply_status_config(cfg, second, "spyre");
-  EXPECT_EQ(a.status, b.status);
-  EXPECT_EQ(a.reason, b.reason);
-  EXPECT_EQ(first.atol, second.atol);
-  EXPECT_EQ(cfg.rules.size(), 1u);
+  const Case other = make_case("n", "b", "torch.add");
+  Case first = base, unmatched = other, second = base;
+  const CaseStatus a = apply_status_config(cfg, first, "spyre");
+  const CaseStatus none = apply_status_config(cfg, unmatched, "spyre");
+  const CaseStatus b = apply_status_config(cfg, second, "spyre");
+  EXPECT_EQ(a.status, TriageStatus::Skip);
+  EXPECT_EQ(a.reason, "r");
+  EXPECT_EQ(first.atol, 1.0);
+  EXPECT_EQ(none.status, TriageStatus::Unset);
+  EXPECT_TRUE(none.matched.empty());
+  EXPECT_EQ(unmatched.atol, other.atol);
+  EXPECT_EQ(b.status, a.status);
+  EXPECT_EQ(b.reason, a.reason);
+  EXPECT_EQ(b.matched, a.matched);
+  EXPECT_EQ(second.atol, first.atol);
+  EXPECT_EQ(base.atol, make_case("m", "a", "torch.add").atol);  // the case it was copied from is as it was
+  ASSERT_EQ(cfg.rules.size(), 1u);
   EXPECT_EQ(cfg.rules[0].settings.atol, 1.0);
+  EXPECT_EQ(cfg.rules[0].settings.status, TriageStatus::Skip);
 }
 
 std::vector<Case> fixture_like_cases() {

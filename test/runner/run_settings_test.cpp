@@ -164,22 +164,76 @@ TEST(RunSettings, TheEnvironmentCompletesWhatTheFlagsLeaveOpen) {
 }
 
 TEST(RerunArguments, CarryEverySettingThatDecidesAVerdict) {
+  // Walks the table: each flag is given a value, and the rerun must carry every one of them, read back through the
+  // same table into the same settings. A flag added to the table without a value here fails the test, so that its
+  // rerun is checked too.
+  const std::map<std::string, std::string> value_of = {
+      {"--device", "privateuseone"},     {"--device-lib", "/opt/spyre/libspyre.so"},
+      {"--device-name", "spyre"},        {"--reference-dtype", "float64"},
+      {"--repeat", "3"},                 {"--device-import", "torch_spyre"},
+      {"--compile-backend", "inductor"}, {"--timeout", "77"},
+      {"--start-timeout", "42"},         {"--max-case-bytes", "1000000"},
+      {"--module-memory-budget", "5000"}, {"--reference-cache", "/var/cache/refs"},
+      {"--reference-cache-size", "8G"},  {"--reference-cache-max-entry", "1M"},
+  };
+  // A device comes from a library or from imports, never both: --device-import is checked on its own below.
+  const auto walked = [](const SettingField& f) {
+    return f.flag != nullptr && !f.is_switch && std::string(f.flag) != "--device-import";
+  };  // a switch guards the run and is no rerun argument
   RunSettings s;
-  s.device = "privateuseone";
-  s.device_lib = "/opt/spyre/libspyre.so";
-  s.device_name = "spyre";
-  s.reference_dtype = "float64";
-  s.repeat = 3;
-  s.timeout_s = 77;
-  s.max_case_bytes = 1000000;
+  const IdentityParts defaults = settings_identity(s);
+  for (const auto& f : setting_fields()) {
+    if (f.flag == nullptr || f.is_switch) continue;
+    ASSERT_TRUE(value_of.count(f.flag)) << f.flag << " has no value in this test: add one";
+    if (walked(f)) {
+      ASSERT_EQ(f.set(s, value_of.at(f.flag)), "") << f.flag;
+    }
+  }
   s.device_environment = {{"OPCHECK_LOOPBACK_FAULTS", "aten::exp=bias:1e-2"}};
   const RerunArguments r = rerun_arguments(s);
-  EXPECT_EQ(r.args, (std::vector<std::string>{"--device", "privateuseone", "--device-lib", "/opt/spyre/libspyre.so",
-                                              "--device-name", "spyre", "--reference-dtype", "float64", "--repeat",
-                                              "3", "--timeout", "77", "--max-case-bytes", "1000000"}));
+  for (const auto& f : setting_fields()) {
+    if (!walked(f)) continue;
+    const auto at = std::find(r.args.begin(), r.args.end(), std::string(f.flag));
+    ASSERT_NE(at, r.args.end()) << f.flag << " is not in the rerun";
+    ASSERT_NE(at + 1, r.args.end()) << f.flag;
+    if (std::string(f.flag) != "--reference-cache") {  // made absolute, which this value already is
+      EXPECT_EQ(*(at + 1), value_of.at(f.flag)) << f.flag;
+    }
+  }
   EXPECT_EQ(r.environment, s.device_environment);
+  // Every part of the identity a flag sets changed from the default: a rerun that dropped it would be another run.
+  const IdentityParts given = settings_identity(s);
+  ASSERT_EQ(given.size(), defaults.size());
+  for (const auto& f : setting_fields()) {
+    if (f.identity == nullptr || f.flag == nullptr) continue;
+    const auto part = std::find_if(given.begin(), given.end(), [&](const auto& p) { return p.first == f.identity; });
+    ASSERT_NE(part, given.end()) << f.identity;
+    EXPECT_NE(*part, defaults[std::size_t(part - given.begin())]) << f.identity;
+  }
+  // Read back through the table, the rerun arguments are the same settings.
+  RunSettings back;
+  for (std::size_t i = 0; i + 1 < r.args.size(); i += 2) {
+    const auto f = std::find_if(setting_fields().begin(), setting_fields().end(), [&](const SettingField& x) {
+      return x.flag != nullptr && r.args[i] == x.flag;
+    });
+    ASSERT_NE(f, setting_fields().end()) << r.args[i];
+    ASSERT_EQ(f->set(back, r.args[i + 1]), "") << r.args[i];
+  }
+  back.device_environment = r.environment;
+  EXPECT_EQ(settings_identity(back), given);
+  EXPECT_EQ(rerun_arguments(back).args, r.args);
   // The bundle records the same arguments the rerun line prints.
   EXPECT_EQ(exec_options(s).rerun, r.args);
+
+  // An imported device: the rerun imports it again and names the device as given, with no library.
+  RunSettings py = s;
+  py.device_imports = {value_of.at("--device-import")};
+  const RerunArguments pr = rerun_arguments(py);
+  const auto imp = std::find(pr.args.begin(), pr.args.end(), std::string("--device-import"));
+  ASSERT_NE(imp, pr.args.end());
+  EXPECT_EQ(*(imp + 1), "torch_spyre");
+  EXPECT_EQ(std::find(pr.args.begin(), pr.args.end(), std::string("--device-lib")), pr.args.end());
+  EXPECT_EQ(*(std::find(pr.args.begin(), pr.args.end(), std::string("--device")) + 1), "privateuseone");
 }
 
 TEST(RunSettings, ReferenceCacheSizesReadAsWrittenWithBinaryUnits) {

@@ -123,16 +123,26 @@ TEST(SelectModel, RepeatedModelFlagsUnionInLoadOrder) {
 
 TEST(SelectModel, Globs) {
   auto set = fixture_like_set();
-  EXPECT_EQ(run(set, models({"gpt*"})).cases.size(), 3u);
-  EXPECT_EQ(run(set, models({"GPT_OSS*"})).cases.size(), 3u);
-  EXPECT_EQ(run(set, models({"*llama*"})).cases.size(), 3u);
-  EXPECT_EQ(run(set, models({"gpt-oss-?0b"})).cases.size(), 3u);
-  EXPECT_EQ(run(set, models({"[gm]*"})).cases.size(), 7u);  // gpt, Meta (case-insensitive), granite
-  EXPECT_EQ(run(set, models({"[!g]*"})).cases.size(), 3u);  // Meta only; templates never match a glob
-  EXPECT_EQ(run(set, models({"granite-3.3-[0-9]b"})).cases.size(), 1u);
-  EXPECT_EQ(run(set, models({"*"})).cases.size(), 7u);
+  using Ids = std::vector<std::string>;
+  const Ids gpt = {"gpt-oss-20b::torch.getitem.1", "gpt-oss-20b::torch.nn.functional.linear.1",
+                   "gpt-oss-20b::torch.topk.1"};
+  const Ids llama = {"Meta-Llama-3.1-8B-Instruct::torch.nn.functional.embedding.1",
+                     "Meta-Llama-3.1-8B-Instruct::torch.mul.1", "Meta-Llama-3.1-8B-Instruct::torch.add.1"};
+  const Ids granite = {"granite-3.3-8b::rms"};
+  Ids every = llama;  // load order
+  every.insert(every.end(), gpt.begin(), gpt.end());
+  every.insert(every.end(), granite.begin(), granite.end());
+  EXPECT_EQ(ids(run(set, models({"gpt*"}))), gpt);
+  EXPECT_EQ(ids(run(set, models({"GPT_OSS*"}))), gpt);
+  EXPECT_EQ(ids(run(set, models({"*llama*"}))), llama);
+  EXPECT_EQ(ids(run(set, models({"gpt-oss-?0b"}))), gpt);
+  EXPECT_EQ(ids(run(set, models({"[gm]*"}))), every);  // gpt, Meta (case-insensitive), granite
+  EXPECT_EQ(ids(run(set, models({"[!g]*"}))), llama);  // Meta only; templates never match a glob
+  EXPECT_EQ(ids(run(set, models({"granite-3.3-[0-9]b"}))), granite);
+  EXPECT_EQ(ids(run(set, models({"*"}))), every);
   Selected none = run(set, models({"mistral*"}));
   EXPECT_TRUE(none.usage_error);
+  EXPECT_TRUE(none.cases.empty());
   EXPECT_NE(all_messages(none).find("--model 'mistral*' matches no model"), std::string::npos) << all_messages(none);
 }
 
