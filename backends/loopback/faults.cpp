@@ -18,23 +18,11 @@
 #include <torch/library.h>
 
 #include "loopback.h"
+#include "common/fault_kinds.h"
 #include "common/spelling.h"
 
 namespace opcheck::loopback {
 namespace {
-
-struct KindName {
-  const char* name;
-  FaultKind kind;
-  bool takes_number;
-};
-constexpr KindName kKinds[] = {
-    {"bias", FaultKind::Bias, true},    {"off", FaultKind::Off, true},        {"ulp", FaultKind::Ulp, false},       {"zeros", FaultKind::Zeros, false},
-    {"segv", FaultKind::Segv, false},   {"abort", FaultKind::Abort, false},   {"hang", FaultKind::Hang, false},
-    {"nondet", FaultKind::Nondet, false}, {"oom", FaultKind::Oom, false},     {"throw", FaultKind::Throw, false},
-    {"notimpl", FaultKind::NotImpl, false}, {"garbage", FaultKind::Garbage, false}, {"host", FaultKind::Host, false},
-    {"ignore_dtype", FaultKind::IgnoreDtype, false}, {"contiguous_only", FaultKind::ContiguousOnly, false},
-};
 
 /// A dtype as c10 names it ("Half", "BFloat16", "Long") or as torch spells it ("float16", "torch.bfloat16").
 c10::optional<at::ScalarType> scalar_type_named(std::string name) {
@@ -58,18 +46,14 @@ std::string trim(const std::string& s) {
   return s.substr(b, e - b + 1);
 }
 
-std::string kind_list() {
-  std::string out;
-  for (const auto& k : kKinds)
-    out += std::string(out.empty() ? "" : ", ") + k.name + (k.takes_number ? ":X" : k.kind == FaultKind::NotImpl ? "[:DTYPE]" : "");
-  return out;
-}
-
 /// Whether the dispatcher knows `op` ("ns::name" matches any overload; "ns::name.overload" only that one).
 bool operator_exists(const std::string& op) {
   auto& dispatcher = c10::Dispatcher::singleton();
   const auto dot = op.find('.', op.find("::"));
-  if (dot != std::string::npos) return dispatcher.findOp({op.substr(0, dot), op.substr(dot + 1)}).has_value();
+  if (dot != std::string::npos) {
+    const std::string overload = op.substr(dot + 1);  // ".default" names the overload without a name
+    return dispatcher.findOp({op.substr(0, dot), overload == "default" ? "" : overload}).has_value();
+  }
   if (dispatcher.findOp({op, ""}).has_value()) return true;
   for (const auto& name : dispatcher.getAllOpNames())
     if (name.name == op) return true;
@@ -116,17 +100,13 @@ const Fault* lookup(const std::string& name, const std::string& overload, std::s
   if (!g_any_fault.load(std::memory_order_relaxed)) return nullptr;
   auto t = table();
   keep = t;  // the scope holds the table its fault points into, even if a test swaps tables meanwhile
-  if (!overload.empty()) {
-    auto it = t->find(name + "." + overload);
-    if (it != t->end()) {
-      op_out = it->first;
-      return &it->second;
-    }
+  for (const std::string& key : fault_keys_for(name, overload)) {  // the one rule, most specific key first
+    auto it = t->find(key);
+    if (it == t->end()) continue;
+    op_out = name + (overload.empty() ? "" : "." + overload);
+    return &it->second;
   }
-  auto it = t->find(name);
-  if (it == t->end()) return nullptr;
-  op_out = name + (overload.empty() ? "" : "." + overload);
-  return &it->second;
+  return nullptr;
 }
 
 /// The element `flat_index` in row-major order, located through the strides (works for any layout).
@@ -259,15 +239,13 @@ bool parse_faults(const std::string& spec, std::vector<std::pair<std::string, Fa
       arg = trim(what.substr(colon + 1));
       what = trim(what.substr(0, colon));
     }
-    const KindName* kind = nullptr;
-    for (const auto& k : kKinds)
-      if (what == k.name) kind = &k;
+    const FaultKindInfo* kind = fault_kind_named(what);
     if (kind == nullptr) {
-      error = where + "unknown fault kind '" + what + "'. Fix: use one of " + kind_list();
+      error = where + "unknown fault kind '" + what + "'. Fix: use one of " + fault_kind_list();
       return false;
     }
     Fault f{kind->kind, 0, c10::nullopt};
-    if (kind->takes_number) {
+    if (kind->arg == FaultArg::Number) {
       char* end = nullptr;
       errno = 0;
       f.number = arg.empty() ? 0 : std::strtod(arg.c_str(), &end);
@@ -280,10 +258,11 @@ bool parse_faults(const std::string& spec, std::vector<std::pair<std::string, Fa
                 ":1e3";
         return false;
       }
-    } else if (kind->kind == FaultKind::NotImpl && colon != std::string::npos) {
+    } else if (kind->arg == FaultArg::OptionalDtype && colon != std::string::npos) {
       f.dtype = scalar_type_named(arg);
       if (!f.dtype) {
-        error = where + "unknown dtype '" + arg + "'. Fix: name it as c10 or torch does, e.g. notimpl:Half or notimpl:float16";
+        error = where + "unknown dtype '" + arg + "'. Fix: name it as c10 or torch does, e.g. " + what + ":Half or " +
+                what + ":float16";
         return false;
       }
     } else if (colon != std::string::npos) {
@@ -325,12 +304,11 @@ bool ops_needing_fault_kernels(const std::vector<std::pair<std::string, Fault>>&
   auto& dispatcher = c10::Dispatcher::singleton();
   const auto all = dispatcher.getAllOpNames();
   for (const auto& [key, fault] : faults) {
-    const bool exact = key.find('.', key.find("::")) != std::string::npos;
     bool carried = false;
     std::string view_op;
     for (const auto& n : all) {
       const std::string full = full_name(n);
-      if (exact ? full != key : n.name != key) continue;
+      if (!fault_op_matches(key, full)) continue;
       if (has_own_kernel(full)) {
         if (fault.kind == FaultKind::Host && returns_its_argument(full)) {
           error = "OPCHECK_LOOPBACK_FAULTS: cannot inject 'host' into '" + full +

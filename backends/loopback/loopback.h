@@ -10,6 +10,8 @@
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 
+#include "common/fault_kinds.h"  // FaultKind: the table of kinds
+
 namespace opcheck::loopback {
 
 /// How many loopback devices exist (OPCHECK_LOOPBACK_DEVICES, default 4).
@@ -27,11 +29,6 @@ std::int64_t live_bytes(int device);
 /// A CPU tensor that aliases the memory of `t` (same sizes, strides and bytes). `t` may live on the loopback device
 /// or already on the CPU. Loopback memory is host memory, so CPU kernels can read and write it in place.
 at::Tensor host_alias(const at::Tensor& t);
-
-/// What a fault does to an op.
-enum class FaultKind {
-  Bias, Off, Ulp, Zeros, Segv, Abort, Hang, Nondet, Oom, Throw, NotImpl, Garbage, Host, IgnoreDtype, ContiguousOnly
-};
 
 struct Fault {
   FaultKind kind;

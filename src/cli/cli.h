@@ -10,7 +10,7 @@
 #include "opcheck/case.h"
 #include "opcheck/exit_code.h"
 #include "runner/case_probe.h"
-#include "runner/run_settings.h"
+#include "settings/run_settings.h"
 #include "runner/selection.h"
 #include "select/select.h"
 

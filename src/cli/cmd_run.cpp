@@ -15,6 +15,7 @@
 #include "cli/cmd_import.h"
 #include "cli/cmd_run.h"
 #include "cli/exec_library.h"
+#include "common/fault_kinds.h"
 
 namespace opcheck::cli {
 namespace {
@@ -155,30 +156,15 @@ int cmd_run(RunFlags& f, const std::vector<std::string>& argv) {
 void add_run_command(CLI::App& app, Commands& commands) {
   auto f = std::make_shared<RunFlags>();
   auto* run = app.add_subcommand("run", "Run the selected cases on the device under test and the CPU reference");
+  // The fault kinds' lines come from their one table (src/common/fault_kinds.h).
   run->footer(
-      "Example: opcheck run --model gpt_oss --device loopback -m \"not bf16operation\"\n"
+      std::string("Example: opcheck run --model gpt_oss --device loopback -m \"not bf16operation\"\n"
       "         opcheck run gpt_oss::torch.add.2 '*::torch.mul.1' --device cpu   # by case id, globs allowed\n\n"
       "Fault injection on --device loopback, to prove a failure mode is caught:\n"
       "  OPCHECK_LOOPBACK_FAULTS='OP=KIND[;OP=KIND...]', OP an ATen name with or without its overload\n"
       "  (aten::exp, aten::add.Tensor), as the reports' resolved op names it (aten::softmax.int for torch.softmax);\n"
-      "  an operator the dispatcher does not know stops the run. KIND:\n"
-      "    bias:X   adds X to every float or complex output element (INCORRECT_RESULT)\n"
-      "    off:X    moves the first output element by X relative (at least X for |value| < 1) and by at least 4\n"
-      "             units in the last place of its dtype: one wrong element under any tolerance (INCORRECT_RESULT)\n"
-      "    ulp      flips the lowest bit of the first output element (INCORRECT_RESULT under compare: exact\n"
-      "             and on integer outputs; within default float tolerances it passes)\n"
-      "    zeros    zeroes the outputs (INCORRECT_RESULT)\n"
-      "    nondet   flips the lowest bit of a different element on every call (NONDETERMINISTIC: the runs differ,\n"
-      "             each within default tolerances of a float output)\n"
-      "    garbage  leaves the outputs as bytes that vary per call (INCORRECT_RESULT, also differs between runs)\n"
-      "    host     returns the outputs on the host, not the device (INCORRECT_RESULT, naming both devices)\n"
-      "    segv     raises SIGSEGV (CRASHED)       abort    calls abort() (CRASHED)\n"
-      "    hang     never returns (TIMEOUT)        oom      fails the op's next device allocation\n"
-      "    throw    raises a c10::Error (FAILED_RUNTIME)\n"
-      "    notimpl  raises NotImplementedError (NOT_SUPPORTED); notimpl:DTYPE only for a tensor of that dtype\n"
-      "             (notimpl:Half), as a kernel registered for some dtypes\n"
-      "    contiguous_only  raises for a non-contiguous tensor argument (FAILED_RUNTIME or FAILED_TRANSFER)\n"
-      "    ignore_dtype     aten::_copy_from only: copies the bytes without converting the dtype (INCORRECT_RESULT)\n"
+      "  an operator the dispatcher does not know stops the run. KIND:\n") +
+      fault_kind_help(4, 116) +
       "  e.g. OPCHECK_LOOPBACK_FAULTS='aten::add.Tensor=bias:1e-2;aten::rsqrt=segv' opcheck run --model gpt_oss\n"
       "  A fault whose op no case reached on the device is a warning (\"fault ... never fired\").\n"
       "  OPCHECK_LOOPBACK_MODE='MODE[,MODE...]' makes loopback behave like a real accelerator: fork_sensitive (a\n"

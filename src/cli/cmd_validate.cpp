@@ -10,7 +10,7 @@
 #include "cli/exec_library.h"
 #include "config/status_config.h"
 #include "runner/op_check.h"
-#include "runner/run_settings.h"
+#include "settings/run_settings.h"
 #include "runner/selection.h"
 
 namespace opcheck::cli {

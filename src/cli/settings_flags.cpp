@@ -1,5 +1,5 @@
 // The flags of a run's settings that `run`, `repro` and `shrink` share, registered from the settings table
-// (runner/run_settings.h: setting_fields), so that a rerun line printed by one is read the same way by the others and
+// (settings/run_settings.h: setting_fields), so that a rerun line printed by one is read the same way by the others and
 // no flag is spelled twice.
 #include <CLI/CLI.hpp>
 

@@ -15,7 +15,7 @@
 namespace opcheck::exec {
 
 /// The `opcheck run` arguments a bundle records for rerunning its case: the run's settings as
-/// runner/run_settings.h derives them (ExecOptions::rerun), e.g. {"--device", "loopback"}.
+/// settings/run_settings.h derives them (ExecOptions::rerun), e.g. {"--device", "loopback"}.
 std::vector<std::string> rerun_device_args(const ExecOptions& opts);
 
 struct CaseEvidence;  // exec/engine.h: the tensors a case produced, recorded as it ran

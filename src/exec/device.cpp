@@ -496,7 +496,7 @@ bool setup_installed_device(const ExecOptions& opts, const std::string& type, in
 
 bool setup_device(const ExecOptions& opts, DeviceSetup& out, std::string& error) {
   out = DeviceSetup{};
-  // The run's settings took the library from OPCHECK_DEVICE_LIB when no flag gave one (runner/run_settings.h).
+  // The run's settings took the library from OPCHECK_DEVICE_LIB when no flag gave one (settings/run_settings.h).
   std::string device_lib = opts.device_lib;
 
   std::string type;

@@ -8,8 +8,8 @@
 #include <set>
 
 #include "report/report_error.h"
-#include "runner/run_identity.h"
-#include "runner/run_settings.h"
+#include "settings/run_identity.h"
+#include "settings/run_settings.h"
 
 namespace opcheck {
 namespace {

@@ -11,7 +11,7 @@
 #include "config/status_config.h"
 #include "opcheck/case.h"
 #include "repro/script.h"
-#include "runner/run_settings.h"
+#include "settings/run_settings.h"
 
 namespace opcheck::repro {
 

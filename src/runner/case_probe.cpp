@@ -7,7 +7,7 @@
 #include "plan/plan.h"
 #include "repro/reproduction.h"
 #include "runner/plan_execution.h"
-#include "runner/run_identity.h"
+#include "settings/run_identity.h"
 #include "runner/worker_pool.h"
 
 namespace opcheck {

@@ -11,7 +11,7 @@
 #include "opcheck/exec_api.h"
 #include "opcheck/report.h"
 #include "runner/run.h"
-#include "runner/run_settings.h"
+#include "settings/run_settings.h"
 #include "runner/selection.h"
 
 namespace opcheck {

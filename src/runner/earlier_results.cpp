@@ -11,7 +11,7 @@
 #include "report/atomic_file.h"
 #include "report/json_writer.h"
 #include "report/record_json.h"
-#include "runner/run_identity.h"
+#include "settings/run_identity.h"
 
 namespace opcheck {
 

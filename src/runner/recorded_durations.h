@@ -3,17 +3,11 @@
 #pragma once
 
 #include <string>
-#include <unordered_map>
 #include <vector>
 
-namespace opcheck {
+#include "settings/run_settings.h"  // RecordedDurations
 
-/// The times one earlier run recorded.
-struct RecordedDurations {
-  std::string path;    // as given
-  std::string sha256;  // of the file's bytes: every shard of a split must be given the same file
-  std::unordered_map<std::string, double> seconds;  // dedupe key -> seconds its case took
-};
+namespace opcheck {
 
 /// Reads a metrics file (`opcheck run|merge --metrics-json`) or a journal (`journal.jsonl`). A case that ran counts
 /// with its recorded time; one that timed out with `timeout_s` (it will likely take that long again); skipped and

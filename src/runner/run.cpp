@@ -7,6 +7,7 @@
 
 #include "common/call_signature.h"
 #include "common/device_choice.h"
+#include "common/fault_kinds.h"
 #include "common/regular_file.h"
 #include "common/sha256.h"
 #include "common/text.h"
@@ -21,8 +22,9 @@
 #include "report/failure_groups.h"
 #include "runner/case_probe.h"
 #include "runner/plan_execution.h"
+#include "runner/recorded_durations.h"
 #include "runner/shrink.h"
-#include "runner/run_identity.h"
+#include "settings/run_identity.h"
 
 namespace opcheck {
 namespace {
@@ -88,6 +90,13 @@ int select_cases_to_run(RunRequest& r, RunSession& session, Prepared& p, RunHost
   if (p.loaded.selected.usage_error) return kUsageError;
   std::string error;
   if (!resolve_run_settings(r.settings, process_environment(), r.session.artifact_dir, error)) {
+    host.err << "opcheck: error: " << error << "\n";
+    return kUsageError;
+  }
+  // A file that cannot split the run is found before any case runs, not by the shards' merge.
+  r.settings.durations = {};
+  if (!r.settings.durations_from.empty() &&
+      !read_recorded_durations(r.settings.durations_from, r.settings.timeout_s, r.settings.durations, error)) {
     host.err << "opcheck: error: " << error << "\n";
     return kUsageError;
   }
@@ -323,16 +332,6 @@ int execute(const RunRequest& r, Prepared& p, RunSession& session, RunReport& re
   return -1;
 }
 
-// Whether the device op `reached` ("aten::mm", "aten::add.Tensor") is what a fault's OP names: that overload (the
-// default one spelt bare or ".default"), or with a bare name every overload, as the devices read it.
-bool fault_op_matches(const std::string& fault_op, const std::string& reached) {
-  const auto dot = fault_op.find('.', fault_op.find("::"));
-  if (dot == std::string::npos) return reached.substr(0, reached.find('.', reached.find("::"))) == fault_op;
-  const std::string dflt = ".default";
-  const bool names_default = fault_op.size() > dflt.size() && fault_op.compare(dot, std::string::npos, dflt) == 0;
-  return reached == fault_op || (names_default && reached == fault_op.substr(0, dot));
-}
-
 // An injected fault whose op no case reached on the device proves nothing, and a run that passes with it must not
 // read as a device that survived it. A fault that kills or hangs the worker takes the case's record of what it
 // reached along (CRASHED, TIMEOUT), so with such cases in the run it may have fired unseen, and nothing is said. So
@@ -345,14 +344,15 @@ std::vector<std::string> unfired_fault_warnings(const RunSettings& settings, con
     for (const auto& d : rec.result.device_ops) reached.insert(d.op);
     worker_lost = worker_lost || rec.result.stage == Stage::CRASHED || rec.result.stage == Stage::TIMEOUT;
   }
-  static const std::set<std::string> kEndsWorker = {"segv", "abort", "hang", "oom"};
   for (const auto& [name, value] : settings.device_environment) {
     if (name != "OPCHECK_LOOPBACK_FAULTS" && name != "OPCHECK_PYLOOP_FAULTS") continue;
     for (const auto& item : split_list(value, ';')) {
       const auto eq = item.find('=');
       if (eq == std::string::npos) continue;  // the device rejected the variable already if it meant anything
       const std::string op(trim_blanks(item.substr(0, eq))), kind(trim_blanks(item.substr(eq + 1)));
-      if (worker_lost && kEndsWorker.count(kind.substr(0, kind.find(':')))) continue;
+      // pyloop's segv and hang are named as the loopback's are, and end the worker as they do.
+      const FaultKindInfo* info = fault_kind_named(kind.substr(0, kind.find(':')));
+      if (worker_lost && info != nullptr && info->ends_worker) continue;
       if (std::any_of(reached.begin(), reached.end(), [&](const std::string& r) { return fault_op_matches(op, r); }))
         continue;
       warnings.push_back(name + ": fault " + op + "=" + kind + " never fired: no case reached " + op +

@@ -13,7 +13,7 @@
 #include "report/console.h"
 #include "report/outputs.h"
 #include "runner/run_session.h"
-#include "runner/run_settings.h"
+#include "settings/run_settings.h"
 #include "runner/selection.h"
 
 namespace opcheck {

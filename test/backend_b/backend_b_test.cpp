@@ -7,7 +7,7 @@
 
 #include "exec/cpu_features.h"
 #include "exec/device.h"
-#include "runner/run_settings.h"
+#include "settings/run_settings.h"
 
 namespace opcheck::exec {
 namespace {

@@ -1,5 +1,5 @@
 """One spelling of every settings flag, through the real binary: `run`, `repro` and `shrink` list exactly the flags
-of the settings table (src/runner/run_settings.cpp; runner_tests walks the table itself), and `repro` reads the
+of the settings table (src/settings/run_settings.cpp; runner_tests walks the table itself), and `repro` reads the
 flags given back through it, so a bundle's recorded device flags stay when another setting is given."""
 import re
 import shlex

@@ -12,6 +12,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 
@@ -21,6 +23,7 @@
 #include <c10/core/DeviceGuard.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 
+#include "common/fault_kinds.h"
 #include "exec/cpu_features.h"
 #include "exec/device.h"
 #include "runner/worker_pool.h"
@@ -667,6 +670,85 @@ TEST(LoopbackEnv, PreciseRoundsAFloat64ResultOnce) {
   EXPECT_EQ(precise, "ok Half 0\n");  // every element is float64's, rounded once
   EXPECT_NE(plain, "ok Half 0\n") << "the CPU's own fp16 mm no longer differs from float64: pick another call";
   EXPECT_EQ(plain.rfind("ok Half ", 0), 0u) << plain;
+}
+
+// The one table of fault kinds (src/common/fault_kinds.h): every entry is named once, listed in `run --help` and in
+// docs/devices.md, parsed with its own grammar, and fires on the loopback.
+TEST(FaultKinds, EachKindIsOneEntryListedInTheHelpAndTheDocs) {
+  std::ifstream in(std::string(OPCHECK_TEST_DIR) + "/../../docs/devices.md");
+  ASSERT_TRUE(in) << "docs/devices.md";
+  const std::string docs((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string help = fault_kind_help(4, 116);
+  std::set<std::string> names;
+  for (const auto& k : fault_kinds()) {
+    EXPECT_TRUE(names.insert(k.name).second) << k.name << " twice";
+    EXPECT_EQ(fault_kind_named(k.name), &k) << k.name;
+    const std::string example = k.example;
+    const std::string written = example.substr(example.find('=') + 1);
+    EXPECT_EQ(written.substr(0, written.find(':')), k.name) << "the example of " << k.name << " is another kind's";
+    EXPECT_NE(help.find("    " + std::string(k.name)), std::string::npos) << k.name << " is not in the help";
+    std::string words;  // the help text as the wrapped lines hold it, whitespace aside
+    for (char c : std::string(k.help)) words += c;
+    std::string flat;
+    for (std::size_t i = 0; i < help.size(); ++i) flat += help[i] == '\n' ? ' ' : help[i];
+    std::string squeezed;
+    for (char c : flat) if (!(c == ' ' && !squeezed.empty() && squeezed.back() == ' ')) squeezed += c;
+    EXPECT_NE(squeezed.find(words), std::string::npos) << k.name << "'s help line is not in the help";
+    EXPECT_NE(docs.find("`" + std::string(k.name)), std::string::npos) << k.name << " is not in docs/devices.md";
+  }
+  EXPECT_EQ(fault_kind_named("explode"), nullptr);
+}
+
+TEST(FaultKinds, OneRuleMatchesAFaultToTheOpsItNames) {
+  EXPECT_TRUE(fault_op_matches("aten::add", "aten::add.Tensor"));  // a bare name: every overload
+  EXPECT_TRUE(fault_op_matches("aten::add", "aten::add"));
+  EXPECT_TRUE(fault_op_matches("aten::add.Tensor", "aten::add.Tensor"));
+  EXPECT_FALSE(fault_op_matches("aten::add.Tensor", "aten::add.Scalar"));
+  EXPECT_FALSE(fault_op_matches("aten::add.Tensor", "aten::add"));
+  EXPECT_TRUE(fault_op_matches("aten::mm.default", "aten::mm"));  // .default: the overload without a name
+  EXPECT_TRUE(fault_op_matches("aten::mm.default", "aten::mm.default"));
+  EXPECT_FALSE(fault_op_matches("aten::mm.default", "aten::mm.out"));
+  EXPECT_FALSE(fault_op_matches("aten::ad", "aten::add.Tensor"));
+  EXPECT_FALSE(fault_op_matches("aten::add_", "aten::add.Tensor"));
+  EXPECT_EQ(fault_keys_for("aten::add", "Tensor"), (std::vector<std::string>{"aten::add.Tensor", "aten::add"}));
+  EXPECT_EQ(fault_keys_for("aten::mm", ""), (std::vector<std::string>{"aten::mm.default", "aten::mm"}));
+}
+
+TEST_F(Loopback, EveryFaultKindParsesWithItsGrammarAndFires) {
+  for (const auto& k : fault_kinds()) {
+    const std::string example = k.example;
+    const std::string op = example.substr(0, example.find('='));
+    char err[512] = {0};
+    // Its grammar: a number where it takes one, nothing where it takes none.
+    if (k.arg == FaultArg::Number) {
+      EXPECT_EQ(set_faults_((op + "=" + k.name).c_str(), err, sizeof(err)), -1) << k.name << " without its number";
+    } else if (k.arg == FaultArg::None) {
+      EXPECT_EQ(set_faults_((op + "=" + k.name + ":1").c_str(), err, sizeof(err)), -1) << k.name << " with one";
+    }
+    faults(example);
+    // Fired: the call raises, dies, hangs, or returns what the CPU does not (bits, or the device the result is on).
+    // Copies are faulted as a dtype-converting copy of a non-contiguous tensor to the device.
+    const at::Tensor x = at::rand({4, 8}) + 0.5;
+    const bool copy = op == "aten::_copy_from";
+    const at::Tensor want = copy ? x.t().to(at::kDouble) : at::exp(x);
+    const int status = in_child(
+        [&] {
+          try {
+            const at::Tensor got = copy ? x.t().to(dev_.device, at::kDouble) : at::exp(on_device(x));
+            if (got.device() != dev_.device) _exit(5);
+            _exit(at::equal(got.cpu(), want) ? 0 : 4);
+          } catch (const std::exception&) {
+            _exit(3);
+          }
+        },
+        std::chrono::seconds(5));
+    EXPECT_NE(status, 0) << example << " did not fire: the call ran as on the CPU";
+    if (k.ends_worker) {
+      EXPECT_TRUE(status == -1 || WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) == 3))
+          << example << ": " << status;
+    }
+    faults("");
+  }
 }
 
 }  // namespace

@@ -19,7 +19,7 @@
 #include "repro_files.h"
 #include "exec/engine.h"
 #include "plan/plan.h"
-#include "runner/run_settings.h"
+#include "settings/run_settings.h"
 
 namespace fs = std::filesystem;
 

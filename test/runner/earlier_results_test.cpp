@@ -10,7 +10,7 @@
 
 #include "report/journal.h"
 #include "runner/earlier_results.h"
-#include "runner/run_identity.h"
+#include "settings/run_identity.h"
 
 namespace opcheck {
 namespace {

@@ -5,7 +5,7 @@
 #include <functional>
 #include <map>
 
-#include "runner/run_identity.h"
+#include "settings/run_identity.h"
 
 namespace opcheck {
 namespace {

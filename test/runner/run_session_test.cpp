@@ -9,7 +9,7 @@
 
 #include "plan/plan.h"
 #include "report/journal.h"
-#include "runner/run_identity.h"
+#include "settings/run_identity.h"
 #include "runner/run_session.h"
 #include "runner/plan_execution.h"
 

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <map>
 
-#include "runner/run_settings.h"
+#include "settings/run_settings.h"
 
 namespace opcheck {
 namespace {

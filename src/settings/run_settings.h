@@ -8,12 +8,12 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "opcheck/exec_api.h"
 #include "opcheck/report.h"
-#include "runner/recorded_durations.h"
 
 namespace opcheck {
 
@@ -58,6 +58,13 @@ struct PythonDeviceSettings {
 /// False with a usage error (what is wrong and a Fix) for a module or backend name that cannot be one.
 bool resolve_python_device(const std::vector<std::string>& import_flags, const std::string& backend_flag,
                            const EnvLookup& env, PythonDeviceSettings& out, std::string& error);
+
+/// The times one earlier run recorded (--durations-from; read by runner/recorded_durations.h).
+struct RecordedDurations {
+  std::string path;    // as given
+  std::string sha256;  // of the file's bytes: every shard of a split must be given the same file
+  std::unordered_map<std::string, double> seconds;  // dedupe key -> seconds its case took
+};
 
 /// Every setting of one run that decides what a case computes or how the run goes. The CLI writes flags into it;
 /// resolve_run_settings() completes it from the environment and checks it.

@@ -1,4 +1,4 @@
-#include "runner/run_settings.h"
+#include "settings/run_settings.h"
 
 #include <unistd.h>
 
@@ -326,10 +326,6 @@ bool resolve_run_settings(RunSettings& s, const EnvLookup& env, const std::strin
   s.device_environment = device_environment_of(env);
   s.origin_environment = origin_environment_of(s, env);
   if (!resolve_shard(s.shard, env, s.shard_index, s.shard_total, error)) return false;
-  // A file that cannot split the run is found before any case runs, not by the shards' merge.
-  s.durations = {};
-  if (!s.durations_from.empty() && !read_recorded_durations(s.durations_from, s.timeout_s, s.durations, error))
-    return false;
   s.deadline_s = 0;
   if (!s.deadline.empty() && !parse_duration(s.deadline, s.deadline_s)) {
     error = "invalid --deadline '" + s.deadline + "'\n  Fix: use seconds or a unit, e.g. 90s, 45m, 2h";

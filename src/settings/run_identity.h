@@ -1,5 +1,5 @@
 // A run's identity: everything that, changed, could change a verdict. --resume, --results-cache and merge reuse or
-// combine results only under the same identity. It is derived from the run's settings (runner/run_settings.h: every
+// combine results only under the same identity. It is derived from the run's settings (settings/run_settings.h: every
 // setting with an identity name is a part by construction) and the facts the executor found (libtorch, the device
 // as resolved, its library's digest, the Python modules), plus the status config's digest and the dedupe-key version.
 #pragma once
@@ -9,7 +9,7 @@
 
 #include "opcheck/exec_api.h"
 #include "opcheck/report.h"
-#include "runner/run_settings.h"
+#include "settings/run_settings.h"
 
 namespace opcheck {
 

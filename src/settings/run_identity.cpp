@@ -1,4 +1,4 @@
-#include "runner/run_identity.h"
+#include "settings/run_identity.h"
 
 #include <algorithm>
 
