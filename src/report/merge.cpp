@@ -275,7 +275,11 @@ RunReport merge_reports(const std::vector<RunReport>& shards, bool allow_partial
   std::vector<std::string> placed;
   for (const auto& rec : out.cases)
     if (rec.index >= 0) placed.push_back(rec.id);
-  info.cases_sha256 = case_list_sha256(placed);
+  // Shards of an earlier opcheck record no plan; the merge then records none either.
+  const bool planned = std::all_of(shards.begin(), shards.end(), [](const RunReport& s) {
+    return !s.info.cases_sha256.empty();
+  });
+  info.cases_sha256 = planned ? case_list_sha256(placed) : std::string();
   // A whole set of shards holds its selection, each occurrence once.
   if (!info.selection_sha256.empty() && info.shard.empty() && info.cases_sha256 != info.selection_sha256)
     refuse("the shards hold " + std::to_string(placed.size()) + " occurrences, which are not the selection they ran",
