@@ -116,6 +116,13 @@ def edit(path, change):
 def test_merge_refuses_an_emptied_shard_and_a_negative_count_naming_the_file(tmp_path):
     a, b = shards(tmp_path)
     merged = tmp_path / "m.json"
+    # No report of merge or report replaces the file it reads.
+    kept = a.read_bytes()
+    r = opcheck("merge", a, b, "--metrics-json", a)
+    assert r.rc == 4 and f"--metrics-json {a} would replace the shard {a}, which opcheck reads" in r.err, r
+    r = opcheck("report", a, "--html", a)
+    assert r.rc == 4 and f"--html {a} would replace the metrics file {a}, which opcheck reads" in r.err, r
+    assert a.read_bytes() == kept
     assert opcheck("merge", a, b, "--metrics-json", merged).rc == 0
 
     def empty(doc):
