@@ -129,6 +129,22 @@ std::vector<std::string> one_machine_argv(const std::vector<std::string>& shard_
   throw ReportError("opcheck merge: error: " + what + "\n  Fix: " + fix);
 }
 
+// The merged run's case list digest; a whole set of shards holds its selection, each occurrence once. Shards of an
+// earlier opcheck record no plan, and the merge then records none either.
+void record_merged_plan(const std::vector<RunReport>& shards, RunReport& out) {
+  std::vector<std::string> placed;
+  for (const auto& rec : out.cases)
+    if (rec.index >= 0) placed.push_back(rec.id);
+  const bool planned = std::all_of(shards.begin(), shards.end(), [](const RunReport& s) {
+    return !s.info.cases_sha256.empty();
+  });
+  RunInfo& info = out.info;
+  info.cases_sha256 = planned ? case_list_sha256(placed) : std::string();
+  if (planned && !info.selection_sha256.empty() && info.shard.empty() && info.cases_sha256 != info.selection_sha256)
+    refuse("the shards hold " + std::to_string(placed.size()) + " occurrences, which are not the selection they ran",
+           "merge every shard of one run, each its own metrics file as `opcheck run` wrote it");
+}
+
 }  // namespace
 
 std::string case_list_sha256(std::vector<std::string> ids) {
@@ -272,18 +288,7 @@ RunReport merge_reports(const std::vector<RunReport>& shards, bool allow_partial
     for (std::size_t i = 0; i < shard_specs.size(); ++i) info.shard += (i ? "," : "") + shard_specs[i];
   }
 
-  std::vector<std::string> placed;
-  for (const auto& rec : out.cases)
-    if (rec.index >= 0) placed.push_back(rec.id);
-  // Shards of an earlier opcheck record no plan; the merge then records none either.
-  const bool planned = std::all_of(shards.begin(), shards.end(), [](const RunReport& s) {
-    return !s.info.cases_sha256.empty();
-  });
-  info.cases_sha256 = planned ? case_list_sha256(placed) : std::string();
-  // A whole set of shards holds its selection, each occurrence once.
-  if (!info.selection_sha256.empty() && info.shard.empty() && info.cases_sha256 != info.selection_sha256)
-    refuse("the shards hold " + std::to_string(placed.size()) + " occurrences, which are not the selection they ran",
-           "merge every shard of one run, each its own metrics file as `opcheck run` wrote it");
+  record_merged_plan(shards, out);
   std::stable_sort(out.cases.begin(), out.cases.end(), [](const CaseRecord& a, const CaseRecord& b) {
     if (a.index != b.index) return a.index < b.index;
     if (a.file != b.file) return a.file < b.file;
