@@ -46,6 +46,8 @@ struct RunInfo {
   std::vector<std::string> argv;            // selection arguments as given
   std::string shard;                        // "I/N" or ""
   std::int64_t selection_occurrences = 0;   // sharded runs: the whole selection's occurrences (0: unknown)
+  std::string selection_sha256;  // digest of the whole selection's occurrence ids, before --shard ("" = unknown)
+  std::string cases_sha256;      // digest of the occurrence ids this run planned: what `cases` holds ("" = unknown)
   std::map<std::string, std::string> manifests;  // path -> sha256 of every manifest read
   std::vector<std::string> enabled_ops;     // device's enabled ops (coverage); empty when unknown
   bool interrupted = false;                 // stopped by SIGINT/SIGTERM, --maxfail or --deadline

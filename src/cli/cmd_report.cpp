@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include <array>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <stdexcept>
@@ -32,10 +33,24 @@ int cmd_merge(const MergeFlags& f) {
   const std::vector<std::string> unwritable = check_report_paths(f.reports);
   for (const auto& e : unwritable) std::cerr << "opcheck: error: " << e << "\n";
   if (!unwritable.empty()) return kUsageError;
+  std::vector<NamedPath> shard_files;
+  for (const auto& p : f.inputs) shard_files.push_back({"the shard", p});
+  // No report replaces a shard or another report; --junit-dir's files are known once the models are.
+  std::vector<std::string> clashes = path_clashes(report_outputs(f.reports, {}), shard_files);
   RunReport merged;
   try {
     std::vector<RunReport> shards;
     for (const auto& p : f.inputs) shards.push_back(read_whole_metrics(p));
+    if (clashes.empty()) {
+      std::vector<std::string> models;
+      for (const auto& s : shards)
+        for (const auto& rec : s.cases) models.push_back(rec.model);
+      clashes = path_clashes(report_outputs(f.reports, models), shard_files);
+    }
+    if (!clashes.empty()) {
+      for (const auto& e : clashes) std::cerr << "opcheck: error: " << e << "\n";
+      return kUsageError;
+    }
     std::string partial;
     merged = merge_reports(shards, f.allow_partial, &partial, f.inputs);
     if (!partial.empty()) std::cerr << "opcheck merge: warning: " << partial << "\n";
@@ -70,6 +85,14 @@ int cmd_diff(const std::string& old_path, const std::string& new_path, const Dif
 /// Reads `metrics` (and, when `history_dir` is given, the metrics files in it) and writes the HTML dashboard to
 /// `html`. Exit 0 when written, 2 when a file cannot be read or written (the message names it).
 int cmd_report(const std::string& metrics, const std::string& history_dir, const std::string& html) {
+  std::vector<NamedPath> inputs{{"the metrics file", metrics}};
+  std::error_code ec;
+  if (!history_dir.empty())
+    for (std::filesystem::directory_iterator it(history_dir, ec), end; !ec && it != end; it.increment(ec))
+      if (it->path().extension() == ".json") inputs.push_back({"the --history file", it->path().string()});
+  const std::vector<std::string> clashes = path_clashes({{"--html", html}}, inputs);
+  for (const auto& e : clashes) std::cerr << "opcheck: error: " << e << "\n";
+  if (!clashes.empty()) return kUsageError;
   try {
     const RunReport run = read_metrics(metrics);
     std::vector<RunReport> history;
@@ -106,7 +129,7 @@ void add_report_commands(CLI::App& app, Commands& commands) {
                 "  opcheck merge shard-*.json --junit-xml all.xml --metrics-json all.json --html all.html\n"
                 "Exit codes: as `run` would exit on the merged cases (0 all passed, 1 failures or errors, 2 interrupted "
                 "shards), 2 when the shards cannot be merged, 3 when a report cannot be written, 4 when a report's path "
-                "is refused (a folder, a FIFO, a folder that cannot be made).");
+                "is refused (a folder, a FIFO, a folder that cannot be made, a shard's or another report's path).");
   merge->add_option("metrics", m->inputs, "Metrics files of the shards")->required();
   add_report_flags(*merge, m->reports);
   merge->add_flag("--allow-partial", m->allow_partial,

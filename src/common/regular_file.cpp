@@ -76,6 +76,18 @@ bool read_regular_file(const std::string& path, std::string& out, std::string& w
   return true;
 }
 
+std::string why_not_regular_file(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0)
+    return S_ISREG(st.st_mode) ? std::string() : std::string("is ") + kind_of(st.st_mode) + ", not a regular file";
+  const int err = errno;
+  if (err == ELOOP) return "is a symbolic link loop (its links lead back to themselves)";
+  if (err == ENOENT && ::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
+    return "is a dangling symbolic link (what it names does not exist)";
+  if (err == ENOENT || err == ENOTDIR) return "does not exist";
+  return std::strerror(err);
+}
+
 std::string absolute_path(const std::string& path) {
   std::error_code ec;
   const std::filesystem::path a = std::filesystem::absolute(path, ec);

@@ -18,6 +18,11 @@ int open_regular_file(const std::string& path, std::string& why, bool refuse_lin
 bool read_regular_file(const std::string& path, std::string& out, std::string& why,
                        std::size_t max_bytes = static_cast<std::size_t>(1) << 40);
 
+/// Why `path` is not a regular file (through its links), in words a message puts after the path: "" for a regular
+/// file; else "does not exist", "is a symbolic link loop", "is a dangling symbolic link", "is a FIFO (named pipe),
+/// not a regular file", "is a folder, not a regular file", or the system's error text. Never opens the file.
+std::string why_not_regular_file(const std::string& path);
+
 /// `path` made absolute and normal (no `.` or `..` parts), as printed commands and bundles name files; `path` itself
 /// when the working folder cannot be read.
 std::string absolute_path(const std::string& path);

@@ -27,4 +27,9 @@ std::vector<std::string> split_list(std::string_view text, char sep) {
   return out;
 }
 
+std::string clipped(std::string_view text) {
+  if (text.size() <= kQuotedBytes) return std::string(text);
+  return std::string(text.substr(0, kQuotedBytes)) + "... (" + std::to_string(text.size()) + " bytes)";
+}
+
 }  // namespace opcheck

@@ -34,4 +34,11 @@ std::string_view trim_blanks(std::string_view text, std::string_view blanks = " 
 /// split_list("aten::a.x, aten::b,", ',') == {"aten::a.x", "aten::b"}.
 std::vector<std::string> split_list(std::string_view text, char sep = ',');
 
+/// How many bytes of a name or value a message quotes (docs/design.md: Hostile sizes).
+inline constexpr std::size_t kQuotedBytes = 120;
+
+/// `text` as a message echoes it: whole up to kQuotedBytes bytes, else its first kQuotedBytes bytes, "..." and its
+/// full length: clipped(a 120 KB -k expression) == "a or b or ... (122880 bytes)".
+std::string clipped(std::string_view text);
+
 }  // namespace opcheck

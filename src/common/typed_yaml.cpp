@@ -13,8 +13,8 @@ using yaml::NodeRef;
 using yaml::ScalarStyle;
 
 std::string in_quotes(std::string_view text) {
-  if (text.size() <= 120) return "'" + std::string(text) + "'";
-  return "'" + std::string(text.substr(0, 120)) + "...' (" + std::to_string(text.size()) + " bytes)";
+  if (text.size() <= kQuotedBytes) return "'" + std::string(text) + "'";
+  return "'" + std::string(text.substr(0, kQuotedBytes)) + "...' (" + std::to_string(text.size()) + " bytes)";
 }
 
 bool is_yaml_null(NodeRef n) {

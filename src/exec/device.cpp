@@ -22,6 +22,7 @@
 #include <torch/version.h>
 
 #include "common/device_choice.h"
+#include "common/regular_file.h"
 #include "common/sha256.h"
 #include "exec/op_error.h"
 
@@ -55,8 +56,9 @@ std::string lower(std::string s) {
 
 std::string find_loopback_library(const ExecOptions& opts, std::string& error) {
   if (!opts.loopback_lib.empty()) {
-    if (file_exists(opts.loopback_lib)) return opts.loopback_lib;
-    error = "loopback library '" + opts.loopback_lib + "' does not exist. Fix: pass the path of " + kLoopbackLibName;
+    const std::string why = why_not_regular_file(opts.loopback_lib);
+    if (why.empty()) return opts.loopback_lib;
+    error = "loopback library '" + opts.loopback_lib + "' " + why + ". Fix: pass the path of " + kLoopbackLibName;
     return {};
   }
   std::vector<std::string> tried;
@@ -97,8 +99,8 @@ bool load_privateuse1_library(const std::string& path, std::string& error) {
   std::lock_guard<std::mutex> lock(g_loaded_mutex);
   char resolved[PATH_MAX];
   std::string canonical = ::realpath(path.c_str(), resolved) ? std::string(resolved) : path;
-  if (!file_exists(canonical)) {
-    error = "device library '" + path + "' does not exist. Fix: check --device-lib / OPCHECK_DEVICE_LIB";
+  if (const std::string why = why_not_regular_file(path); !why.empty()) {
+    error = "device library '" + path + "' " + why + ". Fix: check --device-lib / OPCHECK_DEVICE_LIB";
     return false;
   }
   if (!g_loaded_privateuse1_lib.empty()) {

@@ -8,6 +8,7 @@
 #include <map>
 #include <string_view>
 
+#include "common/sha256.h"
 #include "common/text.h"
 #include "common/text_escape.h"
 #include "opcheck/case.h"
@@ -293,16 +294,28 @@ void write_document(TextOut& out, const RunInfo& info, const std::string& name,
   out.buf += "</testsuites>\n";
 }
 
-// A model name as a file name: path separators and characters shells trip on become '_'.
-std::string model_file_name(const std::string& model) {
+}  // namespace
+
+std::string junit_file_name(const std::string& model) {
   std::string out = model.empty() ? std::string("opcheck") : model;
+  bool lossy = false;
   for (char& ch : out)
-    if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '.')) ch = '_';
-  if (out[0] == '.') out[0] = '_';
+    if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '.')) {
+      ch = '_';
+      lossy = true;
+    }
+  if (out[0] == '.') {
+    out[0] = '_';
+    lossy = true;
+  }
+  if (out.size() > 120) {
+    out.resize(120);
+    lossy = true;
+  }
+  // Distinct models never share a file: `*` and `~` are `_-<8 hex>.xml` each, never both `_.xml`.
+  if (lossy) out += "-" + sha256_hex(model).substr(0, 8);
   return out + ".xml";
 }
-
-}  // namespace
 
 void write_junit(const RunReport& report, TextOut& out) {
   std::vector<const CaseRecord*> recs;
@@ -325,7 +338,7 @@ void write_junit_dir(const RunReport& report, const std::string& dir) {
   if (ec) throw ReportError("opcheck: error: cannot create --junit-dir " + dir + ": " + ec.message());
   std::map<std::string, std::string> file_of;  // file name -> model, to refuse two models in one file
   for (const auto& model : models) {
-    const std::string file = model_file_name(model);
+    const std::string file = junit_file_name(model);
     auto [it, added] = file_of.emplace(file, model);
     if (!added)
       throw ReportError("opcheck: error: models '" + it->second + "' and '" + model + "' both map to " + dir + "/" +

@@ -29,9 +29,15 @@ namespace opcheck {
 /// escapes (pytest writes `#x1B`). A deduplicated occurrence reports time 0 (its run is timed on the case that ran).
 void write_junit(const RunReport& report, TextOut& out);
 
-/// `--junit-dir DIR`: one `<model>.xml` per model (each one testsuite named after the model, laid out as above),
-/// as torch-spyre's CI writes one file per config. Creates DIR; throws ReportError.
+/// `--junit-dir DIR`: one `<model>.xml` per model (each one testsuite named after the model, laid out as above,
+/// the file named by junit_file_name), as torch-spyre's CI writes one file per config. Creates DIR; throws
+/// ReportError.
 void write_junit_dir(const RunReport& report, const std::string& dir);
+
+/// A model's file name in --junit-dir: `<model>.xml` where the model is a file name of letters, digits, `.`, `_` and
+/// `-` (not starting with a dot, at most 120 bytes); otherwise the other characters become `_`, the name is cut at
+/// 120 bytes, and `-` and 8 hex digits of the model's SHA-256 follow, so distinct models never share a file.
+std::string junit_file_name(const std::string& model);
 
 /// Writes the XML document to `path` atomically, streaming it; throws ReportError.
 void write_junit_xml(const RunReport& report, const std::string& path);

@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 
+#include "common/sha256.h"
 #include "report/report_error.h"
 #include "settings/run_identity.h"
 #include "settings/run_settings.h"
@@ -37,6 +38,10 @@ std::string shard_files(const std::vector<std::string>& files, std::initializer_
   return out;
 }
 
+std::string file_name(const std::vector<std::string>& files, std::size_t s) {
+  return s < files.size() ? files[s] : "shard " + std::to_string(s + 1);
+}
+
 // Every part of the run identity is the same in every shard (the runner's comparison, as --resume and the results
 // cache make it): the first part that differs is named, with both files.
 void require_same_identity(const std::vector<RunReport>& shards, const std::vector<std::string>& files) {
@@ -50,17 +55,115 @@ void require_same_identity(const std::vector<RunReport>& shards, const std::vect
   }
 }
 
+// Every shard read the same manifests: the same paths with the same digests (or, run from another folder, the same
+// files by digest). A shard of another manifest is named by its file.
+void require_same_manifests(const std::vector<RunReport>& shards, const std::vector<std::string>& files) {
+  const auto digests = [](const RunInfo& info) {
+    std::multiset<std::string> out;
+    for (const auto& [path, digest] : info.manifests) out.insert(digest);
+    return out;
+  };
+  const auto& first = shards[0].info.manifests;
+  for (std::size_t i = 1; i < shards.size(); ++i) {
+    const auto& these = shards[i].info.manifests;
+    if (these == first || digests(shards[i].info) == digests(shards[0].info)) continue;
+    std::string what;
+    for (const auto& [path, digest] : these) {
+      const auto it = first.find(path);
+      if (it == first.end()) what = "read " + path + ", which shard 1 did not";
+      else if (it->second != digest) what = "read " + path + " with sha256 " + digest + " but shard 1 with " + it->second;
+      if (!what.empty()) break;
+    }
+    if (what.empty())
+      for (const auto& [path, digest] : first)
+        if (!these.count(path)) {
+          what = "did not read " + path + ", which shard 1 read";
+          break;
+        }
+    throw ReportError(file_name(files, i) + ": error: /run/manifests: shard " +
+                      std::to_string(i + 1) + " " + what + shard_files(files, {i, 0}) +
+                      "\n  Fix: merge only the shards of one run, each run on the same manifests");
+  }
+}
+
+// The shards ran one selection (the same occurrence ids before --shard).
+void require_same_selection(const std::vector<RunReport>& shards, const std::vector<std::string>& files) {
+  const std::string& first = shards[0].info.selection_sha256;
+  for (std::size_t i = 1; i < shards.size(); ++i) {
+    const std::string& these = shards[i].info.selection_sha256;
+    if (first.empty() || these.empty() || these == first) continue;
+    throw ReportError(file_name(files, i) + ": error: /run/selection_sha256: shard " + std::to_string(i + 1) +
+                      " ran another selection of cases than shard 1" + shard_files(files, {i, 0}) +
+                      "\n  Fix: run every shard with the same manifests and selection flags (--model, -k, -m, ids)");
+  }
+}
+
+// Shard `s` holds the case list it planned: an emptied or edited list is refused.
+void require_planned_cases(const RunReport& shard, const std::vector<std::string>& files, std::size_t s) {
+  if (shard.info.cases_sha256.empty()) return;  // a file of an earlier opcheck
+  std::vector<std::string> ids;
+  for (const auto& rec : shard.cases)
+    if (rec.index >= 0) ids.push_back(rec.id);
+  if (case_list_sha256(ids) != shard.info.cases_sha256)
+    throw ReportError(file_name(files, s) + ": error: /cases: the case list (" + std::to_string(ids.size()) +
+                      " occurrences) is not the one the run planned (run.cases_sha256)" +
+                      "\n  Fix: the file was truncated or edited: use the metrics file `opcheck run` wrote");
+}
+
+// One machine running everything would not have been given --shard, nor the first shard's report paths (which
+// the reports shown would then seem to be).
+std::vector<std::string> one_machine_argv(const std::vector<std::string>& shard_argv) {
+  static const std::set<std::string> kPerShard = {"--shard", "--metrics-json", "--junit-xml", "--junit-dir",
+                                                  "--html", "--artifact-dir", "--durations-from"};
+  std::vector<std::string> argv;
+  for (std::size_t i = 0; i < shard_argv.size(); ++i) {
+    const std::string& a = shard_argv[i];
+    if (kPerShard.count(a)) { ++i; continue; }
+    if (kPerShard.count(a.substr(0, a.find('=')))) continue;
+    argv.push_back(a);
+  }
+  return argv;
+}
+
 [[noreturn]] void refuse(const std::string& what, const std::string& fix) {
   throw ReportError("opcheck merge: error: " + what + "\n  Fix: " + fix);
 }
 
+// The merged run's case list digest; a whole set of shards holds its selection, each occurrence once. Shards of an
+// earlier opcheck record no plan, and the merge then records none either.
+void record_merged_plan(const std::vector<RunReport>& shards, RunReport& out) {
+  std::vector<std::string> placed;
+  for (const auto& rec : out.cases)
+    if (rec.index >= 0) placed.push_back(rec.id);
+  const bool planned = std::all_of(shards.begin(), shards.end(), [](const RunReport& s) {
+    return !s.info.cases_sha256.empty();
+  });
+  RunInfo& info = out.info;
+  info.cases_sha256 = planned ? case_list_sha256(placed) : std::string();
+  if (planned && !info.selection_sha256.empty() && info.shard.empty() && info.cases_sha256 != info.selection_sha256)
+    refuse("the shards hold " + std::to_string(placed.size()) + " occurrences, which are not the selection they ran",
+           "merge every shard of one run, each its own metrics file as `opcheck run` wrote it");
+}
+
 }  // namespace
+
+std::string case_list_sha256(std::vector<std::string> ids) {
+  std::sort(ids.begin(), ids.end());
+  Sha256 h;
+  for (const auto& id : ids) {
+    h.update(id);
+    h.update("\n");
+  }
+  return h.hex_digest();
+}
 
 RunReport merge_reports(const std::vector<RunReport>& shards, bool allow_partial, std::string* partial,
                         const std::vector<std::string>& files) {
   RunReport out;
   if (shards.empty()) return out;
   require_same_identity(shards, files);
+  require_same_manifests(shards, files);
+  require_same_selection(shards, files);
 
   RunInfo& info = out.info;
   info = shards[0].info;
@@ -121,20 +224,10 @@ RunReport merge_reports(const std::vector<RunReport>& shards, bool allow_partial
                           "\n  Fix: pass each shard's metrics file once, and only shards of one --shard I/N split");
       out.cases.push_back(rec);
     }
+    require_planned_cases(shards[s], files, s);
   }
 
-  // One machine running everything would not have been given --shard, nor the first shard's report paths (which
-  // the reports shown would then seem to be).
-  static const std::set<std::string> kPerShard = {"--shard", "--metrics-json", "--junit-xml", "--junit-dir",
-                                                  "--html", "--artifact-dir", "--durations-from"};
-  std::vector<std::string> argv;
-  for (std::size_t i = 0; i < info.argv.size(); ++i) {
-    const std::string& a = info.argv[i];
-    if (kPerShard.count(a)) { ++i; continue; }
-    if (kPerShard.count(a.substr(0, a.find('=')))) continue;
-    argv.push_back(a);
-  }
-  info.argv = argv;
+  info.argv = one_machine_argv(info.argv);
   info.enabled_ops = enabled;
   info.host.clear();
   for (std::size_t i = 0; i < hosts.size(); ++i) info.host += (i ? "," : "") + hosts[i];
@@ -195,6 +288,7 @@ RunReport merge_reports(const std::vector<RunReport>& shards, bool allow_partial
     for (std::size_t i = 0; i < shard_specs.size(); ++i) info.shard += (i ? "," : "") + shard_specs[i];
   }
 
+  record_merged_plan(shards, out);
   std::stable_sort(out.cases.begin(), out.cases.end(), [](const CaseRecord& a, const CaseRecord& b) {
     if (a.index != b.index) return a.index < b.index;
     if (a.file != b.file) return a.file < b.file;

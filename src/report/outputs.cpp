@@ -8,6 +8,10 @@
 #include <filesystem>
 #include <functional>
 #include <future>
+#include <map>
+#include <set>
+
+#include "common/text_escape.h"
 
 #include "report/atomic_file.h"
 #include "report/html.h"
@@ -57,7 +61,92 @@ std::string check_folder(const char* flag, const std::string& path) {
          "\n  Fix: pass a writable folder, or one whose parent folder is writable";
 }
 
+// The directory entry `path` names, however spelt: its folder resolved (links, `.`, `..`), then its own name. Writing
+// a report renames a file into that entry.
+std::string entry_of(const std::string& path) {
+  std::error_code ec;
+  const fs::path p = fs::absolute(path, ec);
+  const fs::path name = p.filename();
+  if (name.empty() || name == "." || name == "..") {
+    const fs::path whole = fs::weakly_canonical(p, ec);
+    return (ec ? p.lexically_normal() : whole).string();
+  }
+  const fs::path folder = fs::weakly_canonical(p.parent_path(), ec);
+  return ((ec ? p.parent_path().lexically_normal() : folder) / name).string();
+}
+
+// The file an existing `path` leads to (through every link), or "" when it does not exist.
+std::string file_of(const std::string& path) {
+  std::error_code ec;
+  const fs::path p = fs::canonical(path, ec);
+  return ec ? std::string() : p.string();
+}
+
+std::string shown(const NamedPath& p) { return p.what + " " + printable_text(p.path); }
+
 }  // namespace
+
+std::vector<NamedPath> report_outputs(const ReportFiles& files, const std::vector<std::string>& junit_models) {
+  std::vector<NamedPath> out;
+  if (!files.junit_xml.empty()) out.push_back({"--junit-xml", files.junit_xml});
+  if (!files.metrics_json.empty()) out.push_back({"--metrics-json", files.metrics_json});
+  if (!files.html.empty()) out.push_back({"--html", files.html});
+  if (!files.junit_dir.empty()) {
+    std::set<std::string> seen;
+    for (const auto& model : junit_models)
+      if (seen.insert(model).second)
+        out.push_back({"--junit-dir's file for model '" + printable_text(model) + "'",
+                       (fs::path(files.junit_dir) / junit_file_name(model)).string()});
+  }
+  return out;
+}
+
+std::vector<std::string> path_clashes(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs,
+                                      const std::vector<NamedPath>& replaced_folders) {
+  std::vector<std::string> out;
+  std::map<std::string, const NamedPath*> read;  // an input's entry and the file it leads to -> the input
+  for (const auto& in : inputs) {
+    read.emplace(entry_of(in.path), &in);
+    if (std::string f = file_of(in.path); !f.empty()) read.emplace(std::move(f), &in);
+  }
+  std::map<std::string, const NamedPath*> written;
+  std::vector<std::pair<std::string, const NamedPath*>> every;  // each input's and output's entry, for the folders
+  for (const auto& [entry, in] : read) every.emplace_back(entry, in);
+  for (const auto& o : outputs) {
+    const std::string entry = entry_of(o.path);
+    // The file it leads to as well: the journal and the lock are written through a link, not renamed over it.
+    auto it = read.find(entry);
+    if (it == read.end()) it = read.find(file_of(o.path));
+    if (it != read.end()) {
+      out.push_back(shown(o) + " would replace " + shown(*it->second) + ", which opcheck reads" +
+                    "\n  Fix: write it to another path");
+      continue;
+    }
+    auto [w, added] = written.emplace(entry, &o);
+    if (!added) {
+      out.push_back(shown(o) + " and " + shown(*w->second) + " are one file: one would replace the other" +
+                    "\n  Fix: give each its own path");
+      continue;
+    }
+    every.emplace_back(entry, &o);
+  }
+  std::map<std::string, const NamedPath*> replaced;
+  for (const auto& f : replaced_folders) replaced.emplace(entry_of(f.path), &f);
+  if (replaced.empty()) return out;
+  std::set<const NamedPath*> inside;  // said once, whichever of its names is inside
+  for (const auto& [entry, what] : every) {
+    for (fs::path p = entry; p.has_relative_path(); p = p.parent_path()) {
+      const auto it = replaced.find(p.string());
+      if (it == replaced.end()) continue;
+      if (inside.insert(what).second)
+        out.push_back(shown(*what) + " is inside " + shown(*it->second) +
+                      ", which is removed before it is written\n  Fix: write the bundles to a folder apart from the "
+                      "run's inputs and reports");
+      break;
+    }
+  }
+  return out;
+}
 
 std::vector<std::string> check_report_paths(const ReportFiles& files) {
   std::vector<std::string> out;

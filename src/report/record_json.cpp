@@ -40,6 +40,15 @@ std::int64_t get_int(const json& j, const JsonWhere& where, const char* key) {
   return v.get<std::int64_t>();
 }
 
+// A count (of cases, occurrences, workers): a whole number, never negative. A hand-edited `"not_run": -5` would
+// otherwise print as "-5 skipped".
+std::int64_t get_count(const json& j, const JsonWhere& where, const char* key) {
+  const std::int64_t v = get_int(j, where, key);
+  if (v < 0) throw_json_error(where.at(key), "a count cannot be negative, found " + std::to_string(v),
+                              "the file was edited: use the metrics file `opcheck run` or `opcheck merge` wrote");
+  return v;
+}
+
 int get_small_int(const json& j, const JsonWhere& where, const char* key, std::int64_t min) {
   const std::int64_t v = get_int(j, where, key);
   if (v < min || v > std::numeric_limits<int>::max())
@@ -162,7 +171,7 @@ std::vector<DeviceOp> get_device_ops(const json& j, const JsonWhere& w) {
     const std::string via = get_string(v[i], at, "via");
     if (!parse_device_op_via(via, d.via))
       throw_json_error(at.at("via"), "unknown via \"" + via + "\" (expected kernel, fallback or composite)");
-    d.calls = get_int(v[i], at, "calls");
+    d.calls = get_count(v[i], at, "calls");
     d.in_call = get_bool(v[i], at, "in_call");
     if (v[i].contains("raised")) d.raised = get_bool(v[i], at, "raised");
     out.push_back(std::move(d));
@@ -296,8 +305,8 @@ CaseRecord case_record_from_json(const json& j, const JsonWhere& w) {
   r.figures.max_abs_diff = get_optional_number(f, fw, "max_abs_diff");
   r.figures.max_rel_diff = get_optional_number(f, fw, "max_rel_diff");
   r.figures.pcc = get_optional_number(f, fw, "pcc");
-  r.figures.mismatched = get_int(f, fw, "mismatched");
-  r.figures.total = get_int(f, fw, "total");
+  r.figures.mismatched = get_count(f, fw, "mismatched");
+  r.figures.total = get_count(f, fw, "total");
   // Written when the comparison located its worst element; records of earlier runs lack them.
   if (f.contains("worst_device")) {
     r.figures.worst_device = get_optional_number(f, fw, "worst_device");
@@ -322,7 +331,7 @@ CaseRecord case_record_from_json(const json& j, const JsonWhere& w) {
     const JsonWhere cw = w.at("reference_cache");
     r.reference_source = get_string(c, cw, "source");
     r.reference_stored = get_bool(c, cw, "stored");
-    r.reference_evicted = get_int(c, cw, "evicted");
+    r.reference_evicted = get_count(c, cw, "evicted");
     r.reference_cache_note = get_string_or(c, cw, "note", "");
     r.reference_cache_warning = get_string_or(c, cw, "warning", "");
     r.reference_cache_ms = t.contains("reference_cache_ms") ? get_number(t, tw, "reference_cache_ms") : 0.0;
@@ -362,6 +371,8 @@ void write_run_info(JsonWriter& w, const RunInfo& info) {
   w.key("argv").strings(info.argv, /*compact=*/true);
   w.field("shard", info.shard);
   if (info.selection_occurrences) w.field("selection_occurrences", info.selection_occurrences);
+  if (!info.selection_sha256.empty()) w.field("selection_sha256", info.selection_sha256);
+  if (!info.cases_sha256.empty()) w.field("cases_sha256", info.cases_sha256);
   w.key("manifests").begin_object();
   for (const auto& [path, digest] : info.manifests) w.field(path, digest);
   w.end_object();
@@ -437,7 +448,10 @@ RunInfo run_info_from_json(const json& j, const JsonWhere& w) {
   info.duration_s = get_number(j, w, "duration_s");
   info.argv = get_strings(j, w, "argv");
   info.shard = get_string(j, w, "shard");
-  info.selection_occurrences = j.contains("selection_occurrences") ? get_int(j, w, "selection_occurrences") : 0;
+  info.selection_occurrences = j.contains("selection_occurrences") ? get_count(j, w, "selection_occurrences") : 0;
+  // Written since merge checks the shards' case lists; files of earlier runs lack them.
+  info.selection_sha256 = get_string_or(j, w, "selection_sha256", "");
+  info.cases_sha256 = get_string_or(j, w, "cases_sha256", "");
   const json& m = member(j, w, "manifests");
   if (!m.is_object()) throw_json_error(w.at("manifests"), "expected an object mapping manifest path to sha256");
   for (auto it = m.begin(); it != m.end(); ++it) {
@@ -447,20 +461,20 @@ RunInfo run_info_from_json(const json& j, const JsonWhere& w) {
   info.enabled_ops = get_strings(j, w, "enabled_ops");
   info.interrupted = get_bool(j, w, "interrupted");
   info.stop_reason = get_string(j, w, "stop_reason");
-  info.deselected = j.contains("deselected") ? get_int(j, w, "deselected") : 0;
-  info.not_run = j.contains("not_run") ? get_int(j, w, "not_run") : 0;
+  info.deselected = j.contains("deselected") ? get_count(j, w, "deselected") : 0;
+  info.not_run = j.contains("not_run") ? get_count(j, w, "not_run") : 0;
   info.stopped_by = get_string_or(j, w, "stopped_by", "");
   info.policy.xpass_ok = j.contains("xpass_ok") && get_bool(j, w, "xpass_ok");
   // Written since NOT_SUPPORTED has its own outcome; files of earlier runs lack it (it failed the run then).
   info.policy.not_supported_ok = j.contains("not_supported_ok") && get_bool(j, w, "not_supported_ok");
   if (j.contains("warnings")) info.warnings = get_strings(j, w, "warnings");
   if (j.contains("shard_count")) {
-    info.shard_count = get_int(j, w, "shard_count");
+    info.shard_count = get_count(j, w, "shard_count");
     info.shard_longest_s = get_number(j, w, "shard_longest_s");
     info.shard_sum_s = get_number(j, w, "shard_sum_s");
   }
   if (j.contains("workers_started")) {
-    info.workers_started = get_int(j, w, "workers_started");
+    info.workers_started = get_count(j, w, "workers_started");
     info.worker_start_mean_s = get_number(j, w, "worker_start_mean_s");
     info.worker_start_max_s = get_number(j, w, "worker_start_max_s");
     if (j.contains("cases_wall_s")) info.cases_wall_s = get_number(j, w, "cases_wall_s");
@@ -468,8 +482,8 @@ RunInfo run_info_from_json(const json& j, const JsonWhere& w) {
   if (j.contains("durations_sha256")) {
     info.durations_from = get_string(j, w, "durations_from");
     info.durations_sha256 = get_string(j, w, "durations_sha256");
-    info.durations_recorded = get_int(j, w, "durations_recorded");
-    info.durations_estimated = get_int(j, w, "durations_estimated");
+    info.durations_recorded = get_count(j, w, "durations_recorded");
+    info.durations_estimated = get_count(j, w, "durations_estimated");
     const json& e = member(j, w, "expected_shard_s");
     if (!e.is_array()) throw_json_error(w.at("expected_shard_s"), "expected an array of seconds, one per shard");
     for (std::size_t i = 0; i < e.size(); ++i) {

@@ -14,6 +14,10 @@ ArtifactLock::~ArtifactLock() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+std::string ArtifactLock::file_in(const std::string& dir) {
+  return (std::filesystem::path(dir) / "opcheck.lock").string();
+}
+
 bool ArtifactLock::acquire(const std::string& dir, const std::string& holder, std::string& error) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -25,7 +29,7 @@ bool ArtifactLock::acquire(const std::string& dir, const std::string& holder, st
             "\n  Fix: pass a folder opcheck can create and write, or none for ./opcheck-out";
     return false;
   }
-  const std::string path = (fs::path(dir) / "opcheck.lock").string();
+  const std::string path = file_in(dir);
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
   if (fd < 0) {
     error = "--artifact-dir " + dir + ": cannot write in it (" + path + ": " + std::strerror(errno) +

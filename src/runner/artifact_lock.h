@@ -18,6 +18,9 @@ class ArtifactLock {
   /// Returns false with `error` saying why and ending with its Fix, naming the holder when another run has the folder.
   bool acquire(const std::string& dir, const std::string& holder, std::string& error);
 
+  /// The lock's file in `dir`.
+  static std::string file_in(const std::string& dir);
+
  private:
   int fd_ = -1;
 };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <optional>
 #include <set>
 
 #include "common/call_signature.h"
@@ -15,6 +16,7 @@
 #include "config/status_config.h"
 #include "plan/plan.h"
 #include "report/diff.h"
+#include "report/merge.h"
 #include "report/metrics.h"
 #include "report/progress.h"
 #include "repro/bundle_layout.h"
@@ -24,6 +26,7 @@
 #include "runner/plan_execution.h"
 #include "runner/recorded_durations.h"
 #include "runner/shrink.h"
+#include "runner/run_outputs.h"
 #include "settings/run_identity.h"
 
 namespace opcheck {
@@ -81,7 +84,16 @@ struct Prepared {
   std::size_t all_occurrences = 0;   // before --shard: what a merge of every shard holds
   ExpectedTimes expected;            // with --durations-from: every unique case's expected seconds
   std::vector<double> expected_shard_s;  // each shard's expected wall time at this run's -j
+  std::optional<RunReport> baseline;     // --baseline, read before the first case
+  std::string selection_sha256;          // the whole selection's occurrence ids, before --shard (report/merge.h)
 };
+
+std::string occurrences_sha256(const Plan& plan) {
+  std::vector<std::string> ids;
+  ids.reserve(plan.occurrences.size());
+  for (const Case* c : plan.occurrences) ids.push_back(c->id);
+  return case_list_sha256(std::move(ids));
+}
 
 // load -> select, then the cases the session runs (--last-failed). nullopt-like: returns an exit code >= 0 to stop.
 int select_cases_to_run(RunRequest& r, RunSession& session, Prepared& p, RunHost& host) {
@@ -215,15 +227,35 @@ int report_stopped_before_cases(const RunRequest& r, const Prepared& p, bool loa
   return report_failure ? report_failure : kInterrupted;
 }
 
-// The device under test, then triage -> plan -> shard. An exit code >= 0 stops the run.
-int plan_run(RunRequest& r, Prepared& p, RunHost& host) {
-  if (!make_failures_folder(r, host.err)) return kUsageError;
-  // A report that cannot be written is found now, not after a night of cases.
-  if (!r.collect_only) {
-    const std::vector<std::string> unwritable = check_report_paths(r.reports);
-    for (const auto& e : unwritable) host.err << "opcheck: error: " << e << "\n";
-    if (!unwritable.empty()) return kUsageError;
+// Everything a run needs before its end is found before its first case: a report that cannot be written, an output
+// that would replace an input or another output, a --baseline that cannot be read. False after saying why.
+bool check_before_cases(const RunRequest& r, const RunSession& session, Prepared& p, RunHost& host) {
+  std::vector<std::string> errors = check_report_paths(r.reports);
+  for (auto& e : run_path_clashes(r, p.loaded, p.cases, p.config.path, session.journal_path()))
+    errors.push_back(std::move(e));
+  for (const auto& e : errors) host.err << "opcheck: error: " << e << "\n";
+  if (!errors.empty()) return false;
+  if (r.baseline.empty()) return true;
+  try {
+    p.baseline = read_metrics(r.baseline);
+  } catch (const std::exception& e) {
+    host.err << error_text(e, "baseline " + r.baseline + ": ") << "opcheck: error: --baseline "
+             << printable_text(r.baseline) << " cannot be read, so no case runs\n  Fix: pass the metrics file of an "
+             << "earlier run (its --metrics-json), or leave --baseline out\n";
+    return false;
   }
+  return true;
+}
+
+// The device under test, then triage -> plan -> shard. An exit code >= 0 stops the run.
+int plan_run(RunRequest& r, const RunSession& session, Prepared& p, RunHost& host) {
+  DiagnosticList config_problems;
+  const bool config_ok = load_status_config_for(
+      r.config, manifest_paths(r.selection, r.shipped_manifests), p.config, config_problems);
+  host.err << diagnostics_text(config_problems, /*errors_only=*/config_ok);
+  if (!config_ok) return kUsageError;
+  if (!r.collect_only && !check_before_cases(r, session, p, host)) return kUsageError;
+  if (!make_failures_folder(r, host.err)) return kUsageError;
   const WorkerLayout workers = layout_workers(r.settings.jobs, r.settings.intra_op_threads, r.settings.devices.size(),
                                               r.settings.isolation, host.cores);
   r.settings.jobs = workers.jobs;
@@ -252,15 +284,11 @@ int plan_run(RunRequest& r, Prepared& p, RunHost& host) {
   const std::string device_name = p.executor                      ? p.executor->info().device_name
                                   : !r.settings.device_name.empty() ? r.settings.device_name
                                                                     : r.settings.device;
-  DiagnosticList config_problems;
-  const bool config_ok = load_status_config_for(
-      r.config, manifest_paths(r.selection, r.shipped_manifests), p.config, config_problems);
-  host.err << diagnostics_text(config_problems, /*errors_only=*/config_ok);
-  if (!config_ok) return kUsageError;
   p.triaged = triage_selection(p.config, p.cases, device_name);
   p.plan = make_plan(p.triaged.cases, !r.no_dedupe, &p.known_keys);
   p.all_unique = p.plan.unique.size();
   p.all_occurrences = p.plan.occurrences.size();
+  if (!r.collect_only) p.selection_sha256 = occurrences_sha256(p.plan);
   // Sharding follows dedupe: shards split unique calls, so no call runs on two machines.
   if (!r.settings.durations_from.empty()) shard_by_recorded_times(r, p, host);
   else if (r.settings.shard_total > 1) p.plan = shard_plan(p.plan, r.settings.shard_index, r.settings.shard_total);
@@ -284,6 +312,8 @@ RunInfo describe(const RunRequest& r, const Prepared& p) {
   if (r.settings.shard_total > 1)
     info.shard = std::to_string(r.settings.shard_index) + "/" + std::to_string(r.settings.shard_total);
   if (!info.shard.empty()) info.selection_occurrences = static_cast<std::int64_t>(p.all_occurrences);
+  info.selection_sha256 = p.selection_sha256;
+  info.cases_sha256 = occurrences_sha256(p.plan);
   info.durations_from = r.settings.durations_from;
   info.durations_sha256 = r.settings.durations.sha256;
   info.durations_recorded = static_cast<std::int64_t>(p.expected.recorded);
@@ -412,9 +442,9 @@ int report_run(const RunRequest& r, const Prepared& p, const RunSession& session
   if (r.durations >= 0) host.out << durations_section(report, r.durations);
   // The comparison with --baseline comes before the summary line, which is always the last line (pytest's).
   int rc = -1;
-  if (!r.baseline.empty()) {
+  if (p.baseline) {
     try {
-      DiffResult d = diff_reports(read_metrics(r.baseline), report);
+      DiffResult d = diff_reports(*p.baseline, report);
       // A baseline may be of another selection, but not of another device unless asked.
       const DiffAllowed allowed{/*different_cases=*/true, r.allow_device_change};
       host.out << render_diff(d, allowed);
@@ -490,7 +520,7 @@ int run_request(RunRequest r, RunHost& host) {
     }
     return report_rejected_only(p.loaded, r, t0, host);
   }
-  if (int rc = plan_run(r, p, host); rc >= 0) return rc;
+  if (int rc = plan_run(r, session, p, host); rc >= 0) return rc;
   if (StopSignals::received()) return report_stopped_before_cases(r, p, true, t0, host);
   const ExecInfo& info = p.executor->info();
   if (!r.quiet)

@@ -48,7 +48,8 @@ std::string sweep_table(const std::vector<SweepVariant>& variants, const std::ve
 
 int sweep_request(SweepRequest r, RunHost& host) {
   const auto t0 = Clock::now();
-  const std::vector<std::string> unwritable = check_report_paths(r.reports);
+  std::vector<std::string> unwritable = check_report_paths(r.reports);
+  for (auto& e : path_clashes(report_outputs(r.reports, {}), {})) unwritable.push_back(std::move(e));
   for (const auto& e : unwritable) host.err << "opcheck: error: " << e << "\n";
   if (!unwritable.empty()) return kUsageError;
   CaseProbe probe;

@@ -110,7 +110,7 @@ std::optional<MatchExpr> parse_option(const char* flag, const std::string& sourc
   if (!e) {
     out.usage_error = true;
     out.diagnostics.error(cli_loc(),
-                          std::string("wrong expression passed to '") + flag + "': " + source + ": at column " +
+                          std::string("wrong expression passed to '") + flag + "': " + clipped(source) + ": at column " +
                               std::to_string(err.column) + ": " + err.message,
                           {},
                           std::string("write identifiers joined by and/or/not with balanced parentheses, e.g. ") +
@@ -213,7 +213,7 @@ void check_variant(const Selection& sel, const KnownModels& known, Selected& out
   for (const auto& v : known.variants)
     if (v != "spyre") names.insert(names.end() - 1, v);
   out.usage_error = true;
-  out.diagnostics.error(cli_loc(), "unknown variant '" + sel.variant + "'", {},
+  out.diagnostics.error(cli_loc(), "unknown variant '" + clipped(sel.variant) + "'", {},
                         "use --variant " + join(names, " or --variant ") + ", or leave it out for the base files");
 }
 
@@ -229,7 +229,7 @@ void check_id_shapes(const ManifestSet& set, const Selection& sel, Selected& out
         for (const auto& c : m.cases)
           if (c.name == id) near.push_back(c.id);
       out.diagnostics.error(cli_loc(),
-                            std::string(list == &sel.ids ? "case id '" : "--deselect '") + id +
+                            std::string(list == &sel.ids ? "case id '" : "--deselect '") + clipped(id) +
                                 "' is not MODEL::CASE" +
                                 (near.empty() ? std::string() : " (did you mean " + join(near, " or ") + "?)"),
                             {},
@@ -249,7 +249,7 @@ void report_unknown_model(const std::string& pattern, const KnownModels& known, 
     return;
   }
   const bool glob = is_model_glob(pattern);
-  std::string message = glob ? "--model '" + pattern + "' matches no model" : "unknown model '" + pattern + "'";
+  std::string message = glob ? "--model '" + clipped(pattern) + "' matches no model" : "unknown model '" + clipped(pattern) + "'";
   std::string fix;
   if (!glob) {
     std::vector<std::string> near = suggest_models(pattern, known.models);
@@ -352,7 +352,7 @@ void warn_unknown_marks(const ManifestSet& set, const Selection& sel, const Matc
                       (pool.size() > listed.size() ? ", ... (" + std::to_string(pool.size()) + " in all)" : "") +
                       "; `opcheck validate -m EXPR` checks an expression the same way";
     out.diagnostics.warning(cli_loc(),
-                            "-m names mark '" + ident + "', which no case has and no registry declares" +
+                            "-m names mark '" + clipped(ident) + "', which no case has and no registry declares" +
                                 (near.empty() ? std::string() : " (did you mean " + join(near, " or ") + "?)"),
                             {}, fix);
   }
@@ -465,7 +465,7 @@ class CaseFilter {
       out_.usage_error = true;
       const std::vector<std::string> near = suggest_models(ids[k], all_ids, 3);
       out_.diagnostics.error(cli_loc(),
-                             std::string(what) + " '" + ids[k] + "' matches no selected case" +
+                             std::string(what) + " '" + clipped(ids[k]) + "' matches no selected case" +
                                  (near.empty() ? std::string() : " (did you mean " + join(near, " or ") + "?)"),
                              {},
                              "ids are model::case as `opcheck list-cases` prints them; `opcheck list-cases --model "

@@ -826,7 +826,11 @@ TEST(Merge, RejectsDuplicateIdsAndMismatchedRuns) {
     merge_reports(other_manifest);
     FAIL();
   } catch (const ReportError& e) {
-    EXPECT_EQ(std::string(e.what()).rfind("manifests/llama.yaml: error:", 0), 0u) << e.what();
+    // Named by the shard (its file, when the files are given) and the manifest whose digest differs.
+    EXPECT_EQ(std::string(e.what()).rfind("shard 3: error: /run/manifests: shard 3 read manifests/llama.yaml with sha256 "
+                                          "ffff", 0),
+              0u)
+        << e.what();
   }
 }
 
