@@ -208,6 +208,25 @@ opcheck_build() {
   fi
 }
 
+# What the opcheck command $1 needs of Python beyond torch, installed into the project's own environment: NumPy and
+# expecttest for import-opinfo (torch.testing._internal's OpInfo database imports them), scripts/requirements-opinfo.txt.
+# Another environment (OPCHECK_PYTHON, an active one) is the user's: the exact pip line is printed, nothing installed.
+opcheck_command_requirements() {
+  local file="" imports=""
+  case "${1:-}" in
+    import-opinfo) file=requirements-opinfo.txt; imports="numpy, expecttest" ;;
+    *) return 0 ;;
+  esac
+  "$OPCHECK_PYTHON" -c "import $imports" 2>/dev/null && return 0
+  if [ "$OPCHECK_PYTHON" != "$OPCHECK_VENV/bin/python" ]; then
+    opcheck_log "$1 needs $imports in $OPCHECK_PYTHON, which lacks one of them."
+    opcheck_log "Fix: $OPCHECK_PYTHON -m pip install -r $OPCHECK_ROOT/scripts/$file"
+    return 1
+  fi
+  opcheck_log "installing what $1 needs ($imports) into $OPCHECK_VENV (scripts/$file)"
+  "$OPCHECK_PYTHON" -m pip install -q -r "$OPCHECK_ROOT/scripts/$file" >&2
+}
+
 # --tests first also installs the Python test requirements and builds everything; --run builds only what
 # `opcheck run` needs (scripts/run.sh). The rest are extra Debian packages.
 opcheck_bootstrap() {

@@ -5,4 +5,5 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/bootstrap.sh"
 opcheck_bootstrap --run || exit 3
+opcheck_command_requirements "${1:-}" || exit 3
 exec "$OPCHECK_BUILD_DIR/opcheck" "$@"

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "cli/cli.h"
+#include "repro/bundle_layout.h"
 #include "traces/trace_import.h"
 
 namespace fs = std::filesystem;
@@ -52,7 +53,8 @@ void add_import_command(CLI::App& app, Commands& commands) {
       "Each 'cnt:' line becomes one case of model <file stem>, written to DIR/<file stem>.yaml; a line that cannot "
       "become a runnable case is reported with its file:line and the reason. Exit 0 when every line was converted "
       "or reported, 2 when an input cannot be read or a line names an op opcheck refuses (docs/design.md: Reliability).\n"
-      "Example: opcheck import-traces manifests/examples/gpt_oss_trace.txt -o traced   # a sample trace, shipped\n"
+      "Example: opcheck import-traces " + repro::shell_word(shipped_manifest_dir() + "/examples/gpt_oss_trace.txt") +
+      " -o traced   # the sample trace shipped with opcheck\n"
       "         opcheck run --manifests traced/gpt_oss_trace.yaml --device loopback");
   cmd->add_option("paths", f.paths, "Trace files, or folders searched for *.txt traces")->required();
   cmd->add_option("-o,--output", f.out_dir, "Folder to write the manifests to")->required()->type_name("DIR");

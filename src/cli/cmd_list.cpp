@@ -86,7 +86,7 @@ int cmd_list_cases(const ManifestFlags& f, bool json) {
 void add_list_commands(CLI::App& app, Commands& commands) {
   auto models = std::make_shared<ManifestFlags>();
   auto* list_models = app.add_subcommand("list-models", "One line per manifest: model, file, case count, variant");
-  list_models->footer("Example: opcheck list-models --manifests manifests");
+  list_models->footer("Example: opcheck list-models   # the manifests shipped with opcheck; --manifests PATH lists yours");
   add_manifest_flags(*list_models, *models, false);
   commands.add(list_models, [models] { return cmd_list_models(*models); });
 

@@ -107,9 +107,10 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
   app.add_option("--tb", f.tb,
                  "Failures section after the run, as pytest's --tb: short (file:line, op and overload, the message "
                  "with its figures, the repro command), long (everything the reports carry, captured stderr "
-                 "included), no (none)")
+                 "included), no (none); auto: short, but over 20 failures a block per failure group (its example), "
+                 "the others a line each in the short summary")
       ->capture_default_str()
-      ->check(CLI::IsMember({"short", "long", "no"}));
+      ->check(CLI::IsMember({"auto", "short", "long", "no"}));
   app.add_option("-r", f.report_chars,
                  "Short summary, as pytest's -r: f failed, E error, s skipped, x xfailed, X xpassed, p passed, "
                  "a all but passed, A all, N none (e.g. -rA, -rfE)")
@@ -130,7 +131,7 @@ int cmd_run(RunFlags& f, const std::vector<std::string>& argv) {
   if (!r.collect_only) exec_library.emplace();
   std::string error;
   if (!parse_traceback_style(f.tb, r.failures.style) || !parse_report_chars(f.report_chars, r.report_chars, error)) {
-    std::cerr << "opcheck: error: " << (error.empty() ? "--tb must be short, long or no" : error) << "\n";
+    std::cerr << "opcheck: error: " << (error.empty() ? "--tb must be auto, short, long or no" : error) << "\n";
     return kUsageError;
   }
   if (!f.traces.empty())

@@ -14,7 +14,7 @@ struct RunFlags {
   RunRequest request;
   bool exitfirst = false;           // -x: --maxfail 1
   bool no_groups = false;  // --no-groups: the console without the failure groups
-  std::string tb = "short";         // --tb: short, long or no failures section
+  std::string tb = "auto";          // --tb: auto, short, long or no failures section
   std::string report_chars = "fE";  // -r: pytest's short summary chars
   std::vector<std::string> traces;  // --traces: op-trace files to convert and run
   bool no_isolation = false;        // --no-isolation

@@ -8,6 +8,7 @@
 
 #include "cli/cli.h"
 #include "cli/exec_library.h"
+#include "repro/bundle_layout.h"
 #include "config/status_config.h"
 #include "runner/op_check.h"
 #include "settings/run_settings.h"
@@ -97,9 +98,10 @@ void add_validate_command(CLI::App& app, Commands& commands) {
   auto v = std::make_shared<ValidateFlags>();
   auto* validate =
       app.add_subcommand("validate", "Check manifests and report every problem with file:line (exit 2 on errors)");
-  validate->footer("Example: opcheck validate manifests/\n"
-                   "         opcheck validate --config manifests/opcheck.example.yaml   # a status config, too\n"
-                   "         opcheck validate --ops manifests/   # also resolve every op and bind its arguments");
+  validate->footer("Example: opcheck validate   # the manifests shipped with opcheck; PATH... checks yours\n"
+                   "         opcheck validate --config " +
+                   repro::shell_word(shipped_manifest_dir() + "/opcheck.example.yaml") + "   # a status config, too\n"
+                   "         opcheck validate --ops   # also resolve every op and bind its arguments");
   add_manifest_flags(*validate, *f, false);
   validate->add_flag("--strict-markers", f->strict_markers, "A mark not registered in markers.yaml is an error");
   validate

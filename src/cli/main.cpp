@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
       "Examples:\n"
       "  opcheck list-models\n"
       "  opcheck list-cases --model gpt_oss -k linear\n"
-      "  opcheck validate manifests\n"
+      "  opcheck validate                # the shipped manifests; opcheck validate PATH checks yours\n"
       "  opcheck run --model gpt_oss --device loopback\n"
       "Exit codes (pytest's): 0 ok, 1 failures, 2 interrupted or invalid input, 3 internal error, 4 usage error, "
       "5 nothing selected.");

@@ -409,6 +409,22 @@ std::string installed_hint(const ExecOptions& opts, const std::string& registere
   return hint + "; a backend registered from Python that torch does not load on its own needs --device-import MODULE";
 }
 
+/// Why a device type libtorch knows is not there, with the most likely remedy first: for a type libtorch supports
+/// itself (cuda, xpu, mps, hip), a machine and a libtorch with that support; for any other (opencl, vulkan, ...), the
+/// backend that registers it, since libtorch's own enum value is only a name.
+std::string unavailable_device_text(const ExecOptions& opts, const std::string& type, const std::string& registered) {
+  const std::string head = "device '" + opts.device + "' is not available: ";
+  if (type == "cuda" || type == "xpu" || type == "mps" || type == "hip")
+    return head + "the linked libtorch (" + TORCH_VERSION + ") has no working " + type +
+           " support on this machine. Fix: run on a machine with that device and a libtorch built with " + type +
+           " support; --device loopback or cpu runs opcheck without it" + installed_hint(opts, registered);
+  return head + "no backend registers '" + type + "' in this process (libtorch " + TORCH_VERSION +
+         " knows the name but has no " + type + " kernels of its own). Fix: install the backend that registers '" +
+         type + "' (a torch.backends entry point in " + python_host_config(opts).python +
+         "), or load it with --device-import MODULE (a Python module) or --device-lib PATH (a C++ library); "
+         "--device loopback or cpu runs opcheck without it" + installed_hint(opts, registered);
+}
+
 }  // namespace
 
 /// --device-import: the device exists only in processes that ran the imports, so a child reports what they
@@ -449,9 +465,13 @@ bool setup_python_device(const ExecOptions& opts, const std::string& type, int i
   }
   take_python_device(opts, registered, index, facts, out);
   for (const auto& [m, v] : facts.module_versions) out.python_modules.push_back(m + (v.empty() ? "" : " " + v));
+  std::string autoloaded;  // an import that is an entry point torch's autoload called already: not called twice
+  for (const auto& [spec, entry] : facts.autoloaded_imports)
+    autoloaded += "; --device-import " + spec + ": torch's autoload already ran it (torch.backends entry point " +
+                  entry + "); not run again";
   out.log_line = "device: " + out.name + " (" + registered + ":" + std::to_string(std::max(index, 0)) +
                  ", registered from Python by " + modules + " with torch " + facts.torch_version + ", " +
-                 std::to_string(out.enabled_ops.size()) + " ops with own kernels" + unrenamed + ")";
+                 std::to_string(out.enabled_ops.size()) + " ops with own kernels" + unrenamed + autoloaded + ")";
   note_compile_support(opts, facts, out);
   return true;
 }
@@ -578,9 +598,7 @@ bool setup_device(const ExecOptions& opts, DeviceSetup& out, std::string& error)
     DeviceProbe probe;
     if (!probe_in_child(opts.device, t, opts.start_timeout_s, probe, error)) return false;
     if (!probe.present) {
-      error = "device '" + opts.device + "' is not available: the linked libtorch (" + TORCH_VERSION +
-              ") has no working " + type + " support on this machine. Fix: use --device loopback or cpu" +
-              installed_hint(opts, registered);
+      error = unavailable_device_text(opts, type, registered);
       return false;
     }
     if (!check_index(opts.device, t, index, opts.start_timeout_s, error, &probe)) return false;

@@ -1,10 +1,13 @@
 #include "exec/op_error.h"
 
+#include <algorithm>
+#include <iterator>
 #include <map>
 #include <regex>
 #include <stdexcept>
 
 #include "exec/pch.h"
+#include "common/text.h"
 #include "exec/python_host.h"
 
 namespace opcheck::exec {
@@ -116,16 +119,44 @@ bool is_not_supported(const OpError& e) {
          e.message.find("no pinned memory allocator is available") != std::string::npos;
 }
 
+std::vector<std::string> backends_with_kernel(const std::string& message) {
+  static const std::regex available("is only available for these backends: \\[([^\\]]*)\\]");
+  // Dispatch keys the dispatcher lists beside the backends that are none: autograd, tracing, functorch's layers.
+  static const char* const not_backends[] = {"Autograd", "Autocast", "Functionalize", "FuncTorch", "Python",
+                                             "BackendSelect", "Named", "Conjugate", "Negative", "ZeroTensor",
+                                             "ADInplaceOrView", "Tracer", "Batched", "VmapMode", "PreDispatch",
+                                             "Fake", "Undefined"};
+  std::smatch m;
+  if (!std::regex_search(message, m, available)) return {};
+  std::vector<std::string> out;
+  for (auto& key : split_list(m[1].str(), ','))
+    if (std::none_of(std::begin(not_backends), std::end(not_backends),
+                     [&key](const char* prefix) { return key.rfind(prefix, 0) == 0; }))
+      out.push_back(std::move(key));
+  return out;
+}
+
 std::string not_supported_headline(const OpError& e, const std::string& op, const std::string& raised_op,
                                    const std::string& dispatch_key) {
   static const std::regex could_not_run("Could not run '([^']+)'");
   static const std::regex for_dtype("not implemented for '([A-Za-z0-9_]+)'");
   std::smatch m;
-  const std::string missing = std::regex_search(e.message, m, could_not_run) ? m[1].str()
-                              : !raised_op.empty()                            ? raised_op
-                                                                              : op;
+  const bool dispatcher = std::regex_search(e.message, m, could_not_run);
+  const std::string missing = dispatcher ? m[1].str() : !raised_op.empty() ? raised_op : op;
   const std::string dtype = std::regex_search(e.message, m, for_dtype) ? " for " + m[1].str() : std::string();
-  return missing + dtype + " has no kernel for " + dispatch_key + ": " + e.message.substr(0, e.message.find('\n'));
+  const std::string head = missing + dtype + " has no kernel for " + dispatch_key;
+  // The dispatcher's account (why it could not run the op, a URL, every key with a kernel) is kilobytes: the line
+  // keeps the backends that have one, and the whole text follows in the record.
+  if (dispatcher) {
+    constexpr std::size_t kShown = 8;
+    const std::vector<std::string> backends = backends_with_kernel(e.message);
+    if (backends.empty()) return head + " (the dispatcher names no backend that has one)";
+    std::string list;
+    for (std::size_t i = 0; i < backends.size() && i < kShown; ++i) list += (i ? ", " : "") + backends[i];
+    if (backends.size() > kShown) list += " and " + std::to_string(backends.size() - kShown) + " more";
+    return head + "; kernels for: " + list;
+  }
+  return head + ": " + e.message.substr(0, e.message.find('\n'));
 }
 
 bool is_dtype_gap(const OpError& e) {

@@ -3,6 +3,7 @@
 
 #include <exception>
 #include <string>
+#include <vector>
 
 #include "opcheck/case.h"
 
@@ -34,11 +35,16 @@ bool error_matches(const OpError& e, const ExpectedError& expected, std::string&
 /// The device has no kernel for this op or dtype ("not implemented for", "Could not run ... backend").
 bool is_not_supported(const OpError& e);
 
+/// The backends the dispatcher's "'aten::x' is only available for these backends: [...]" names, without the
+/// dispatch keys that are no backend (Autograd*, Functionalize, Python, ...); none when the message has no list.
+std::vector<std::string> backends_with_kernel(const std::string& message);
+
 /// The first line of a NOT_SUPPORTED message: the op the dispatcher could not run (named by the error, else
 /// `raised_op`, the op that raised it as the dispatcher saw it, else `op`), the dtype when the error names one
-/// ("not implemented for 'Half'"), the dispatch key and the error's first line: "aten::cos.out has no kernel for
-/// PrivateUse1 (pyloop): Could not run 'aten::cos.out' with arguments from the 'pyloop' backend.",
-/// "aten::fill_.Scalar for Half has no kernel for PrivateUse1 (loopback): NotImplementedError: ...".
+/// ("not implemented for 'Half'"), the dispatch key, and for the dispatcher's error the backends that have a kernel
+/// (its whole text is kilobytes), else the error's first line: "aten::cos.out has no kernel for PrivateUse1
+/// (pyloop); kernels for: CPU, Meta, QuantizedCPU", "aten::fill_.Scalar for Half has no kernel for PrivateUse1
+/// (loopback): NotImplementedError: ...".
 std::string not_supported_headline(const OpError& e, const std::string& op, const std::string& raised_op,
                                    const std::string& dispatch_key);
 

@@ -35,6 +35,9 @@ struct PythonHostFacts {
   /// While PrivateUse1 keeps its name: per import, the torch.backends entry points its distribution declares
   /// ("name = module:attr (distribution version)"), the call that would rename and register it.
   std::map<std::string, std::vector<std::string>> module_entry_points;
+  /// Per --device-import MODULE:FUNCTION that is an entry point torch's autoload already called on `import torch`:
+  /// that entry point ("name = value"). The host did not call it again (a backend registers itself once).
+  std::map<std::string, std::string> autoloaded_imports;
   /// What the imports registered on PrivateUse1 besides kernels (the start-up process asks the dispatcher).
   bool privateuse1_guard = false;
   bool privateuse1_allocator = false;

@@ -85,6 +85,7 @@ nlohmann::json own_facts(const ExecOptions& opts) {
   j["privateuse1_name"] = f.privateuse1_name;
   j["privateuse1_inductor_codegen"] = f.privateuse1_inductor_codegen;
   j["module_entry_points"] = f.module_entry_points;
+  j["autoloaded_imports"] = f.autoloaded_imports;
   // What PrivateUse1 holds after the imports (and the torch.backends entry points torch's import loaded), renamed or
   // not: a backend may register its kernels, guard and allocator and leave the renaming to its entry point.
   j["enabled_ops"] = ops_with_kernel_for(c10::DispatchKey::PrivateUse1);
@@ -112,6 +113,7 @@ bool take_facts(const nlohmann::json& j, PythonHostFacts& facts, std::vector<std
   facts.privateuse1_inductor_codegen = j.value("privateuse1_inductor_codegen", true);
   facts.module_versions = j.value("modules", std::map<std::string, std::string>{});
   facts.module_entry_points = j.value("module_entry_points", std::map<std::string, std::vector<std::string>>{});
+  facts.autoloaded_imports = j.value("autoloaded_imports", std::map<std::string, std::string>{});
   facts.privateuse1_guard = j.value("privateuse1_guard", false);
   facts.privateuse1_allocator = j.value("privateuse1_allocator", false);
   enabled_ops = j.value("enabled_ops", std::vector<std::string>{});

@@ -1159,8 +1159,8 @@ def main():
         import expecttest  # noqa: F401
     except ImportError as e:
         fail_usage("import-opinfo needs %s in %s (torch.testing._internal imports it)" % (e.name, sys.executable),
-                   "scripts/test.sh installs it (scripts/requirements-test.txt), or: %s -m pip install numpy "
-                   "expecttest==0.3.0" % sys.executable)
+                   "scripts/run.sh import-opinfo installs it (scripts/requirements-opinfo.txt), or: %s -m pip "
+                   "install numpy expecttest==0.3.0" % sys.executable)
     t0 = time.time()
     import torch
     from torch.testing._internal.common_methods_invocations import op_db

@@ -10,6 +10,7 @@ import os
 import signal
 import sys
 import traceback
+import warnings
 
 _backend = None  # torch.compile backend of device runs; None = eager
 _compiled = None  # the current case's compiled module: every run of one case reuses it, no other case does
@@ -90,6 +91,17 @@ def _entry_points_of(imports):
     return found
 
 
+def _autoloaded_entry_points():
+    """The torch.backends entry points torch's autoload called on `import torch`, as {"module:attr": "name = value"}
+    (none when TORCH_DEVICE_BACKEND_AUTOLOAD switches it off)."""
+    if os.environ.get("TORCH_DEVICE_BACKEND_AUTOLOAD", "1") != "1":
+        return {}
+    try:
+        return {e.value: f"{e.name} = {e.value}" for e in importlib.metadata.entry_points(group="torch.backends")}
+    except Exception:  # noqa: BLE001 - an environment that cannot say is no finding
+        return {}
+
+
 def _say_step(step):
     """Tells the process waiting for this start what it is doing (OPCHECK_START_STEP_FD): an import that never ends is
     named in the error that stops it."""
@@ -112,6 +124,8 @@ def start(imports, compile_backend, cache_dir):
     faulthandler.register(signal.SIGUSR2, all_threads=True)
     if cache_dir and not os.environ.get("TORCHINDUCTOR_CACHE_DIR"):
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache_dir
+    # torch warns on import where NumPy is not installed; opcheck needs no NumPy, so that is no news to its reader.
+    warnings.filterwarnings("ignore", message="Failed to initialize NumPy", category=UserWarning)
     step = "import torch"
     try:
         _say_step(step)
@@ -122,13 +136,18 @@ def start(imports, compile_backend, cache_dir):
             "torch_path": os.path.dirname(os.path.realpath(torch.__file__)),
             "modules": {},
         }
+        autoloaded = _autoloaded_entry_points()
         for name in imports:
             # MODULE, or MODULE:FUNCTION: the function is called after the import, as torch calls an entry point's.
             module_name, _, function = name.partition(":")
             step = "import " + module_name
             _say_step(step)
             module = importlib.import_module(module_name)
-            if function:
+            if function and name in autoloaded:
+                # torch's autoload called it already on `import torch`: a second call would register the backend
+                # twice ("... has already been registered").
+                facts.setdefault("autoloaded_imports", {})[name] = autoloaded[name]
+            elif function:
                 step = name + "()"
                 _say_step(step)
                 getattr(module, function)()

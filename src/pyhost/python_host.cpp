@@ -175,8 +175,13 @@ std::string start_error_text(const nlohmann::json& e, const exec::PythonHostConf
                                                : (torch_version.empty() ? "unknown version" : torch_version) +
                                                      " from " + torch_path);
   std::string fix;
+  const auto colon = step.find(':');
   if (own_fix != std::string::npos)
     fix = first.substr(own_fix + 6);
+  else if (first.find("already been registered") != std::string::npos)
+    fix = "the device was registered before this step, most likely by torch's autoload of the installed backend on "
+          "`import torch`: drop --device-import (torch loads the backend itself), or set "
+          "TORCH_DEVICE_BACKEND_AUTOLOAD=0 to register it only through --device-import";
   else if (!demangled.empty())
     fix = "the extension was built against another torch than this interpreter's: rebuild it against torch " +
           torch_version + " from " + torch_path + ", or run with the interpreter whose torch it was built for " +
@@ -189,6 +194,9 @@ std::string start_error_text(const nlohmann::json& e, const exec::PythonHostConf
           "(then --device-import MODULE loads it explicitly, with the same error)";
   else if (step.rfind("import ", 0) == 0 && step != "import torch")
     fix = "make `" + python + " -c 'import torch; " + step + "'` succeed (the error above)";
+  else if (colon != std::string::npos && step.size() > 2 && step.compare(step.size() - 2, 2, "()") == 0)
+    fix = "make `" + python + " -c 'import torch, " + step.substr(0, colon) + "; " + step.substr(0, colon) + "." +
+          step.substr(colon + 1) + "'` succeed (the error above)";
   else
     fix = "make `" + python + " -c 'import torch'` succeed (the error above)";
   text += "\n  Fix: " + fix;
@@ -312,6 +320,7 @@ class Host final : public exec::PythonHost {
     facts.privateuse1_inductor_codegen = j.value("privateuse1_inductor_codegen", true);
     facts.module_entry_points =
         j.value("module_entry_points", std::map<std::string, std::vector<std::string>>{});
+    facts.autoloaded_imports = j.value("autoloaded_imports", std::map<std::string, std::string>{});
     return true;
   }
 

@@ -144,7 +144,8 @@ std::string rule_line(const std::string& title, int width, char sep = '=') {
 }  // namespace
 
 bool parse_traceback_style(const std::string& text, TracebackStyle& out) {
-  if (text == "short") out = TracebackStyle::Short;
+  if (text == "auto") out = TracebackStyle::Auto;
+  else if (text == "short") out = TracebackStyle::Short;
   else if (text == "long") out = TracebackStyle::Long;
   else if (text == "no") out = TracebackStyle::No;
   else return false;
@@ -316,16 +317,35 @@ std::string failure_entry(const CaseRecord& rec, const FailureReportOptions& o, 
 
 std::string failure_details(const RunReport& report, const FailureReportOptions& options) {
   if (options.style == TracebackStyle::No) return {};
+  std::size_t failing = 0;
+  for (const auto& rec : report.cases) failing += fails_run(rec, report.info) ? 1 : 0;
+  // A large red run: a block per root cause (its example), not thousands of blocks.
+  const bool per_group = options.style == TracebackStyle::Auto && failing > kBlocksUpTo;
+  std::set<std::string> examples;
+  std::size_t groups = 0;
+  if (per_group)
+    for (const FailureGroup& g : group_failures(report)) {
+      examples.insert(g.example);
+      ++groups;
+    }
   std::string errors, failures;
   std::set<std::string> shown;
+  std::size_t blocks = 0;
   for (const auto& rec : report.cases) {
     if (!fails_run(rec, report.info)) continue;
+    if (per_group && !examples.count(rec.id)) continue;
     (rec.outcome == Outcome::Error ? errors : failures) += failure_entry(rec, options, shown);
     if (rec.deduplicated_from.empty()) shown.insert(rec.id);
+    ++blocks;
   }
   std::string out;
   if (!errors.empty()) out += rule_line("ERRORS", options.width) + "\n" + errors;
   if (!failures.empty()) out += rule_line("FAILURES", options.width) + "\n" + failures;
+  if (per_group)
+    out += "opcheck: " + std::to_string(failing) + " failures in " + std::to_string(groups) + " failure group" +
+           (groups == 1 ? "" : "s") + ": a block for each group's example above (" + std::to_string(blocks) +
+           "), a line for every failure in the short test summary; --tb short shows a block for each failure, "
+           "--tb long everything the reports carry\n";
   return xml_visible(out);  // control characters in ids and messages are shown, never run by the terminal
 }
 
@@ -340,9 +360,11 @@ std::string failure_groups_section(const RunReport& report, int width) {
   std::string out = rule_line(std::to_string(groups.size()) + " failure group" + (groups.size() == 1 ? "" : "s"), width) + "\n";
   for (std::size_t i = 0; i < groups.size(); ++i) {
     const FailureGroup& g = groups[i];
+    // A missing kernel's text names the kernel, the device and the backends that have it: the line adds the dtypes.
+    const std::string what = g.stage == Stage::NOT_SUPPORTED ? std::string(" [") + join(g.dtypes) + "]: "
+                                                               : std::string(" in ") + g.op + ": ";
     out += "#" + std::to_string(i + 1) + " " + std::to_string(g.count) + (g.count == 1 ? " occurrence" : " occurrences") +
-           " (" + std::to_string(g.unique) + " unique) " + stage_name(g.stage) + " in " + g.op + ": " +
-           first_line_cut(g.text) + "\n";
+           " (" + std::to_string(g.unique) + " unique) " + stage_name(g.stage) + what + first_line_cut(g.text) + "\n";
     out += "   ops: " + some(g.ops) + "; models: " + some(g.models) + "; dtypes: " + some(g.dtypes) + "\n";
     if (g.differs_between_runs)
       out += "   " + std::to_string(g.differs_between_runs) + " of them also differ between runs\n";

@@ -53,6 +53,7 @@ std::string format_session_duration(double seconds);
 
 /// How much of each failure the failures section shows (pytest's --tb).
 enum class TracebackStyle {
+  Auto,   // Short, except for a large red run (over kBlocksUpTo failures): one Short block per failure group
   Short,  // the header, the location, the op, the message up to kShortMessageLines lines, the repro command
   Long,   // everything the record carries: the whole message, figures, timings, the case's captured stderr
   No,     // no failures section
@@ -61,7 +62,10 @@ enum class TracebackStyle {
 /// Lines of a message --tb=short shows before it says how many more --tb=long would show.
 constexpr int kShortMessageLines = 15;
 
-/// "short", "long", "no" -> the style; false for anything else.
+/// Failing occurrences --tb auto shows a block each for; over it, a block per failure group (its example).
+constexpr std::size_t kBlocksUpTo = 20;
+
+/// "auto", "short", "long", "no" -> the style; false for anything else.
 bool parse_traceback_style(const std::string& text, TracebackStyle& out);
 
 /// pytest's -r chars, expanded as pytest expands them: f failed, E error, s skipped, x xfailed, X xpassed, p and P
@@ -71,7 +75,7 @@ bool parse_report_chars(const std::string& chars, std::string& out, std::string&
 
 /// What the failures section is drawn with.
 struct FailureReportOptions {
-  TracebackStyle style = TracebackStyle::Short;
+  TracebackStyle style = TracebackStyle::Auto;
   /// The command that reruns one case (`opcheck repro ID ...`), quoted for a shell; none when unset or empty.
   std::function<std::string(const CaseRecord&)> repro_command;
   int width = 80;  // of the rule lines
@@ -81,7 +85,9 @@ struct FailureReportOptions {
 /// them), a rule line titled with its id, then its file:line, its op and the overload it resolved to, its stage,
 /// the message with its figures (mismatched elements, greatest differences and what was allowed, the mutated
 /// argument), and the command that reruns it. Occurrences deduplicated from one already shown name it instead of
-/// repeating it. Empty with TracebackStyle::No or when nothing failed.
+/// repeating it. With TracebackStyle::Auto and more than kBlocksUpTo of them, only each failure group's example
+/// gets its block, and a closing line says so: the short summary has a line for every failure, and --tb short a
+/// block. Empty with TracebackStyle::No or when nothing failed.
 std::string failure_details(const RunReport& report, const FailureReportOptions& options);
 
 /// The run's failure groups (report/failure_groups.h), largest first, before the failures one by one: a rule line

@@ -59,9 +59,16 @@ std::string verdict(const std::optional<Outcome>& o, const std::optional<Stage>&
   return v;
 }
 
+/// A first line as one line of diff's lists: a long one (a dispatcher's account) cut, the reports have all of it.
+std::string cut_line(const std::string& text) {
+  constexpr std::size_t kMax = 160;
+  const std::string first = text.substr(0, text.find('\n'));
+  return first.size() <= kMax ? first : first.substr(0, kMax) + " ...";
+}
+
 std::string change_line(const CaseChange& c) {
   std::string line = "  " + c.id + ": " + verdict(c.old_outcome, c.old_stage) + " -> " + verdict(c.new_outcome, c.new_stage);
-  if (!c.message.empty()) line += " - " + c.message;
+  if (!c.message.empty()) line += " - " + cut_line(c.message);
   return line + "\n";
 }
 
@@ -93,7 +100,7 @@ void diff_groups(const std::vector<FailureGroup>& old_groups, const std::vector<
 }
 
 std::string group_line(const FailureGroup& g, const char* what) {
-  return "  group " + g.signature.substr(0, g.signature.find('\n')) + " " + what + " (" + std::to_string(g.count) +
+  return "  group " + cut_line(g.signature) + " " + what + " (" + std::to_string(g.count) +
          (g.count == 1 ? " occurrence" : " occurrences") + ", example " + g.example + ")\n";
 }
 
@@ -189,8 +196,7 @@ DiffResult diff_reports(const RunReport& old_run, const RunReport& new_run) {
     CaseChange c;
     c.id = rec.id;
     c.old_outcome = rec.outcome;
-    c.old_stage = rec.result.stage;
-    c.message = first_line(rec.result.message);
+    c.old_stage = rec.result.stage;  // no message: a case the new run does not hold is one short line
     d.removed.push_back(c);
   }
 

@@ -463,6 +463,9 @@ void failures_section(std::string& out, const RunReport& run, const RunStats& st
       failures.push_back(&rec);
       failing_counts.add(rec.outcome, rec.xfail_strictness);
     }
+  // Wrong results and errors first: a missing kernel is a known gap, and its rows would push them out of sight.
+  std::stable_partition(failures.begin(), failures.end(),
+                        [](const CaseRecord* r) { return r->outcome != Outcome::NotSupported; });
   // The count by outcome, in the header's words: "10" alone read as 10 failed beside a header of "6 failed, 4 not
   // supported".
   out += "<section id=\"failures\"><h2>Failures <span class=\"count\">" + std::to_string(failures.size()) + "</span>";

@@ -239,15 +239,17 @@ bool script_device(const std::vector<std::string>& args, const std::vector<std::
 }
 
 void carry_environment(const std::vector<std::pair<std::string, std::string>>& environment, ScriptDevice& device) {
-  const bool pyloop = std::find(device.imports.begin(), device.imports.end(), "opcheck_pyloop") != device.imports.end();
-  const bool stand_in = device.library.find("libopcheck_loopback") != std::string::npos || pyloop;
   device.environment.clear();
+  device.module_paths.clear();
+  device.python.clear();
+  device.autoload.reset();
+  // The one allow-list a rerun line carries (opcheck/device_environment.h), each name where a script takes it.
   for (const auto& [name, value] : environment) {
-    // The folders that held the device's modules go on the script's sys.path, before its imports.
-    if (name == "PYTHONPATH" && !device.imports.empty()) device.module_paths = split_list(value, ':');
-    const bool fault = std::any_of(std::begin(kDeviceEnvironment), std::end(kDeviceEnvironment),
-                                   [&name = name](const char* known) { return name == known; });
-    if (stand_in && fault) device.environment.emplace_back(name, value);
+    if (!is_rerun_environment_name(name)) continue;
+    if (name == "PYTHONPATH") device.module_paths = split_list(value, ':');  // on sys.path before torch loads
+    else if (name == "OPCHECK_PYTHON") device.python = value;                // the interpreter the script runs under
+    else if (name == "TORCH_DEVICE_BACKEND_AUTOLOAD") device.autoload = value;
+    else device.environment.emplace_back(name, value);  // the faults and modes: set before the device loads
   }
 }
 

@@ -66,8 +66,10 @@ std::string arg_value(const std::vector<std::string>& args, const char* flag);
 bool script_device(const std::vector<std::string>& args, const std::vector<std::string>& library_dirs,
                    ScriptDevice& out, std::string& error);
 
-/// Gives the script the run's device faults (`environment`: OPCHECK_LOOPBACK_FAULTS and the like) when it runs on
-/// the same stand-in device (the loopback library, or pyloop); a real device's script gets none.
+/// Gives the script the run's environment as its rerun line carries it (`environment`, opcheck/device_environment.h's
+/// names only): the device's faults and modes, set before the device loads; the PYTHONPATH entries that held the
+/// device's modules or installed backend, put on sys.path before torch loads; OPCHECK_PYTHON, the interpreter it runs
+/// under; TORCH_DEVICE_BACKEND_AUTOLOAD, set before torch loads.
 void carry_environment(const std::vector<std::pair<std::string, std::string>>& environment, ScriptDevice& device);
 
 /// What the script says about the bundle in `folder`, with the run's device faults as carry_environment gives them.

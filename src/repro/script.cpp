@@ -185,6 +185,10 @@ std::map<std::string, std::string> head_values(const Case& c, const ScriptDevice
   std::string environment;
   for (const auto& [k, v] : device.environment)
     environment += "os.environ.setdefault(" + py_str(k) + ", " + py_str(v) + ")  # the run's device faults\n";
+  if (device.autoload)
+    environment += "os.environ.setdefault(\"TORCH_DEVICE_BACKEND_AUTOLOAD\", " + py_str(*device.autoload) +
+                   ")  # the run's autoload switch\n";
+  const std::string python = device.python.empty() ? hosting_python("") : device.python;
   std::vector<std::string> imports, written;
   for (const auto& m : device.imports) imports.push_back(py_str(m));
   std::vector<std::string> module_paths;
@@ -194,8 +198,9 @@ std::map<std::string, std::string> head_values(const Case& c, const ScriptDevice
     return v ? py_literal(PyValue::real(*v), LiteralUse::Data) : "None";
   };
   return {
-      {"PYTHON", hosting_python("")},
-      {"PYTHON_STR", py_str(hosting_python(""))},
+      {"PYTHON", python},
+      {"PYTHON_STR", py_str(python)},
+      {"RUN_PYTHON", py_str_or_none(device.python)},
       {"CASE_ID", docstring_text(c.id)},
       {"CASE_OP", docstring_text(c.op)},
       {"CASE_LOCATION", docstring_text(c.loc.file + ":" + std::to_string(c.loc.line))},
@@ -334,18 +339,20 @@ std::string call_arguments(const Case& c, const std::vector<std::string>& args) 
 /// call(): the op as the manifest names it. Ops older torch lacks run through opcheck's decompositions
 /// (src/exec/decompositions.cpp), the same ATen ops in the same order, so the script computes what opcheck computes
 /// on any torch.
-std::string call_text(const Case& c, const std::vector<std::string>& args) {
+/// `helpers` gets the definitions the call uses (available() and opcheck's decomposition), which the script puts
+/// after the part a reader reads first.
+std::string call_text(const Case& c, const std::vector<std::string>& args, std::string& helpers) {
   const bool sdpa = c.op.find("scaled_dot_product_attention") != std::string::npos;
   const bool rms_norm = !sdpa && c.op.find("rms_norm") != std::string::npos;
-  std::string py, op = "    op = " + python_op_expression(c.op);
+  std::string op = "    op = " + python_op_expression(c.op);
   if (sdpa || rms_norm) {
-    py = std::string(repro_script_available()) +
-         std::string(sdpa ? repro_script_sdpa_reference() : repro_script_rms_norm_reference());
+    helpers = std::string(repro_script_available()) +
+              std::string(sdpa ? repro_script_sdpa_reference() : repro_script_rms_norm_reference());
     op = "    # opcheck's decomposition where this torch lacks the op (it arrived in a later torch)\n"
          "    op = available(lambda: " + python_op_expression(c.op) + ", " +
          (sdpa ? "sdpa_reference" : "rms_norm_reference") + ")";
   }
-  return py + filled(repro_script_call(), {{"OP", op}, {"CALL_ARGS", call_arguments(c, args)}});
+  return filled(repro_script_call(), {{"OP", op}, {"CALL_ARGS", call_arguments(c, args)}});
 }
 
 /// PEP 8's blank lines for the generated text: two before every top-level def and statement block that follows one,
@@ -443,12 +450,12 @@ std::string judge_text() {
 }
 
 std::string python_repro_script(const Case& c, const ScriptDevice& device, const ScriptBundle& bundle) {
+  // What a kernel developer reads comes first: the call, its inputs and the check; then how the script sets up the
+  // device, the helpers the inputs and the call use, and opcheck's judgement.
   const ScriptInputs in = script_inputs(c);
-  std::string py = filled(repro_script_head(), head_values(c, device, bundle));
-  if (in.uses.loader) py += repro_script_load_tensor_file();
-  if (in.uses.scaled) py += repro_script_scaled();
-  if (in.uses.distinct) py += repro_script_distinct();
-  if (in.uses_place) py += repro_script_place();
+  const std::map<std::string, std::string> values = head_values(c, device, bundle);
+  std::string py = filled(repro_script_head(), values), helpers;
+  py += call_text(c, in.args, helpers);
   std::string names, host;
   for (std::size_t s = 0; s < in.host_slot.size(); ++s) {
     names += (s ? ", t" : "t") + std::to_string(s);
@@ -456,7 +463,12 @@ std::string python_repro_script(const Case& c, const ScriptDevice& device, const
   }
   py += filled(repro_script_inputs(),
                {{"BUILD_INPUTS", in.build}, {"INPUT_NAMES", names}, {"HOST_INPUTS", "[" + host + "]"}});
-  py += call_text(c, in.args);
+  py += filled(repro_script_setup(), values);
+  if (in.uses.loader) py += repro_script_load_tensor_file();
+  if (in.uses.scaled) py += repro_script_scaled();
+  if (in.uses.distinct) py += repro_script_distinct();
+  if (in.uses_place) py += repro_script_place();
+  py += helpers;
   std::optional<DType> kwarg_low;
   for (const auto& [k, v] : c.kwargs)
     if (v.kind == PyValue::Kind::DType && (v.dtype == DType::Float16 || v.dtype == DType::BFloat16))

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,7 +19,9 @@ struct ScriptDevice {
   std::vector<std::string> imports;  // modules imported first: they register the device (--device-import)
   std::string compile_backend;       // the device call runs as torch.compile(backend=...); "" = eager
   std::string python_path;           // opcheck's own Python packages (pyloop), put on sys.path for the imports
-  std::vector<std::string> module_paths;  // the run's PYTHONPATH entries that held the imports, put on sys.path too
+  std::vector<std::string> module_paths;  // the run's PYTHONPATH entries that held the device's modules: sys.path
+  std::string python;                     // the run's OPCHECK_PYTHON, the interpreter the script runs under; "" = none
+  std::optional<std::string> autoload;    // the run's TORCH_DEVICE_BACKEND_AUTOLOAD, set before torch loads
 };
 
 /// What the script knows about a bundle the case came from.

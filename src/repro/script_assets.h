@@ -6,8 +6,10 @@
 
 namespace opcheck {
 
-/// head.py: the docstring, the imports and the case's constants (placeholders).
+/// head.py: the docstring, the device and the case's comparison (placeholders): what a reader reads first.
 std::string_view repro_script_head();
+/// setup.py: the interpreter, the device's environment and imports, torch and the run's constants (placeholders).
+std::string_view repro_script_setup();
 /// load_tensor_file.py: reads `file:` inputs (.pt, .npy, .safetensors) as opcheck does.
 std::string_view repro_script_load_tensor_file();
 /// scaled.py: rand/uniform values in [low, high).

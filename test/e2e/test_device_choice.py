@@ -74,3 +74,21 @@ def test_require_backend_lets_a_configured_backend_run_and_the_rerun_carries_its
                            timeout=300, cwd=tmp_path)
     assert rerun.returncode == 1, rerun.stdout[-3000:] + rerun.stderr[-3000:]
     assert "FAILED m::add.1 [INCORRECT_RESULT]" in rerun.stdout, rerun.stdout[-3000:]
+
+
+def fix_of(err):
+    """The text after the first `Fix: ` of an error, up to its end of line."""
+    assert "Fix: " in err, err
+    return err.split("Fix: ", 1)[1].splitlines()[0]
+
+
+def test_a_device_no_backend_registers_leads_its_fix_with_the_backend(tmp_path):
+    """opencl is a name libtorch knows with no kernels of its own: the likely remedy is its backend, not the
+    loopback."""
+    r = opcheck("run", "--manifests", manifest(tmp_path), "--device", "opencl", "--artifact-dir", tmp_path / "a",
+                env=NO_LIB)
+    assert r.rc == 4, r
+    assert "device 'opencl' is not available: no backend registers 'opencl' in this process" in r.err, r
+    fix = fix_of(r.err)
+    assert fix.startswith("install the backend that registers 'opencl' (a torch.backends entry point in "), fix
+    assert fix.index("--device-import MODULE") < fix.index("--device loopback or cpu"), fix

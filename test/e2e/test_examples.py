@@ -1,7 +1,8 @@
 """Every example runs as written: the lines starting `opcheck ` or `scripts/` (after any VAR=value assignments) in the
 fenced `sh` blocks of README.md and docs/*.md, and the `Example:` lines of every subcommand's --help, each run by bash
-against this build, on shipped files only, in an empty folder where `manifests` is the repository's (a `scripts/`
-line runs the checkout's script: a copy elsewhere would take that folder for the checkout and configure a build there).
+against this build, on shipped files only, in an empty folder of one's own after the README's set-up (build/ on PATH;
+a `scripts/` line runs the checkout's script: a copy elsewhere would take that folder for the checkout and configure
+a build there).
 
 An example that needs a failure, a device or a file says how in its own text (`OPCHECK_LOOPBACK_FAULTS=...`, an
 earlier example line that writes the file), and runs exactly so: a block's (or a subcommand's) lines run in order in
@@ -85,15 +86,22 @@ def test_no_example_was_dropped():
                                    "saying why in the commit")
 
 
+# The README's set-up, after which every example runs as written: `opcheck` is build/opcheck, on PATH.
+README_SETUP = 'export PATH="$PWD/build:$PATH"'
+
+
+def test_the_readme_sets_up_what_the_examples_run_after():
+    readme = (SOURCE_DIR / "README.md").read_text()
+    setup = re.search(r"^```sh\n(scripts/run.sh --version.*?)^```", readme, re.M | re.S)
+    assert setup and README_SETUP in setup.group(1), "README.md: no set-up block putting build/ on PATH"
+
+
 @pytest.fixture
 def workdir(tmp_path):
-    """An empty folder holding only a link to the shipped manifests, and `opcheck` (this build) first on PATH."""
-    (tmp_path / "manifests").symlink_to(SOURCE_DIR / "manifests")
-    bindir = tmp_path.parent / (tmp_path.name + "-bin")
-    bindir.mkdir()
-    (bindir / "opcheck").symlink_to(BIN)
-    env = dict(os.environ, PATH=f"{bindir}:{os.environ['PATH']}", NO_COLOR="1",
-               OPCHECK_BUILD_DIR=str(pathlib.Path(BIN).parent))
+    """An empty folder of one's own, after the README's set-up: the build's folder (where `opcheck` is) first on
+    PATH, nothing of the repository's beside it."""
+    build = pathlib.Path(BIN).parent
+    env = dict(os.environ, PATH=f"{build}:{os.environ['PATH']}", NO_COLOR="1", OPCHECK_BUILD_DIR=str(build))
     env.pop("OPCHECK_MANIFESTS", None)
     # scripts/ lines bootstrap: without OPCHECK_PYTHON (pytest run by hand) they would make and fill a .venv.
     env.setdefault("OPCHECK_PYTHON", sys.executable)

@@ -157,3 +157,47 @@ def test_run_sh_builds_the_binary_and_the_libraries_run_loads_and_no_test(tmp_pa
     assert linked == expected, f"run.sh also builds {sorted(linked - expected)}; misses {sorted(expected - linked)}"
     # The Python files the host and pyloop load are copied into build/python/ too.
     assert "python/_opcheck_host.py" in commands and "python/opcheck_pyloop/__init__.py" in commands
+
+
+STUB_PYTHON = r"""#!/usr/bin/env bash
+# Stands in for the project's interpreter: records its arguments; NumPy and expecttest are not importable.
+echo "$*" >> "$STUB_LOG"
+[ "$1" = -c ] && exit 1
+exit 0
+"""
+
+
+def command_requirements(tmp_path, command, python_is_the_projects):
+    """Sources scripts/bootstrap.sh and asks what `command` needs of Python; returns (rc, the interpreter's calls,
+    stderr)."""
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    stub = venv / "bin" / "python"
+    stub.write_text(STUB_PYTHON)
+    stub.chmod(0o755)
+    log = tmp_path / "python-calls.txt"
+    log.write_text("")
+    python = stub if python_is_the_projects else tmp_path / "own-python"
+    if not python_is_the_projects:
+        shutil.copy(stub, python)
+    script = f'source "{SOURCE_DIR}/scripts/bootstrap.sh"; OPCHECK_PYTHON="{python}"; opcheck_command_requirements {command}'
+    env = dict(os.environ, STUB_LOG=str(log), OPCHECK_VENV=str(venv))
+    p = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env, timeout=60)
+    return p.returncode, log.read_text().splitlines(), p.stderr
+
+
+def test_run_sh_import_opinfo_installs_numpy_and_expecttest_into_the_projects_environment(tmp_path):
+    rc, calls, err = command_requirements(tmp_path, "import-opinfo", True)
+    assert rc == 0, err
+    assert calls == ["-c import numpy, expecttest",
+                     f"-m pip install -q -r {SOURCE_DIR}/scripts/requirements-opinfo.txt"], calls
+    pins = (SOURCE_DIR / "scripts" / "requirements-opinfo.txt").read_text()
+    assert "numpy==" in pins and "expecttest==" in pins, pins
+    # Another environment is the user's: the pip line, nothing installed, and run.sh stops.
+    rc, calls, err = command_requirements(tmp_path / "own", "import-opinfo", False)
+    assert rc == 1 and calls == ["-c import numpy, expecttest"], (calls, err)
+    assert "Fix: " in err and "-m pip install -r " in err and "requirements-opinfo.txt" in err, err
+    # Other commands need nothing more.
+    rc, calls, _ = command_requirements(tmp_path / "run", "run", True)
+    assert rc == 0 and calls == [], calls
+    assert 'opcheck_command_requirements "${1:-}"' in (SOURCE_DIR / "scripts" / "run.sh").read_text()

@@ -213,6 +213,26 @@ TEST(ErrorKinds, MissingKernelsAreNotSupported) {
   EXPECT_FALSE(is_dtype_gap({"RuntimeError", "\"bitwise_and_cpu\" not implemented for 'Float'"}));
 }
 
+TEST(ErrorKinds, ANotSupportedHeadlineIsTheKernelTheDeviceAndTheBackendsThatHaveIt) {
+  // The dispatcher's own account (kilobytes): exp of a quantized tensor, which has no QuantizedCPU kernel.
+  const at::Tensor q = at::quantize_per_tensor(at::ones({2}), 0.1, 0, at::kQInt8);
+  std::string message;
+  try {
+    (void)at::exp(q);
+  } catch (const c10::Error& e) {
+    message = e.what_without_backtrace();
+  }
+  ASSERT_NE(message.find("Could not run 'aten::exp.out'"), std::string::npos) << message;
+  ASSERT_GT(message.size(), 2000u);
+  const std::string head = not_supported_headline({"NotImplementedError", message}, "aten::exp", "", "QuantizedCPU (q)");
+  EXPECT_EQ(head, "aten::exp.out has no kernel for QuantizedCPU (q); kernels for: CPU, Meta") << head;
+  EXPECT_EQ(backends_with_kernel("no list here"), std::vector<std::string>{});
+  // Not the dispatcher's: the error's first line, as it is.
+  EXPECT_EQ(not_supported_headline({"RuntimeError", "\"exp_vml_cpu\" not implemented for 'Half'\nmore"}, "aten::exp", "",
+                                   "PrivateUse1 (opencl)"),
+            "aten::exp for Half has no kernel for PrivateUse1 (opencl): \"exp_vml_cpu\" not implemented for 'Half'");
+}
+
 // ----------------------------------------------------------------------------------------------------------------
 // In-place ops: the mutated argument is compared as well as the output
 

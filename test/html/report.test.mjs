@@ -103,7 +103,9 @@ async function checkAgainstMetrics(page, m) {
   assert.deepEqual(ops.map((r) => r.attrs.op).sort(), Object.keys(m.pass_rate.per_op).sort());
   for (const r of ops) checkCountsRow(r, m.pass_rate.per_op[r.attrs.op], `op ${r.attrs.op}`);
 
-  const failing = m.cases.filter((c) => FAILING.has(c.outcome));
+  // In run order, the not-supported cases after the others (the page leads with wrong results and errors).
+  const failing = [...m.cases.filter((c) => FAILING.has(c.outcome) && c.outcome !== 'not_supported'),
+    ...m.cases.filter((c) => c.outcome === 'not_supported' && FAILING.has(c.outcome))];
   const failures = await rows(page, '#failure-table');
   assert.deepEqual(failures.map((r) => r.attrs.id), failing.map((c) => c.id));
   failures.forEach((r, i) => {
@@ -402,6 +404,25 @@ test('a v2 config whose non-strict xfails all pass headlines its pass rate in gr
   assert.equal(tile.cls, 'kpi good');
   assert.notEqual(tile.color, 'rgb(198, 40, 40)', 'the headline is not red');
   await context.close();
+});
+
+// A reader's laptop: every page fits a 1280 px window (no sideways scroll), and a failures table leads with the wrong
+// results and errors, the not-supported rows (known gaps, often many) after them.
+test('every page fits 1280 px, and its failures come before its not-supported cases', async () => {
+  let sawBoth = false;
+  for (const name of ['fleet.html', 'sample.html', 'hostile.html', 'empty.html']) {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    await page.goto(`file://${dir}/${name}`);
+    const width = await page.evaluate(() => document.documentElement.scrollWidth);
+    assert.ok(width <= 1280, `${name}: ${width} px wide in a 1280 px window`);
+    const outcomes = await page.$$eval('#failure-table tbody tr', (trs) => trs.map((t) => t.dataset.outcome));
+    const first = outcomes.indexOf('not_supported');
+    if (first >= 0) assert.ok(outcomes.slice(first).every((o) => o === 'not_supported'), `${name}: ${outcomes.join(' ')}`);
+    sawBoth ||= first > 0;
+    await context.close();
+  }
+  assert.ok(sawBoth, 'no page has failures and not-supported cases both: the order was not checked');
 });
 
 // Root causes (issue 23): the torch-spyre fixture on the loopback with a biased mul and a throwing rsqrt has two

@@ -430,6 +430,53 @@ TEST(FailureGroups, ConsoleListsThemLargestFirst) {
   EXPECT_EQ(failure_groups_section(RunReport{}), "");
 }
 
+TEST(FailureGroups, ANotSupportedGroupIsOneLineNamingTheKernelTheDtypeTheDeviceAndTheBackendsThatHaveIt) {
+  // The dispatcher's account follows the headline; it stays in the record, not in the group's line.
+  const std::string dispatcher = "the device raised NotImplementedError: Could not run 'aten::cos.out' with arguments "
+                                 "from the 'opencl' backend. This could be because the operator doesn't exist for "
+                                 "this backend, or was omitted during the selective/custom build process (if using "
+                                 "custom build). If you are a Facebook employee using PyTorch on mobile, please visit "
+                                 "https://fburl.com/ptmfixes for possible resolutions. 'aten::cos.out' is only "
+                                 "available for these backends: [CPU, Meta, BackendSelect, Python, AutogradCPU].";
+  RunReport run;
+  for (const char* id : {"m::cos_a", "m::cos_b"})
+    run.cases.push_back(failing(id, Stage::NOT_SUPPORTED,
+                                "aten::cos.out has no kernel for PrivateUse1 (opencl); kernels for: CPU, Meta\n\n" +
+                                    dispatcher));
+  const std::string text = failure_groups_section(run);
+  const std::string line = "#1 2 occurrences (2 unique) NOT_SUPPORTED [bf16]: aten::cos.out has no kernel for "
+                           "PrivateUse1 (opencl); kernels for: CPU, Meta\n";
+  EXPECT_NE(text.find(line), std::string::npos) << text;
+  EXPECT_EQ(text.find("Could not run"), std::string::npos) << text;
+  const nlohmann::json j = nlohmann::json::parse(testing::written_metrics_json(run));
+  EXPECT_NE(j["cases"][0]["message"].get<std::string>().find("only available for these backends"), std::string::npos);
+}
+
+TEST(FailureDetails, ALargeRedRunShowsABlockPerGroupAndSaysHowToSeeEvery) {
+  RunReport run;
+  for (int i = 0; i < 30; ++i)
+    run.cases.push_back(failing("m::case_" + std::to_string(i), i % 3 ? Stage::INCORRECT_RESULT : Stage::FAILED_RUNTIME,
+                                i % 3 ? "output: Tensor-likes are not close!" : "the device raised RuntimeError: boom"));
+  const auto blocks = [](const std::string& text) {
+    std::size_t n = 0;
+    for (std::size_t at = 0; (at = text.find("\n_", at)) != std::string::npos; ++at) ++n;
+    return n + (text.rfind("_", 0) == 0 ? 1 : 0);
+  };
+  const std::string grouped = failure_details(run, FailureReportOptions{});  // --tb auto
+  EXPECT_EQ(blocks(grouped), 2u) << grouped;
+  EXPECT_NE(grouped.find("opcheck: 30 failures in 2 failure groups: a block for each group's example above (2), a line "
+                         "for every failure in the short test summary; --tb short shows a block for each failure"),
+            std::string::npos)
+      << grouped;
+  FailureReportOptions every;
+  every.style = TracebackStyle::Short;
+  EXPECT_EQ(blocks(failure_details(run, every)), 30u);
+  run.cases.resize(kBlocksUpTo);  // a run this small shows every block, and no note
+  const std::string small = failure_details(run, FailureReportOptions{});
+  EXPECT_EQ(blocks(small), kBlocksUpTo);
+  EXPECT_EQ(small.find("failure groups:"), std::string::npos) << small;
+}
+
 TEST(FailureGroups, MetricsCarryThem) {
   const nlohmann::json j = nlohmann::json::parse(testing::written_metrics_json(biased_mul_run()));
   ASSERT_TRUE(j.contains("failure_groups"));

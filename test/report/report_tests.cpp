@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <algorithm>
 #include <sstream>
 #include <pugixml.hpp>
 #include <nlohmann/json.hpp>
@@ -919,6 +920,28 @@ TEST(Diff, FixesOnlyExitZeroAndIdenticalRunsAreQuiet) {
   EXPECT_TRUE(same.regressions.empty() && same.fixed.empty() && same.added.empty() && same.removed.empty() &&
               same.other.empty() && same.stage_changes.empty());
   EXPECT_EQ(render_diff(same).find("Pass rate by"), std::string::npos);
+}
+
+TEST(Diff, RemovedCasesAndLongMessagesAreOneShortLineEach) {
+  RunReport old_run = sample_report();
+  RunReport new_run = sample_report();
+  const std::string wall = "Could not run 'aten::cos.out' with arguments from the 'opencl' backend. " +
+                           std::string(400, 'x') + " for possible resolu";
+  for (auto* run : {&old_run, &new_run}) {
+    CaseRecord& gone = find_case(*run, "granite::linear");
+    gone.outcome = Outcome::NotSupported;
+    gone.result.stage = Stage::NOT_SUPPORTED;
+    gone.result.message = wall + "\n\nthe dispatcher's account";
+  }
+  find_case(new_run, "granite::cat").result.message = wall;  // still failing, its line is cut
+  find_case(new_run, "granite::cat").result.stage = Stage::CRASHED;
+  new_run.cases.erase(std::find_if(new_run.cases.begin(), new_run.cases.end(),
+                                   [](const CaseRecord& c) { return c.id == "granite::linear"; }));
+  const std::string text = render_diff(diff_reports(old_run, new_run), DiffAllowed{true});
+  EXPECT_NE(text.find("Removed (1):\n  granite::linear: not_supported -> absent\n"), std::string::npos) << text;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), 220u) << line;
+  EXPECT_EQ(text.find("possible resolu"), std::string::npos) << text;
 }
 
 TEST(Diff, DuplicateIdIsAnError) {

@@ -88,10 +88,10 @@ TEST(BundleFacts, ReadBackWhatTheRunRecorded) {
   // Without a bundle, `auto` is resolved as the run resolves it: no device library configured means the loopback.
   EXPECT_EQ(device_args({}, RunSettings{}, BundleFacts{}), (std::vector<std::string>{"--device", "loopback"}));
 
-  // The script names the failure by its first line and carries the faults only to the same stand-in device.
+  // The script names the failure by its first line and carries the faults as the rerun line does.
   ScriptDevice cpu;
   EXPECT_EQ(script_bundle(tmp.path.string(), f, cpu).failure, "INCORRECT_RESULT: 2 / 8 mismatched");
-  EXPECT_TRUE(cpu.environment.empty());
+  EXPECT_EQ(cpu.environment, f.environment);
   ScriptDevice loopback;
   loopback.library = "/x/libopcheck_loopback.so";
   script_bundle(tmp.path.string(), f, loopback);
@@ -126,26 +126,25 @@ TEST(BundleFacts, AnEnvironmentNameThatIsNotARerunVariableIsAnErrorNamingTheFile
   }
 }
 
-TEST(CarryEnvironment, OnlyToTheStandInDevicesTheFaultsAreFor) {
-  const std::vector<std::pair<std::string, std::string>> faults{{"OPCHECK_PYLOOP_FAULTS", "aten::mm=raise"}};
-  ScriptDevice pyloop;
-  pyloop.device = "pyloop:0";
-  pyloop.imports = {"opcheck_pyloop"};
-  carry_environment(faults, pyloop);
-  EXPECT_EQ(pyloop.environment, faults);
-  ScriptDevice loopback;
-  loopback.library = "/opt/opcheck/lib/opcheck/libopcheck_loopback.so";
-  carry_environment(faults, loopback);
-  EXPECT_EQ(loopback.environment, faults);
-  ScriptDevice spyre;  // a real backend, registered from Python: its script gets no stand-in's faults
-  spyre.device = "spyre:0";
+TEST(CarryEnvironment, TheRerunLinesAllowListEachWhereTheScriptTakesIt) {
+  const std::vector<std::pair<std::string, std::string>> run{
+      {"OPCHECK_PYLOOP_FAULTS", "aten::mm=raise"}, {"PYTHONPATH", "/opt/a:/opt/b"},
+      {"OPCHECK_PYTHON", "/venv/bin/python"}, {"TORCH_DEVICE_BACKEND_AUTOLOAD", "0"}, {"LD_PRELOAD", "/x.so"}};
+  ScriptDevice spyre;  // a backend registered from Python: the same list as its rerun line, LD_PRELOAD not
   spyre.imports = {"torch_spyre"};
-  carry_environment(faults, spyre);
-  EXPECT_TRUE(spyre.environment.empty());
-  ScriptDevice vendor;
-  vendor.library = "/opt/vendor/libvendor_backend.so";
-  carry_environment(faults, vendor);
-  EXPECT_TRUE(vendor.environment.empty());
+  carry_environment(run, spyre);
+  EXPECT_EQ(spyre.environment, (std::vector<std::pair<std::string, std::string>>{run[0]}));
+  EXPECT_EQ(spyre.module_paths, (std::vector<std::string>{"/opt/a", "/opt/b"}));
+  EXPECT_EQ(spyre.python, "/venv/bin/python");
+  EXPECT_EQ(spyre.autoload, std::optional<std::string>("0"));
+  ScriptDevice installed;  // a backend torch's autoload loads (no import): the folders still go on sys.path
+  installed.device = "opencl";
+  carry_environment({{"PYTHONPATH", "/opt/opencl"}}, installed);
+  EXPECT_EQ(installed.module_paths, (std::vector<std::string>{"/opt/opencl"}));
+  EXPECT_FALSE(installed.autoload.has_value());
+  const std::string script = python_repro_script(Case{}, installed, ScriptBundle{});
+  EXPECT_NE(script.find("DEVICE_PATHS = ['/opt/opencl']"), std::string::npos) << script;
+  EXPECT_LT(script.find("sys.path[:0] = [p for p in DEVICE_PATHS"), script.find("\nimport torch")) << script;
 }
 
 // ---- cases --------------------------------------------------------------------------------------------------------

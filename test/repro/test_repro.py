@@ -437,10 +437,13 @@ def test_python_repro_without_a_bundle_keeps_the_environments_loopback_faults(tm
     run = python_script(path)  # without the fault in its own environment: the script carries it
     assert run.returncode == 1, run.stdout + run.stderr
     assert "device (privateuseone:0) DIFFERS from the cpu reference" in run.stdout, run.stdout
-    # A script that runs on the cpu gets no stand-in device's faults.
+    # The script carries what the rerun line carries (one allow-list, opcheck/device_environment.h), on any device:
+    # on the cpu nothing reads the loopback's faults, and the two never disagree about the run's environment.
     on_cpu = opcheck("repro", "faulty::exp.1", "--manifests", manifest, "--device", "cpu", "--python", env=EXP_FAULT)
     assert on_cpu.returncode == 0, on_cpu.stderr
-    assert "OPCHECK_LOOPBACK_FAULTS" not in on_cpu.stdout
+    rerun = opcheck("repro", "faulty::exp.1", "--manifests", manifest, "--device", "cpu", env=EXP_FAULT)
+    assert "OPCHECK_LOOPBACK_FAULTS=aten::exp=bias:1e-2 " in rerun.stdout, rerun.stdout
+    assert fault in on_cpu.stdout, on_cpu.stdout
 
 
 def test_python_repro_judges_a_sparse_output_by_layout_then_dense_values_and_bundles_keep_it(tmp_path):

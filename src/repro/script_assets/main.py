@@ -246,6 +246,24 @@ def attempt(what, fn):
         return (None, None), e
 
 
+def not_registered(device, fix):
+    """Says in one line that `device` is not registered in this Python and what to set; the exit status 3."""
+    print(f"repro: device '{device.split(':')[0]}' is not registered in this Python ({sys.executable}, torch "
+          f"{torch.__version__}): {fix}", file=sys.stderr)
+    return 3
+
+
+def unregistered_fix(kind):
+    """What registers a device no module of the script did: torch's autoload of an installed backend, or an import."""
+    if os.environ.get("TORCH_DEVICE_BACKEND_AUTOLOAD", "1") != "1":
+        autoload = "unset TORCH_DEVICE_BACKEND_AUTOLOAD (it keeps torch from loading installed backends)"
+    else:
+        autoload = "leave TORCH_DEVICE_BACKEND_AUTOLOAD unset"
+    return (f"install the backend that registers '{kind}' (a torch.backends entry point), or set PYTHONPATH to the "
+            f"folder that holds it, and {autoload}; or write the script with the module that registers it: "
+            f"opcheck repro ... --python --device-import MODULE --device {kind}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default=DEVICE, help=f"device under test (default {DEVICE})")
@@ -261,13 +279,20 @@ def main():
             torch._register_device_module(name, types.ModuleType(f"torch.{name}"))
     if DEVICE_IMPORTS and PYTHON_PATH:
         sys.path.insert(0, PYTHON_PATH)
-    if DEVICE_IMPORTS:
-        sys.path[:0] = [p for p in DEVICE_PATHS if p not in sys.path]
     for spec in DEVICE_IMPORTS:
         module, _, function = spec.partition(":")  # MODULE:FUNCTION calls the function after the import
-        imported = importlib.import_module(module)
+        try:
+            imported = importlib.import_module(module)
+        except ModuleNotFoundError as e:
+            where = f"PYTHONPATH={':'.join(DEVICE_PATHS)} (the run's)" if DEVICE_PATHS else "PYTHONPATH"
+            return not_registered(args.device, f"cannot import {module} ({e}): set {where} to the folder that "
+                                               f"holds it, or install it in {sys.executable}")
         if function:
             getattr(imported, function)()
+    kind = args.device.split(":")[0]
+    if kind not in ("cpu", "cuda", "xpu", "mps", "meta", "privateuseone") and \
+            kind != torch._C._get_privateuse1_backend_name():
+        return not_registered(args.device, unregistered_fix(kind))
 
     host = inputs()
     (expected, cpu_args), cpu_error = attempt("reference (cpu)", lambda: reference(host))
