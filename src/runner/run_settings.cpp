@@ -316,8 +316,7 @@ bool loopback_devices_ok(const RunSettings& s, const EnvLookup& env, std::string
   const std::string device =
       resolve_auto_device(s.device, s.device_lib, !s.device_imports.empty(), nullptr, s.installed_backends);
   if (device.substr(0, device.find(':')) != "loopback") return true;
-  if (std::string problem = whole_number_error(*v, "OPCHECK_LOOPBACK_DEVICES", 1); !problem.empty() ||
-      std::stoll(*v) > kMaxLoopbackDevices) {
+  if (!whole_number_error(*v, "OPCHECK_LOOPBACK_DEVICES", 1).empty() || std::stoll(*v) > kMaxLoopbackDevices) {
     error = "OPCHECK_LOOPBACK_DEVICES must be a whole number from 1 to " + std::to_string(kMaxLoopbackDevices) +
             ", got '" + printable_text(*v) + "'\n  Fix: set it to how many loopback devices to make (default 4), " +
             "or unset it";
@@ -363,8 +362,8 @@ bool resolve_run_settings(RunSettings& s, const EnvLookup& env, const std::strin
   }
   if (!s.deadline.empty() && !(std::isfinite(s.deadline_s) && s.deadline_s > 0)) {
     // 0 would end the run before its first case; leave the flag out for a run without a deadline.
-    error = "--deadline must be a time above 0, got '" + s.deadline + "'\n  Fix: use seconds or a unit, e.g. 90s, "
-            "45m, 2h; leave --deadline out for no deadline";
+    error = "--deadline must be a time above 0, got '" + printable_text(s.deadline) +
+            "'\n  Fix: use seconds or a unit, e.g. 90s, 45m, 2h; leave --deadline out for no deadline";
     s.deadline_s = 0;
     return false;
   }
@@ -726,7 +725,8 @@ std::string whole_number_error(const std::string& text, const char* flag, long l
     used = 0;
   }
   if (used != text.size() || used == 0 || v < least || v > std::numeric_limits<int>::max())
-    return std::string(flag) + " must be a whole number of at least " + std::to_string(least) + ", got '" + text + "'";
+    return std::string(flag) + " must be a whole number of at least " + std::to_string(least) + ", got '" +
+           printable_text(text) + "'";
   return {};
 }
 
