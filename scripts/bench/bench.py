@@ -206,6 +206,18 @@ def tiny_set(name, models, cases, dup):
             "bytes": sum(p.stat().st_size for p in d.glob("*.yaml"))}
 
 
+def distinct_marks_set(n):
+    """One manifest of n cases, each with a mark of its own that no registry declares (n warnings for validate)."""
+    d = pathlib.Path(WORK) / "marks"
+    d.mkdir(exist_ok=True)
+    lines = ["model: marks", "defaults: {dtype: fp32}", "cases:"]
+    for i in range(n):
+        lines += [f"  - name: neg.{i}", "    op: torch.neg", "    inputs:", "      - tensor: {shape: [2]}",
+                  f"    marks: [mark_{i}]"]
+    (d / "marks.yaml").write_text("\n".join(lines) + "\n")
+    return {"dir": str(d), "marks": n}
+
+
 def replicated_fixtures(fixtures, min_bytes):
     """The real manifests copied under renamed models until they reach min_bytes (for load+plan throughput)."""
     d = pathlib.Path(WORK) / "fixtures-10mb"
@@ -436,6 +448,11 @@ def run_bench(a, cfg, reps, opcheck, floor, fixtures, out):
     results["list_cases"] = best_of(reps, lambda i: ([str(opcheck), "list-cases", "--manifests", str(fixtures),
                                                       "--variant", "all"], None, None), "list-cases", ok_codes=(0, 2))
 
+    marks = distinct_marks_set(16000)
+    log(f"bench: validate {marks['marks']:,} cases, each with a mark of its own (linear in distinct marks)")
+    results["validate_marks"] = best_of(reps, lambda i: ([str(opcheck), "validate", marks["dir"]], None, None),
+                                        "validate marks", ok_codes=(0,))
+
     log("bench: -j 1 against -j 2 on CPU-bound cases (one intra-op thread per worker)")
     results["cpu_j1"] = best_of(reps // 2 + 1, lambda i: (run_cmd(cpu["dir"], "--device", "cpu", "-j", "1",
                                                                       "--intra-op-threads", "1"), None, None),
@@ -484,6 +501,8 @@ def run_bench(a, cfg, reps, opcheck, floor, fixtures, out):
         ("jobs", "-j 2 speed-up over -j 1 (CPU-bound)", speedup, ">=", 1.7, "x",
          f"{results['cpu_j1']['wall_s']:.2f} s vs {results['cpu_j2']['wall_s']:.2f} s"),
         ("list_cases", "list-cases over every fixture", results["list_cases"]["wall_s"], "<", 0.3, "s", ""),
+        ("validate_marks", f"validate {marks['marks']:,} distinct marks", results["validate_marks"]["wall_s"], "<", 3.0,
+         "s", "one unregistered mark per case: a warning each"),
         reference_cache_target(results["reference_cache"]),
         golden_target(results["golden"]),
     ]

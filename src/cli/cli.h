@@ -63,6 +63,8 @@ void add_settings_flags(CLI::App& app, RunSettings& s);
 std::vector<std::string> given_setting_flags(const CLI::App& app);
 /// A CLI11 check: a finite number greater than zero ("nan", "inf", 0 and negatives are usage errors).
 CLI::Validator positive_finite(const char* what);
+/// A CLI11 check: a whole number of at least `least` (--maxfail -1, -j 0 and 2.5 are usage errors).
+CLI::Validator whole_number(const char* what, long long least);
 
 /// Flags every manifest-reading subcommand shares: the selection request they parse into.
 using ManifestFlags = SelectionRequest;

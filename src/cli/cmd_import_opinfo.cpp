@@ -20,6 +20,7 @@
 #include "cli/opinfo_assets.h"
 #include "common/device_choice.h"
 #include "common/opened_files.h"
+#include "common/text_escape.h"
 #include "opinfo/importer_process.h"
 #include "opinfo/opinfo_report.h"
 #include "runner/op_check.h"
@@ -112,6 +113,23 @@ int cmd_import_opinfo(const OpinfoFlags& f) {
     std::cerr << "opcheck: error: --device-ops needs the device under test\n  Fix: add --device-import MODULE (a "
                  "Python device such as opcheck_pyloop) or --device-lib LIB\n";
     return kUsageError;
+  }
+  // The folder is made here, where a file in its place (or in a parent's) is a usage error naming the flag, not a
+  // Python traceback from the importer.
+  {
+    std::error_code ec;
+    if (fs::exists(f.out_dir, ec) && !fs::is_directory(f.out_dir, ec)) {
+      std::cerr << "opcheck: error: import-opinfo -o " << printable_text(f.out_dir)
+                << ": is a file, not a folder\n  Fix: name a folder for the manifests (it is created if missing)\n";
+      return kUsageError;
+    }
+    fs::create_directories(fs::path(f.out_dir) / "tensors", ec);
+    if (ec) {
+      std::cerr << "opcheck: error: import-opinfo -o " << printable_text(f.out_dir)
+                << ": cannot create the folder: " << ec.message()
+                << "\n  Fix: name a folder that can be created and written (no file in its path)\n";
+      return kUsageError;
+    }
   }
   const char* configured = std::getenv("OPCHECK_PYTHON");
   const std::string python = hosting_python(configured != nullptr ? configured : "");
@@ -261,7 +279,9 @@ void add_import_opinfo_command(CLI::App& app, Commands& commands) {
       ->type_name("MODULE");
   cmd->add_option("--device-lib", f.device_libs, "Library that registers the device, loaded with torch.ops.load_library")
       ->type_name("LIB");
-  cmd->add_option("-j,--jobs", f.jobs, "Processes drawing samples (default: 2, or 1 on one core)")->type_name("N");
+  cmd->add_option("-j,--jobs", f.jobs, "Processes drawing samples (default: 2, or 1 on one core)")
+      ->type_name("N")
+      ->check(whole_number("-j", 1));
   cmd->add_flag("-q,--quiet", f.quiet, "No progress lines (op n of N), only the summary");
   cmd->add_flag("--json", f.json, "Print the summary as one JSON object (counts, reasons, seconds)");
   commands.add(cmd, [flags] { return cmd_import_opinfo(*flags); });

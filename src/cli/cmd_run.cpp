@@ -16,14 +16,17 @@
 #include "cli/cmd_run.h"
 #include "cli/exec_library.h"
 #include "common/fault_kinds.h"
+#include "common/child_processes.h"
 
 namespace opcheck::cli {
 namespace {
 
 // The end of a run that got as far as its reports: output is flushed and the process ends here, without freeing
 // every record and manifest and without libtorch's static destructors (together ~80 ms for 10,000 cases). Every
-// file the run wrote is complete and closed by now; the workers have exited.
+// file the run wrote is complete and closed by now; the workers have exited. What else is left (the device's start-up
+// process, a helper a --device-import module forked) is ended first, so that nothing the run started outlives it.
 [[noreturn]] void end_process(int rc) {
+  end_child_processes();
   std::cout.flush();
   std::cerr.flush();
   std::fflush(nullptr);
@@ -46,7 +49,9 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
                  "or its journal.jsonl) instead of by size; cases it does not know are estimated from their size. "
                  "Give every shard the same file")
       ->type_name("FILE");
-  app.add_option("--maxfail", f.request.maxfail, "Stop after N failures or errors")->type_name("N");
+  app.add_option("--maxfail", f.request.maxfail, "Stop after N failures or errors (0: never)")
+      ->type_name("N")
+      ->check(whole_number("--maxfail", 0));
   app.add_flag("-x,--exitfirst", f.exitfirst, "Stop after the first failure or error (--maxfail 1)");
   app.add_option("--durations", f.request.durations, "Show the N slowest cases before the summary (0: all)")
       ->type_name("N")

@@ -3,6 +3,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <unordered_set>
 
 #include <CLI/CLI.hpp>
 
@@ -41,13 +42,11 @@ int cmd_validate(ManifestFlags f, const ValidateFlags& v) {
   Loaded l = load_and_select(f);
   // ... and says what `run` would say of the same inputs: the selection's warnings (a model that exists only as a
   // variant, so none of its cases run) come from selecting as run does.
-  for (const auto& d : select_loaded(l.set, as_run, l.registered_marks).diagnostics.items) {
-    if (d.severity != Diagnostic::Severity::Warning) continue;
-    const std::string text = d.format();
-    const bool known = std::any_of(l.diagnostics.items.begin(), l.diagnostics.items.end(),
-                                   [&](const Diagnostic& e) { return e.format() == text; });
-    if (!known) l.diagnostics.items.push_back(d);
-  }
+  // Each text once, looked up in a set: a warning per distinct mark makes thousands (linear, not quadratic).
+  std::unordered_set<std::string> known;
+  for (const auto& e : l.diagnostics.items) known.insert(e.format());
+  for (const auto& d : select_loaded(l.set, as_run, l.registered_marks).diagnostics.items)
+    if (d.severity == Diagnostic::Severity::Warning && known.insert(d.format()).second) l.diagnostics.items.push_back(d);
   // The status config is checked against every loaded case: an entry matching none is stale.
   const std::string config_path =
       !v.config.empty() ? v.config : default_status_config_path(manifest_paths(f), l.diagnostics);

@@ -11,6 +11,11 @@ CLI::Validator positive_finite(const char* what) {
   return CLI::Validator([what](std::string& text) { return positive_finite_error(text, what); }, "> 0");
 }
 
+CLI::Validator whole_number(const char* what, long long least) {
+  return CLI::Validator([what, least](std::string& text) { return whole_number_error(text, what, least); },
+                        ">= " + std::to_string(least));
+}
+
 void add_settings_flags(CLI::App& app, RunSettings& s) {
   for (const SettingField& f : setting_fields()) {
     if (f.flag == nullptr) continue;

@@ -503,9 +503,16 @@ Result Engine::run(const Case& c) {
   try {
     run_case(c, r, bundles ? &evidence : nullptr);
   } catch (...) {
-    // Every stage catches its own errors; reaching here is a bug in opcheck, reported rather than fatal.
-    r.stage = Stage::CRASHED;
-    r.message = "opcheck internal error: " + op_error_of(std::current_exception()).text();
+    if (is_allocation_failure(std::current_exception())) {
+      // opcheck's own work (the host copy of an output, its comparison) needs more memory than there is: the case
+      // is too large for this machine, which is no finding about the device.
+      r.stage = Stage::INVALID_CASE;
+      r.message = own_allocation_failure(c, r.phase, op_error_of(std::current_exception()).message);
+    } else {
+      // Every stage catches its own errors; reaching here is a bug in opcheck, reported rather than fatal.
+      r.stage = Stage::CRASHED;
+      r.message = "opcheck internal error: " + op_error_of(std::current_exception()).text();
+    }
   }
   r.outcome = stage_outcome(r.stage);
   if (bundles) bundles->finish(c, r, evidence);

@@ -146,7 +146,9 @@ at::Tensor file_values(const TensorSpec& spec, at::ScalarType st) {
       std::string what = e.what();
       what = what.substr(0, what.find('\n'));
       fail(spec, "file '" + spec.file + "' is not a tensor saved by torch.save: " + what,
-           "save a single tensor: torch.save(t, path).");
+           key.empty() ? "save a single tensor: torch.save(t, path)."
+                       : "save the dict again holding only tensors and plain values: torch.save({'" + key +
+                             "': t, ...}, path).");
     }
     if (v.isGenericDict() && !key.empty()) {
       bool found = false;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iterator>
 #include <map>
+#include <new>
 #include <regex>
 #include <stdexcept>
 
@@ -77,6 +78,32 @@ OpError op_error_of(std::exception_ptr e) {
   } catch (...) {
     return {"RuntimeError", "unknown C++ exception"};
   }
+}
+
+bool is_allocation_failure(std::exception_ptr e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const c10::OutOfMemoryError&) {
+    return true;
+  } catch (const std::bad_alloc&) {
+    return true;
+  } catch (const c10::Error& x) {
+    const std::string m = x.what_without_backtrace();
+    return m.find("DefaultCPUAllocator: can't allocate memory") != std::string::npos ||
+           m.find("DefaultCPUAllocator: not enough memory") != std::string::npos;
+  } catch (...) {
+    return false;
+  }
+}
+
+std::string own_allocation_failure(const Case& c, CasePhase phase, const std::string& error) {
+  const char* doing = phase == CasePhase::Inputs      ? "build the case's inputs"
+                      : phase == CasePhase::Reference ? "compute the case's CPU reference"
+                      : phase == CasePhase::Device    ? "take the device's outputs"
+                                                      : "copy and compare the case's outputs";
+  return (c.loc.file.empty() ? std::string() : c.loc.file + ":" + std::to_string(c.loc.line) + ": ") +
+         "opcheck cannot allocate the memory to " + doing + " (" + error.substr(0, error.find('\n')) +
+         "): the case is too large for this machine, whatever the device does. Fix: make its sizes smaller";
 }
 
 bool is_python_subclass(const std::string& type, const std::string& base) {

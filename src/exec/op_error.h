@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "opcheck/case.h"
+#include "opcheck/result.h"
 
 namespace opcheck::exec {
 
@@ -23,6 +24,14 @@ struct OpError {
 /// c10::OutOfMemoryError -> OutOfMemoryError, other c10::Error -> RuntimeError, std::invalid_argument ->
 /// ValueError, std::out_of_range -> IndexError, anything else -> RuntimeError.
 OpError op_error_of(std::exception_ptr e);
+
+/// Whether `e` says memory could not be allocated: c10::OutOfMemoryError, std::bad_alloc, or the CPU allocator's own
+/// refusal ("DefaultCPUAllocator: can't allocate memory", which it raises as a plain c10::Error).
+bool is_allocation_failure(std::exception_ptr e);
+
+/// The INVALID_CASE message of a case whose handling by opcheck itself (its inputs, its outputs' host copies and
+/// comparison) ran out of memory in `phase`: located at the case, saying it is too large, not that the device failed.
+std::string own_allocation_failure(const Case& c, CasePhase phase, const std::string& error);
 
 /// Python's issubclass over the exception classes ops raise (`NotImplementedError` is a `RuntimeError`, everything
 /// is an `Exception`). Dotted names (torch.linalg.LinAlgError) compare by their last part.

@@ -80,33 +80,42 @@ CachedReference decode(const c10::IValue& v) {
   return ref;
 }
 
-// A whole file mapped read-only; data is null when it cannot be opened (or is empty). Only a regular file in the
-// folder is opened, without blocking: a FIFO, device or link put in the cache's place is refused (`why` says what it
-// is), so the case's reference is computed instead of its read hanging until the case's timeout.
-struct MappedFile {
-  explicit MappedFile(const std::string& path) {
+constexpr std::size_t kMaxHeader = 1024;  // an entry's header (magic, key, size, digest) is far shorter
+
+// An entry opened read-only; fd is -1 when it cannot be opened. Only a regular file in the folder is opened, without
+// blocking: a FIFO, device or link put in the cache's place is refused (`why` says what it is), so the case's
+// reference is computed instead of its read hanging until the case's timeout. Its size is known before a byte is read.
+struct EntryFile {
+  explicit EntryFile(const std::string& path) {
     bool missing = false;
-    const int fd = open_regular_file(path, why, /*refuse_links=*/true, &missing);
+    fd = open_regular_file(path, why, /*refuse_links=*/true, &missing);
     opened = !missing;
-    if (fd < 0) return;
     struct stat st {};
-    if (::fstat(fd, &st) == 0 && st.st_size > 0) {
-      const auto n = static_cast<std::size_t>(st.st_size);
-      void* p = ::mmap(nullptr, n, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-      if (p != MAP_FAILED) {
-        data = static_cast<const char*>(p);
-        size = n;
-      }
-    }
-    ::close(fd);
+    if (fd >= 0 && ::fstat(fd, &st) == 0) size = static_cast<std::size_t>(st.st_size);
   }
-  ~MappedFile() {
+  ~EntryFile() {
     if (data) ::munmap(const_cast<char*>(data), size);
+    if (fd >= 0) ::close(fd);
   }
-  MappedFile(const MappedFile&) = delete;
-  MappedFile& operator=(const MappedFile&) = delete;
+  EntryFile(const EntryFile&) = delete;
+  EntryFile& operator=(const EntryFile&) = delete;
+  /// The first bytes, up to the header's largest size (read, not mapped: a sparse 10 GB file costs one read).
+  std::string head() const {
+    std::string out(std::min(size, kMaxHeader + 2), '\0');
+    const ssize_t n = out.empty() ? 0 : ::pread(fd, out.data(), out.size(), 0);
+    out.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+    return out;
+  }
+  /// Maps the whole file, once its size was checked against its header; false when it cannot be mapped.
+  bool map() {
+    void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    if (p == MAP_FAILED) return false;
+    data = static_cast<const char*>(p);
+    return true;
+  }
   bool opened = false;  // there is an entry, whether or not it could be opened
   std::string why;      // why an entry there could not be opened
+  int fd = -1;
   const char* data = nullptr;
   std::size_t size = 0;
 };
@@ -149,20 +158,29 @@ CacheRead ReferenceCache::read(const std::string& key) const {
   const std::string path = entry_path(key);
   // Mapped, not copied: the payload is checked where it lies and its tensors are copied once, into their storage.
   // The descriptor keeps the file's data while it is mapped, even if another process evicts (unlinks) it meanwhile.
-  const MappedFile file(path);
+  // Its size is checked first, against the cache's limits and then against its header: a damaged or planted file of
+  // gigabytes is refused at once, never read whole.
+  EntryFile file(path);
   if (!file.opened) return out;  // no entry (or evicted since)
   const auto reject = [&](const std::string& why) {
     out.status = CacheRead::Status::Rejected;
     out.problem = "reference cache entry " + path + " " + why + "; the reference was computed again";
     return out;
   };
-  if (!file.data) return reject(file.why.empty() ? "is empty or cannot be mapped" : file.why);
-  const std::string_view all(file.data, file.size);
-  const std::size_t header_end = all.find("\n\n");
-  if (all.substr(0, std::strlen(kMagic) + 1) != std::string(kMagic) + "\n")
+  if (file.fd < 0) return reject(file.why.empty() ? "cannot be opened" : file.why);
+  if (file.size == 0) return reject("is empty");
+  const auto limit = static_cast<std::size_t>(max_entry_bytes_ > 0 ? std::min(max_entry_bytes_, max_bytes_)
+                                                                     : max_bytes_);
+  if (file.size > limit)
+    return reject("is " + size_text(static_cast<std::int64_t>(file.size)) + ", larger than any entry the cache " +
+                  "keeps (" + size_text(static_cast<std::int64_t>(limit)) + ", --reference-cache-max-entry and " +
+                  "--reference-cache-size); it was not read (corrupt, or not an opcheck reference)");
+  const std::string head = file.head();
+  if (head.compare(0, std::strlen(kMagic) + 1, std::string(kMagic) + "\n") != 0)
     return reject("is not an opcheck reference (corrupt header)");
-  if (header_end == std::string_view::npos || header_end > 1024) return reject("is truncated in its header");
-  const std::vector<std::string> lines = split_lines(all.substr(0, header_end));
+  const std::size_t header_end = head.find("\n\n");
+  if (header_end == std::string::npos || header_end > kMaxHeader) return reject("is truncated in its header");
+  const std::vector<std::string> lines = split_lines(std::string_view(head).substr(0, header_end));
   if (lines.size() != 4 || lines[1] != "key " + key) return reject("has a corrupt header");
   std::int64_t bytes = -1;
   try {
@@ -176,6 +194,7 @@ CacheRead ReferenceCache::read(const std::string& key) const {
     return reject("is truncated: " + std::to_string(present) + " of its " + std::to_string(bytes) +
                   " payload bytes are there");
   if (present > bytes) return reject("is longer than its header says (corrupt)");
+  if (!file.map()) return reject("cannot be mapped");
   const char* payload = file.data + header_end + 2;
   if (lines[3] != "xxh64 " + xxh64_hex(payload, static_cast<std::size_t>(bytes)))
     return reject("does not match its digest (corrupt)");

@@ -25,6 +25,7 @@
 
 #include "exec/device.h"
 #include "exec/python_device.h"
+#include "common/child_processes.h"
 #include "common/stop_request.h"
 #include "common/text_escape.h"
 
@@ -260,6 +261,9 @@ bool read_report(const ExecOptions& opts, int fd, int pid, std::string& out, std
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return true;
     out.append(buf, static_cast<std::size_t>(n));
+    // The facts line ends the report: a child a device module forked holds the pipe open, so its end is no EOF.
+    const auto facts = out.rfind("facts ");
+    if (facts != std::string::npos && (facts == 0 || out[facts - 1] == '\n') && out.back() == '\n') return true;
   }
 }
 
@@ -286,6 +290,19 @@ void relay_startup_output(int fd) {
   std::fwrite(out.data(), 1, out.size(), stderr);
 }
 
+pid_t g_reaper_pid = 0;  // the process that started the start-up process (and reaps what it leaves)
+
+/// At exit (`opcheck run` ends its process itself, and does the same): the start-up process, then every process left
+/// as this process's child. This process is the reaper
+/// (PR_SET_CHILD_SUBREAPER) of all the start-up process started: a child a --device-import module forked while it
+/// was imported (a helper, a daemon that forked twice) becomes this process's child when its parent ends, and is
+/// ended here, with whatever it started in turn (round by round: each kill hands its children over).
+void end_what_the_start_left() {
+  if (::getpid() != g_reaper_pid) return;  // a forked worker that exits normally ends nothing of its parent's
+  stop_startup_process();
+  end_child_processes();
+}
+
 }  // namespace
 
 bool start_startup_process(const ExecOptions& opts, PythonHostFacts& facts, std::vector<std::string>& enabled_ops,
@@ -310,8 +327,13 @@ bool start_startup_process(const ExecOptions& opts, PythonHostFacts& facts, std:
     close_all();
     return false;
   }
-  // Workers the start-up process forks twice become children of this process: it reaps them and reads how they end.
+  // Workers the start-up process forks twice become children of this process: it reaps them and reads how they end,
+  // and at exit ends every other process the start-up left behind.
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  if (g_reaper_pid == 0) {
+    g_reaper_pid = ::getpid();
+    std::atexit(end_what_the_start_left);
+  }
   std::fflush(stdout);
   std::fflush(stderr);
   const pid_t parent = ::getpid();

@@ -227,11 +227,16 @@ bool InputReader::resolve_file(NodeRef n, const std::string& key, bool dtype_giv
   TensorFileEntry saved;
   std::string note;
   if (const std::string problem = check_tensor_file(out.file_source(), key, saved, note, out.file); !problem.empty()) {
+    // With a key given, the file is a dict already: its Fix is about the dict, not "set init_args.key".
     const char* fix = saved.format == TensorFileFormat::Npy ? "save the array again with numpy.save(path, a)"
                       : saved.format == TensorFileFormat::Safetensors
-                          ? "save the tensors again with safetensors' save_file({name: t}, path), or set init_args.key"
-                          : "save the tensor again with torch.save(t.contiguous().clone(), path), or set init_args.key "
-                            "for a dict";
+                          ? (key.empty() ? "save the tensors again with safetensors' save_file({name: t}, path), or "
+                                           "set init_args.key"
+                                         : "save the tensors again with safetensors' save_file({name: t}, path)")
+                      : key.empty() ? "save the tensor again with torch.save(t.contiguous().clone(), path), or set "
+                                      "init_args.key for a dict"
+                                    : "save the dict again holding only tensors and plain values: torch.save({name: "
+                                      "t.contiguous().clone(), ...}, path)";
     error(n, "file " + in_quotes(rel) + " " + problem, fix);
     return false;
   }

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 
+#include "common/text_escape.h"
 #include "manifest/tensor_layout.h"
 
 namespace opcheck {
@@ -133,6 +134,19 @@ std::string kind_name(const PVal& v) {
 
 // Runs the pickle machine over one record: each opcode torch.save writes for a tensor is one step, checked against
 // the bytes; any other opcode, or bytes that do not hold what an opcode needs, is a damaged pickle.
+// The globals libtorch's unpickler (torch::jit::pickle_load, which builds the inputs) reads in a torch.save file:
+// the tensor and Parameter records, their storages, the empty OrderedDict of a tensor's hooks, torch.device. Any
+// other (a NumPy array, a dtype, complex, set, bytes, a class of the saver's) makes it fail the whole file.
+bool libtorch_reads_global(const std::string& name) {
+  static const char* const kRead[] = {"torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_parameter",
+                                      "collections.OrderedDict", "torch.device"};
+  for (const char* r : kRead)
+    if (name == r) return true;
+  const std::string storage = "Storage";
+  return name.rfind("torch.", 0) == 0 && name.find('.', 6) == std::string::npos && name.size() > 6 + storage.size() &&
+         name.compare(name.size() - storage.size(), storage.size(), storage) == 0;
+}
+
 class Unpickler {
  public:
   Unpickler(const std::vector<unsigned char>& b, std::vector<P>& filled) : b_(b), filled_(filled) {}
@@ -152,6 +166,10 @@ class Unpickler {
   bool need(std::size_t n) const { return p_ + n <= b_.size(); }
   std::string bad(const std::string& what) const {
     return "holds a damaged pickle (" + what + " at byte " + std::to_string(p_) + ")";
+  }
+  static std::string unreadable(const std::string& global) {
+    return "holds a " + printable_text(global) + " value, which libtorch's unpickler cannot read (it reads tensors, " +
+           "numbers, strings, None, lists, tuples, dicts and torch.device)";
   }
   P pop() {
     if (stack_.empty() || (!marks_.empty() && stack_.size() == marks_.back())) return nullptr;
@@ -257,6 +275,7 @@ class Unpickler {
     P g = make(PVal::Global);
     g->s = std::string(b_.begin() + static_cast<std::ptrdiff_t>(p_), nl1) + "." + std::string(nl1 + 1, nl2);
     p_ = static_cast<std::size_t>(nl2 - b_.begin()) + 1;
+    if (!libtorch_reads_global(g->s)) return unreadable(g->s);
     stack_.push_back(g);
     return {};
   }
@@ -266,6 +285,7 @@ class Unpickler {
     if (!name || !module || name->kind != PVal::Str || module->kind != PVal::Str) return bad("STACK_GLOBAL");
     P g = make(PVal::Global);
     g->s = module->s + "." + name->s;
+    if (!libtorch_reads_global(g->s)) return unreadable(g->s);
     stack_.push_back(g);
     return {};
   }

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "common/init_recipes.h"
+#include "manifest/recipe_check.h"
 #include "common/spelling.h"
 #include "common/text.h"
 #include "manifest/input_reader.h"
@@ -213,6 +214,17 @@ bool InputReader::read_tensor(NodeRef t, const Case& c, TensorSpec& out) {
 
   // The layout last: a preset's strides depend on the shape, and the storage extent on everything.
   read_layout(t, f, have_shape, out);
+  // What the input builder would still refuse when the case runs (xavier on a vector): said here, so validate does.
+  if (init && diagnostics().error_count() == errors_before) {
+    std::string fix;
+    if (std::string problem = recipe_problem(out, fix); !problem.empty()) {
+      const auto plain = [](std::string text) {
+        while (!text.empty() && text.back() == '.') text.pop_back();
+        return text;
+      };
+      error(f.init ? f.init : t, "init: " + plain(problem), plain(fix));
+    }
+  }
   return diagnostics().error_count() == errors_before;
 }
 

@@ -56,6 +56,15 @@ def fail_usage(message, fix):
     sys.exit(4)
 
 
+def install_fix(packages):
+    """The Fix for packages this interpreter lacks: install them into it, or name another with OPCHECK_PYTHON (the
+    interpreter opcheck hosts; without it, the active virtual environment's, else the one opcheck was built with)."""
+    chosen = os.environ.get("OPCHECK_PYTHON")
+    how = "OPCHECK_PYTHON=%s" % chosen if chosen else "not set, so opcheck took %s" % sys.executable
+    return ("%s -m pip install %s; or set OPCHECK_PYTHON to an interpreter that has them and the torch opcheck was "
+            "built against (OPCHECK_PYTHON is %s)" % (sys.executable, packages, how))
+
+
 def ident(text):
     return re.sub(r"[^0-9A-Za-z]", "_", text)
 
@@ -533,7 +542,7 @@ def read_config(path):
     try:
         import yaml
     except ImportError:
-        fail_usage("--config needs PyYAML in %s" % sys.executable, "%s -m pip install pyyaml" % sys.executable)
+        fail_usage("--config needs PyYAML in %s" % sys.executable, install_fix("pyyaml"))
     try:
         with open(path) as f:
             doc = yaml.safe_load(f)
@@ -1159,8 +1168,8 @@ def main():
         import expecttest  # noqa: F401
     except ImportError as e:
         fail_usage("import-opinfo needs %s in %s (torch.testing._internal imports it)" % (e.name, sys.executable),
-                   "scripts/run.sh import-opinfo installs it (scripts/requirements-opinfo.txt), or: %s -m pip "
-                   "install numpy expecttest==0.3.0" % sys.executable)
+                   "scripts/run.sh import-opinfo installs it (scripts/requirements-opinfo.txt), or: " +
+                   install_fix("numpy expecttest==0.3.0"))
     t0 = time.time()
     import torch
     from torch.testing._internal.common_methods_invocations import op_db
@@ -1186,7 +1195,8 @@ def main():
             enabled = device_enabled_ops(a.device_import, a.device_lib, torch)
         except Exception as e:  # noqa: BLE001 (the module's own error, whatever it is)
             fail_usage("setting up the device for --device-ops: %s: %s" % (type(e).__name__, first_line(e)),
-                       "check that the module imports in %s" % sys.executable)
+                       "check that the module imports in %s, the interpreter opcheck hosts (OPCHECK_PYTHON)"
+                       % sys.executable)
     patterns = [x.strip() for x in a.ops.split(",") if x.strip()]
     STATE["selected"] = select_entries(op_db, patterns, torch)
     if not STATE["selected"]:

@@ -102,6 +102,23 @@ def _autoloaded_entry_points():
         return {}
 
 
+class UnknownBackend(Exception):
+    """A --compile-backend (or TEST_COMPILE_BACKEND) that names no torch.compile backend."""
+
+
+def _check_backend(name):
+    """Raises UnknownBackend unless torch.compile knows `name`: a built-in backend, one the imports registered, or a
+    torch_dynamo_backends entry point (torch._dynamo's own lookup, as torch.compile(backend=name) does it)."""
+    from torch._dynamo.backends.registry import list_backends, lookup_backend
+    try:
+        lookup_backend(name)
+    except Exception:  # noqa: BLE001 - InvalidBackend, or whatever the lookup raised for the name
+        known = ", ".join(sorted(list_backends(exclude_tags=())))
+        raise UnknownBackend("--compile-backend %r is not a torch.compile backend (this torch knows: %s). Fix: name "
+                             "one of them or a backend a --device-import module registers (--compile-backend, else "
+                             "TEST_COMPILE_BACKEND), or none for eager calls" % (name, known)) from None
+
+
 def _say_step(step):
     """Tells the process waiting for this start what it is doing (OPCHECK_START_STEP_FD): an import that never ends is
     named in the error that stops it."""
@@ -154,6 +171,12 @@ def start(imports, compile_backend, cache_dir):
             facts["modules"][name] = _version_of(module_name, module)
     except Exception as e:  # noqa: BLE001 - every failure to start is reported, first error first
         return json.dumps({"error": _start_error(e, step)})
+    if compile_backend:
+        step = "torch._dynamo.lookup_backend(%r)" % compile_backend
+        try:
+            _check_backend(compile_backend)
+        except Exception as e:  # noqa: BLE001 - an unknown backend is the run's usage error, before any case
+            return json.dumps({"error": _start_error(e, step)})
     _backend = compile_backend or None
     facts["privateuse1_name"] = torch._C._get_privateuse1_backend_name()
     if facts["privateuse1_name"] == "privateuseone":

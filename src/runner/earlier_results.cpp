@@ -56,6 +56,8 @@ constexpr const char* kCacheFormat = "opcheck-results-cache";
 constexpr const char* kDigestPrefix = "{\"digest\":\"";
 constexpr const char* kRecordKey = "\",\"record\":";
 constexpr std::size_t kDigestChars = 64;
+// The largest results cache read: over a thousand bytes a unique case, a million cases.
+constexpr std::uintmax_t kMaxCacheBytes = std::uintmax_t{1} << 30;
 
 // What proves an entry: its record's bytes and the header line (the identity of the run that wrote it), so a record
 // edited, or moved under another run's header, fails its check.
@@ -78,6 +80,15 @@ void EarlierResults::adopt_cache(const std::string& cache_path, const RunInfo& n
   serve_cache_ = serve;
   std::error_code ec;
   if (!std::filesystem::exists(cache_path, ec)) return;
+  // Its size first: a cache is a line per unique case, so one of gigabytes is damaged or not a cache, and reading it
+  // whole would hold the run up (and its memory) before the first case.
+  const auto bytes = std::filesystem::file_size(cache_path, ec);
+  if (!ec && bytes > kMaxCacheBytes) {
+    warnings_.push_back("--results-cache " + cache_path + ": it is " + std::to_string(bytes) + " bytes, more than a " +
+                        "results cache holds (" + std::to_string(kMaxCacheBytes) + "); it was not read, none of its " +
+                        "results are used and every case is run again (the cache is rewritten)");
+    return;
+  }
   const std::string text = read_file_bytes(cache_path);  // a regular file, opened without blocking
   std::vector<std::string_view> lines;
   for (std::size_t pos = 0; pos < text.size();) {

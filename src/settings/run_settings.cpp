@@ -7,12 +7,14 @@
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 
 #include "common/device_choice.h"
 #include "common/regular_file.h"
 #include "common/text.h"
+#include "common/text_escape.h"
 #include "opcheck/device_environment.h"
 
 namespace opcheck {
@@ -302,6 +304,29 @@ bool resolve_reference_cache(RunSettings& s, std::string& error) {
 
 }  // namespace
 
+namespace {
+
+constexpr long long kMaxLoopbackDevices = 64;  // backends/loopback/device.cpp: kMaxDevices
+
+// OPCHECK_LOOPBACK_DEVICES, read by the loopback itself, which takes its default (4) for a value it cannot use: a
+// run on the loopback refuses such a value before it starts rather than run on devices nobody asked for.
+bool loopback_devices_ok(const RunSettings& s, const EnvLookup& env, std::string& error) {
+  const auto v = env("OPCHECK_LOOPBACK_DEVICES");
+  if (!v || v->empty()) return true;
+  const std::string device =
+      resolve_auto_device(s.device, s.device_lib, !s.device_imports.empty(), nullptr, s.installed_backends);
+  if (device.substr(0, device.find(':')) != "loopback") return true;
+  if (!whole_number_error(*v, "OPCHECK_LOOPBACK_DEVICES", 1).empty() || std::stoll(*v) > kMaxLoopbackDevices) {
+    error = "OPCHECK_LOOPBACK_DEVICES must be a whole number from 1 to " + std::to_string(kMaxLoopbackDevices) +
+            ", got '" + printable_text(*v) + "'\n  Fix: set it to how many loopback devices to make (default 4), " +
+            "or unset it";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 bool resolve_run_settings(RunSettings& s, const EnvLookup& env, const std::string& artifact_dir, std::string& error) {
   if (!s.reference_dtype.empty() && s.reference_dtype != "same" && s.reference_dtype != "float32" &&
       s.reference_dtype != "float64") {
@@ -331,6 +356,14 @@ bool resolve_run_settings(RunSettings& s, const EnvLookup& env, const std::strin
     error = "invalid --deadline '" + s.deadline + "'\n  Fix: use seconds or a unit, e.g. 90s, 45m, 2h";
     return false;
   }
+  if (!s.deadline.empty() && !(std::isfinite(s.deadline_s) && s.deadline_s > 0)) {
+    // 0 would end the run before its first case; leave the flag out for a run without a deadline.
+    error = "--deadline must be a time above 0, got '" + printable_text(s.deadline) +
+            "'\n  Fix: use seconds or a unit, e.g. 90s, 45m, 2h; leave --deadline out for no deadline";
+    s.deadline_s = 0;
+    return false;
+  }
+  if (!loopback_devices_ok(s, env, error)) return false;
   if (!resolve_reference_cache(s, error)) return false;
   // Inductor's on-disk caches live with the run's artifacts, so a second run compiles from them.
   if (!s.compile_backend.empty()) {
@@ -464,15 +497,8 @@ std::vector<SettingField> device_fields() {
                  [](const RunSettings& s) { return one_if(s.repeat > 0, std::to_string(s.repeat)); },
                  "Device runs per case to detect nondeterminism (default 2, 1 on cpu)",
                  [](RunSettings& s, const std::string& v) {
-                   std::size_t used = 0;
-                   int n = 0;
-                   try {
-                     n = std::stoi(v, &used);
-                   } catch (const std::exception&) {
-                     used = 0;
-                   }
-                   if (used != v.size() || used == 0) return "--repeat must be a whole number, got '" + v + "'";
-                   s.repeat = n;
+                   if (std::string error = whole_number_error(v, "--repeat", 1); !error.empty()) return error;
+                   s.repeat = std::stoi(v);
                    return std::string();
                  },
                  "INT"),
@@ -683,6 +709,20 @@ std::string positive_finite_error(const std::string& text, const char* flag) {
   if (used != text.size() || used == 0) return std::string(flag) + " must be a number, got '" + text + "'";
   if (!std::isfinite(v) || v <= 0)
     return std::string(flag) + " must be a finite number greater than 0, got '" + text + "'";
+  return {};
+}
+
+std::string whole_number_error(const std::string& text, const char* flag, long long least) {
+  long long v = 0;
+  std::size_t used = 0;
+  try {
+    v = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || used == 0 || v < least || v > std::numeric_limits<int>::max())
+    return std::string(flag) + " must be a whole number of at least " + std::to_string(least) + ", got '" +
+           printable_text(text) + "'";
   return {};
 }
 

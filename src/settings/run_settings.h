@@ -182,6 +182,10 @@ std::vector<std::string> setting_flags();
 /// and negatives: a nan timeout would fail every case as TIMEOUT, a negative byte limit would mean nothing).
 std::string positive_finite_error(const std::string& text, const char* flag);
 
+/// "" when `text` is a whole number of at least `least` (and at most 2^31 - 1), else the usage error that says so for
+/// `flag` (--repeat 0 would judge nothing, --maxfail -1 would wrap to a limit never reached).
+std::string whole_number_error(const std::string& text, const char* flag, long long least);
+
 /// The command-line part of a rerun: environment assignments, then arguments.
 struct RerunArguments {
   std::vector<std::pair<std::string, std::string>> environment;

@@ -12,6 +12,7 @@
 #include "common/refused_ops.h"
 #include "manifest/manifest_writer.h"
 #include "manifest/string_values.h"
+#include "manifest/tensor_layout.h"
 #include "opcheck/value.h"
 
 namespace opcheck::traces {
@@ -524,6 +525,18 @@ class CallConverter {
     if (overlaps(t))
       return Refusal{"tensor " + v.describe() + " has strides that make distinct indices share memory; opcheck "
                      "cannot build such an input", v.col};
+    if (t.stride) {
+      // The loader's own bound on the storage a layout reaches (manifest/tensor_layout.h), told at the trace line.
+      if (std::any_of(t.stride->begin(), t.stride->end(), [](std::int64_t d) { return d < 0; }))
+        return Refusal{"tensor " + v.describe() + " has a negative stride; opcheck builds inputs with strides >= 0",
+                       v.col};
+      const std::int64_t extent = storage_extent(t.shape, *t.stride, 0);
+      if (extent < 0 || extent > kMaxElements)
+        return Refusal{"tensor " + v.describe() + " has strides whose storage is absurdly large (" +
+                           (extent < 0 ? std::string("overflows int64") : std::to_string(extent) + " elements") +
+                           "; the limit is 2^40 elements)",
+                       v.col};
+    }
     Recipe r;
     if (auto refusal = recipe_for(ref, t, v.col, r)) return refusal;
     if (!r.note.empty()) notes_.push_back(r.note);

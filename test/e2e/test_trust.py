@@ -292,7 +292,7 @@ def test_signals_end_a_hung_case_promptly_with_partial_reports(tmp_path, signals
     assert ET.parse(tmp_path / "r.xml").getroot().find("testsuite") is not None
 
 
-@pytest.mark.parametrize("signame", ["SIGHUP", "SIGQUIT"])
+@pytest.mark.parametrize("signame", ["SIGHUP", "SIGQUIT", "SIGUSR1"])
 def test_a_closed_terminal_or_ctrl_backslash_stops_a_run_as_ctrl_c_does_with_every_report(tmp_path, signame):
     import os
     import signal

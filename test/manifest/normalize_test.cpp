@@ -652,7 +652,7 @@ TEST(Normalize, InitsAndInitArgs) {
       "  - tensor: {shape: [2, 2], data: [[1, 2.5], [true, -inf]]}\n"
       "  - tensor: {shape: [], data: 7}\n"
       "  - tensor: {shape: [3], init: arange}\n"
-      "  - tensor: {shape: [3], init: xavier, init_args: {gain: 2.0}}\n"
+      "  - tensor: {shape: [3, 2], init: xavier, init_args: {gain: 2.0}}\n"
       "  - tensor: {shape: [3], init: uniform, init_args: {low: -1.0, high: 1.0}}\n"
       "  - tensor: {shape: [3], init: rand, init_args: {low: -1.0, high: 1.0}}\n"
       "  - tensor: {shape: [3], init: randn, init_args: {mean: 0, std: 2}}\n"
@@ -726,6 +726,10 @@ TEST(Normalize, TensorMistakes) {
       {"{shape: [2], init: zeros, init_args: {low: 1}}", "for init 'zeros' (it takes no arguments)"},
       {"{shape: [2], init: xavier, init_args: {gian: 1}}",
        "unknown init_args key 'gian' for init 'xavier' (did you mean 'gain'?)"},
+      // What the input recipe refuses when the case runs, refused at load (common/init_recipes.h).
+      {"{shape: [8], init: xavier}", "init: xavier needs at least 2 dimensions (fan in and fan out), the tensor has 1"},
+      {"{shape: [2, 2], dtype: int32, init: xavier}", "init: xavier needs a floating dtype"},
+      {"{shape: [3], dtype: int32, init: randn}", "init: randn needs a floating or complex dtype"},
       {"{shape: [2], init: rand, init_args: [1]}", "expected a mapping for 'init_args', got a list"},
       {"{shape: [2], init: data}", "init: data needs a 'data' list"},
       {"{shape: [2], init: file}", "init: file needs a file path"},

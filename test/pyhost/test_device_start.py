@@ -104,6 +104,26 @@ def test_a_signal_during_a_slow_import_stops_the_run_within_2_s_with_reports_and
     assert suite.get("errors") == "0", suite.attrib
 
 
+def test_a_child_the_device_import_forks_is_ended_with_the_run(tmp_path, kinds):
+    # The module forks a helper while it is imported (in the start-up process); the helper sleeps far past the run.
+    pid_file = device_module(tmp_path / "mods", "forks_a_helper",
+                             "if os.fork() == 0:\n    open(LOG, 'w').write(str(os.getpid()))\n    time.sleep(120)\n"
+                             "    os._exit(0)\nwhile not os.path.exists(LOG):\n    time.sleep(0.01)")
+    t0 = time.monotonic()
+    r, m = run_json(tmp_path, "--manifests", kinds, *PYLOOP, "--device-import", "forks_a_helper", "-j", "1",
+                    env={"PYTHONPATH": str(tmp_path / "mods")})
+    took = time.monotonic() - t0
+    helper = int(pid_file.read_text())
+    try:
+        assert m is not None and m["totals"]["total"] > 0, r
+        # The helper holds the start-up's report pipe open: the start ends at the report's last line, not its EOF.
+        assert took < 90, f"the run waited {took:.0f} s for the helper"
+        assert not alive(helper), "the helper the device's import forked outlived the run"
+    finally:
+        if alive(helper):
+            os.kill(helper, signal.SIGKILL)
+
+
 def test_an_import_that_hangs_is_stopped_at_the_start_timeout_naming_the_module(tmp_path, kinds):
     pid_file = device_module(tmp_path / "mods", "hangs_forever",
                              "open(LOG, 'w').write(str(os.getpid()))\nwhile True:\n    time.sleep(1)")
