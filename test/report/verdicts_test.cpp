@@ -181,6 +181,28 @@ TEST(PassRate, ANonStrictXpassIsACorrectResultAStrictOneIsNot) {
   EXPECT_DOUBLE_EQ(*c.pass_rate(), 3.0 / 5.0);
 }
 
+TEST(NoDeviceOp, IsItsOwnOutcomeInNoPassRateAndFailsNoRun) {
+  EXPECT_EQ(stage_outcome(Stage::NO_DEVICE_OP), Outcome::NoDeviceOp);
+  Outcome o;
+  ASSERT_TRUE(parse_outcome("no_device_op", o));
+  EXPECT_EQ(o, Outcome::NoDeviceOp);
+  EXPECT_FALSE(fails_run(Outcome::NoDeviceOp, XfailStrictness::Strict, RunPolicy{}));
+  OutcomeCounts c;
+  c.add(Outcome::Passed);
+  c.add(Outcome::Failed);
+  c.add(Outcome::NoDeviceOp);
+  c.add(Outcome::NoDeviceOp);
+  EXPECT_EQ(c.no_device_op, 2);
+  EXPECT_EQ(c.total(), 4);
+  EXPECT_EQ(c.counted(), 2);
+  EXPECT_DOUBLE_EQ(*c.pass_rate(), 1.0 / 2.0);
+  RunReport run;
+  run.cases.push_back(record("a", Outcome::Passed, Stage::PASSED));
+  run.cases.push_back(record("b", Outcome::NoDeviceOp, Stage::NO_DEVICE_OP));
+  run.info.duration_s = 1.5;
+  EXPECT_EQ(summary_line(run), "1 passed, 1 passed without the device in 1.50s");
+}
+
 TEST(PassRate, AnAllNonStrictXpassRunHeadlinesItsRateInGreen) {
   RunReport run;
   for (int i = 0; i < 4; ++i) {
