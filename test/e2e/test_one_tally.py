@@ -200,7 +200,11 @@ def test_summary_progress_metrics_and_merge_count_one_tally(tally):
     merged = json.loads((tally["dir"] / "merged.json").read_text())
     assert merged["totals"] == totals and merged["stages"] == m["stages"]
     assert merged["pass_rate"] == m["pass_rate"]
+    assert merged["cases"] == m["cases"]
     assert counts(summary_of(tally["merge"].out)) == counts(summary), tally["merge"]
+    # diff reads every outcome back: the run against its merge changes nothing.
+    diff = opcheck("diff", tally["dir"] / "m.json", tally["dir"] / "merged.json")
+    assert diff.rc == 0 and "0 regressions" in diff.out, diff
 
 
 def junit_tally(path):

@@ -201,6 +201,27 @@ TEST(NoDeviceOp, IsItsOwnOutcomeInNoPassRateAndFailsNoRun) {
   run.cases.push_back(record("b", Outcome::NoDeviceOp, Stage::NO_DEVICE_OP));
   run.info.duration_s = 1.5;
   EXPECT_EQ(summary_line(run), "1 passed, 1 passed without the device in 1.50s");
+  run.cases.back().result.message = "passed without the device: no op of the call ran on loopback (nothing reached it)";
+  EXPECT_NE(short_summary(run, "s").find("NO_DEVICE m::b - passed without the device: no op of the call ran on loopback"),
+            std::string::npos)
+      << short_summary(run, "s");
+  EXPECT_EQ(short_summary(run, "fE").find("NO_DEVICE"), std::string::npos);  // neither a failure nor an error
+}
+
+TEST(NoDeviceOp, ExercisesInCoverageOnlyTheOpsThatRanOnTheDevice) {
+  RunReport run;
+  run.info.enabled_ops = {"aten::neg", "aten::add.Tensor", "aten::_copy_from"};
+  auto on_device = record("a", Outcome::Passed, Stage::PASSED);
+  on_device.result.resolved_op = "aten::neg";
+  auto host_only = record("b", Outcome::NoDeviceOp, Stage::NO_DEVICE_OP);
+  host_only.result.resolved_op = "aten::add.Tensor";  // what it resolved to ran on the host
+  host_only.result.device_ops = {DeviceOp{"aten::_copy_from", DeviceOpVia::Kernel, 1, false, false}};  // moved there
+  run.cases = {on_device, host_only};
+  const RunStats st = compute_stats(run);
+  EXPECT_EQ(st.enabled.exercised, (std::vector<std::string>{"aten::_copy_from", "aten::neg"}));
+  EXPECT_EQ(st.enabled.untouched, std::vector<std::string>{"aten::add.Tensor"});
+  EXPECT_EQ(st.enabled.per_op.at("aten::_copy_from").outcomes.no_device_op, 1);
+  EXPECT_FALSE(st.enabled.per_op.at("aten::_copy_from").outcomes.pass_rate().has_value());
 }
 
 TEST(PassRate, AnAllNonStrictXpassRunHeadlinesItsRateInGreen) {
