@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from conftest import opcheck, opcheck_on_a_terminal
+from conftest import SOURCE_DIR, opcheck, opcheck_on_a_terminal
 
 # One op per fault, so each fault reaches exactly the cases meant for it.
 FAULTS = ";".join([
@@ -205,6 +205,13 @@ def test_summary_progress_metrics_and_merge_count_one_tally(tally):
     # diff reads every outcome back: the run against its merge changes nothing.
     diff = opcheck("diff", tally["dir"] / "m.json", tally["dir"] / "merged.json")
     assert diff.rc == 0 and "0 regressions" in diff.out, diff
+
+
+@pytest.mark.parametrize("which", ["m.json", "merged.json"])
+def test_the_metrics_of_every_outcome_are_what_the_schema_allows(tally, which):
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((SOURCE_DIR / "schemas" / "metrics.schema.json").read_text())
+    jsonschema.Draft202012Validator(schema).validate(json.loads((tally["dir"] / which).read_text()))
 
 
 def junit_tally(path):
