@@ -104,7 +104,8 @@ constexpr OutcomeStyle kOutcomes[] = {
     {Outcome::XFailed, "xfailed", "XFailed", "#78909c"},  {Outcome::Skipped, "skipped", "Skipped", "#b0bec5"},
     {Outcome::NoDeviceOp, "no_device_op", "Passed without the device", "#8d6e63"},
 };
-static_assert(sizeof kOutcomes / sizeof *kOutcomes == static_cast<std::size_t>(kLastOutcome) + 1, "a style per outcome");
+static_assert(sizeof kOutcomes / sizeof *kOutcomes == static_cast<std::size_t>(kLastOutcome) + 1,
+              "a style per outcome");
 
 const OutcomeStyle& style_of(Outcome o) {
   for (const auto& s : kOutcomes)

@@ -12,8 +12,8 @@
 namespace opcheck {
 
 /// A terminal gets one line rewritten in place at most every 100 ms; a log (stderr not a terminal) gets a line every
-/// 5 s. The last occurrence always shows, the last of a stopped run too (finish). On a terminal the counts are never cut:
-/// a line too wide loses its ETA and id first.
+/// 5 s. The last occurrence always shows, the last of a stopped run too (finish). On a terminal the counts are never
+/// cut: a line too wide loses its ETA and id first.
 class ProgressLine {
  public:
   using Clock = std::chrono::steady_clock;

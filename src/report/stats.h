@@ -29,8 +29,8 @@ struct OutcomeCounts {
   /// (passed + non-strict xpassed) / (passed + failed + errors + xpassed + not_supported). A non-strict xpass is a
   /// correct result (its expectation only said it might fail); a strict xpass counts against the rate, as it fails
   /// the run; not_supported counts against it (no correct result came out). Skips, xfails and no_device_op (passes
-  /// that ran no op on the device) are left out because they say nothing about the device. The run's policy (--xpass-ok, --not-supported-ok) does not change it. Empty
-  /// when nothing counts.
+  /// that ran no op on the device) are left out because they say nothing about the device. The run's policy
+  /// (--xpass-ok, --not-supported-ok) does not change it. Empty when nothing counts.
   std::optional<double> pass_rate() const;
   std::int64_t correct() const { return passed + xpassed_nonstrict; }                    // pass_rate's numerator
   std::int64_t counted() const { return passed + failed + errors + xpassed + not_supported; }  // its denominator

@@ -52,8 +52,8 @@ CASES = [
     ("raises", "failed", "FAILED_RUNTIME", ["op: torch.sigmoid", "inputs:", tensor([4, 6])]),
     ("crashes", "failed", "CRASHED", ["op: torch.sin", "inputs:", tensor([4, 7])]),
     ("hangs", "failed", "TIMEOUT", ["op: torch.cos", "timeout: 1", "inputs:", tensor([4, 8])]),
-    ("transfer", "failed", "FAILED_TRANSFER", ["op: torch.tanh", "inputs:",
-                                               tensor([4, 9], ", preset: transpose_view, preset_args: {dim0: 0, dim1: 1}")]),
+    ("transfer", "failed", "FAILED_TRANSFER",
+     ["op: torch.tanh", "inputs:", tensor([4, 9], ", preset: transpose_view, preset_args: {dim0: 0, dim1: 1}")]),
     # Not run, but for what was already in flight when --maxfail stopped the run (passed then).
     ("late", "skipped", "SKIPPED", ["op: torch.neg", "inputs:", tensor([5, 5])]),
     ("later", "skipped", "SKIPPED", ["op: torch.neg", "inputs:", tensor([5, 6])]),
