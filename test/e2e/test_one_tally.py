@@ -30,8 +30,8 @@ def tensor(shape, extra=""):
     return f"      - tensor: {{shape: {shape}{extra}}}"
 
 
-# (name, outcome, stage, YAML lines after `op:`), in the order -j 1 runs them. The cases after the last failing one
-# are not run: --maxfail stops the run there.
+# (name, outcome, stage, the case's YAML lines after its name), in the order -j 1 runs them. --maxfail stops the run
+# at the last failing one, so the cases of TAIL are not run.
 CASES = [
     ("pass", "passed", "PASSED", ["op: torch.neg", "inputs:", tensor([3, 5])]),
     ("pass_again", "passed", "PASSED", ["op: torch.neg", "inputs:", tensor([3, 5])]),  # deduplicated
@@ -71,6 +71,7 @@ def not_run(m):
     assert left and left == TAIL[len(TAIL) - len(left):], left
     return set(left)
 
+
 # Stages no case of this run can end in, and why; every other stage of the binary's Stage enum must be produced above.
 NOT_PRODUCED = {
     **({} if any(c[0] == "too_big" for c in CASES) else
@@ -107,15 +108,15 @@ def counts(text):
     return out
 
 
-def said(totals, not_run):
-    """What the summary line must say for these metrics totals."""
+def said(totals, stopped):
+    """What the summary line must say for these metrics totals and `stopped` cases not run."""
     want = {WORDS[k]: totals[k] for k in WORDS if totals[k]}
     want["errors" if totals["errors"] != 1 else "error"] = want.pop("errors", None)
     want = {k: v for k, v in want.items() if v}
-    want["skipped"] = totals["skipped"] - not_run
+    want["skipped"] = totals["skipped"] - stopped
     if not want["skipped"]:
         del want["skipped"]
-    want["not run (maxfail)"] = not_run
+    want["not run (maxfail)"] = stopped
     return want
 
 
