@@ -7,6 +7,8 @@
 #                                    inductor compiling the bundled manifests twice from empty caches)
 #   scripts/bench.sh --quick         small N everywhere: a smoke test of a few minutes
 #   scripts/bench.sh --core-only     only bench.py;   scripts/bench.sh --python-only   only bench_python.py
+#   scripts/bench.sh --core-only --red-only   only the red run: a loopback fault set that makes most cases
+#                                    not supported, and what its red cases spend on references and inputs
 #   scripts/bench.sh --modules-only  only scripts/bench/bench_modules.py: module cases' overhead and the trace's cost
 #                                    on the real-size Granite decoder layer (a few minutes; docs/modules.md)
 #   scripts/bench.sh --opinfo-only   only scripts/bench/bench_opinfo.py: `import-opinfo` over the whole op_db at fp32,

@@ -12,10 +12,12 @@
 namespace opcheck {
 
 /// The closed outcome vocabulary (pytest's words, and lit's UNSUPPORTED as not_supported: the device has no kernel for
-/// the call, which a team bringing up a device must tell apart from a wrong one). NotSupported is last so that the
-/// numbers of the other outcomes (the worker wire, journals) keep their values.
-enum class Outcome { Passed, Failed, Error, Skipped, XFailed, XPassed, NotSupported };
-constexpr Outcome kLastOutcome = Outcome::NotSupported;  // the range every reader of a stored outcome checks
+/// the call, which a team bringing up a device must tell apart from a wrong one), and no_device_op: the call passed
+/// but ran no op on the device under test (`sym_sum`, a call whose inputs all stay on the host), so it says nothing
+/// about the device: it is neither a pass nor a failure, in no pass rate, a skip for JUnit. New outcomes go last so
+/// that the numbers of the others (the worker wire, journals) keep their values.
+enum class Outcome { Passed, Failed, Error, Skipped, XFailed, XPassed, NotSupported, NoDeviceOp };
+constexpr Outcome kLastOutcome = Outcome::NoDeviceOp;  // the range every reader of a stored outcome checks
 
 /// Where a case ended; the stage decides the outcome (see stage_outcome).
 enum class Stage {
@@ -33,17 +35,21 @@ enum class Stage {
   FAILED_REFERENCE,
   SKIPPED,
   FAILED_SETUP,  // the device under test could not be set up (import, library, registration): no case ran
+  /// The call passed, but no op of it ran on the device under test (its device runs reached the device with no op of
+  /// the call: `sym_sum`, inputs that all stay on the host). Never on `--device cpu`, where the host is the device.
+  NO_DEVICE_OP,
 };
 
 /// The last stage of the enum: loops over every stage run from PASSED to it.
-inline constexpr Stage kLastStage = Stage::FAILED_SETUP;
+inline constexpr Stage kLastStage = Stage::NO_DEVICE_OP;
 
-const char* outcome_name(Outcome o);  // "passed", "failed", "error", "skipped", "xfailed", "xpassed", "not_supported"
+/// "passed", "failed", "error", "skipped", "xfailed", "xpassed", "not_supported", "no_device_op"
+const char* outcome_name(Outcome o);
 const char* stage_name(Stage s);      // "PASSED", "INCORRECT_RESULT", ...
 bool parse_outcome(const std::string& s, Outcome& out);
 bool parse_stage(const std::string& s, Stage& out);
 /// The outcome a stage means before xfail is applied: PASSED->passed, SKIPPED->skipped, NOT_SUPPORTED->not_supported,
-/// INVALID_CASE/FAILED_INPUT/FAILED_REFERENCE/FAILED_SETUP->error, everything else->failed.
+/// NO_DEVICE_OP->no_device_op, INVALID_CASE/FAILED_INPUT/FAILED_REFERENCE/FAILED_SETUP->error, everything else->failed.
 Outcome stage_outcome(Stage s);
 
 /// The part of a case that was running when it ended: opcheck building its inputs, the CPU reference, the device

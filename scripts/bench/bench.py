@@ -322,13 +322,15 @@ def main():
     ap.add_argument("--fixtures", default=os.environ.get("OPCHECK_FIXTURES", str(DEFAULT_FIXTURES)),
                     help="the torch-spyre manifests, or the folder holding torch-spyre/")
     ap.add_argument("--keep", action="store_true", help="keep the generated manifests and reports (printed path)")
+    ap.add_argument("--red-only", action="store_true",
+                    help="only the red run (red_run): what the cases that end red spend on references and inputs")
     a = ap.parse_args()
 
     cfg = dict(QUICK if a.quick else FULL)
     reps = a.reps or cfg["reps"]
     build = pathlib.Path(a.build_dir).resolve()
     opcheck, floor = build / "opcheck", build / "opcheck_floor"
-    for exe in (opcheck, floor):
+    for exe in (opcheck,) if a.red_only else (opcheck, floor):
         if not exe.exists():
             raise SystemExit(f"bench: {exe} is missing; build it first (scripts/bench.sh does)")
     fixtures = pathlib.Path(a.fixtures).resolve()
@@ -339,6 +341,8 @@ def main():
     global WORK
     WORK = tempfile.mkdtemp(prefix="opcheck-bench-")
     try:
+        if a.red_only:
+            return red_only(cfg, reps, opcheck, out)
         return run_bench(a, cfg, reps, opcheck, floor, fixtures, out)
     finally:
         if a.keep:
@@ -467,6 +471,9 @@ def run_bench(a, cfg, reps, opcheck, floor, fixtures, out):
     log("bench: the float64 judge: the bundled manifests and the judge fixtures on the loopback in precise mode")
     results["golden"] = golden_run(run_cmd, read_metrics)
 
+    log("bench: a red nightly: notimpl on every op of the bundled manifests and the matmuls but the transfers")
+    results["red_run"] = red_run(run_cmd, read_metrics, cpu["dir"], reps // 2 + 1, opcheck)
+
     log("bench: one huge case on --device cpu")
     results["huge"] = best_of(1, lambda i: (run_cmd(huge["dir"], "--device", "cpu", "-j", "1"), None, None),
                               "huge case", ok_codes=(0, 1), after=read_metrics)
@@ -505,6 +512,7 @@ def run_bench(a, cfg, reps, opcheck, floor, fixtures, out):
          "s", "one unregistered mark per case: a warning each"),
         reference_cache_target(results["reference_cache"]),
         golden_target(results["golden"]),
+        red_target(results["red_run"]),
     ]
     rows = []
     for key, what, value, op, limit, unit, detail in targets:
@@ -570,6 +578,29 @@ def run_bench(a, cfg, reps, opcheck, floor, fixtures, out):
     return 0 if all(r["status"] == "PASS" for r in rows) else 1
 
 
+def red_only(cfg, reps, opcheck, out):
+    """--red-only: the red run alone, its target printed and written to OUT/bench-red.json."""
+    art = pathlib.Path(WORK) / "artifacts"
+
+    def run_cmd(*manifests_and_flags):
+        return [str(opcheck), "run", "--manifests", *manifests_and_flags, "-q", "--artifact-dir", str(art),
+                "--metrics-json", str(art / "metrics.json")]
+
+    read_metrics = lambda: json.loads((art / "metrics.json").read_text())  # noqa: E731
+    cpu = cpu_bound_set(cfg["cpu_cases"], cfg["cpu_n"])
+    load_start, started = os.getloadavg(), time.time()
+    r = red_run(run_cmd, read_metrics, cpu["dir"], reps, opcheck)
+    key, what, value, op, limit, unit, detail = red_target(r)
+    ok = value <= limit
+    doc = {**run_facts(False, reps, load_start, os.getloadavg(), started), "red_run": r,
+           "target": {"key": key, "target": what, "measured": value, "limit": f"{op} {limit}", "unit": unit,
+                      "status": "PASS" if ok else "MISS", "detail": detail}}
+    (out / "bench-red.json").write_text(json.dumps(doc, indent=2) + "\n")
+    print(f"{what}: {value:.3g} {unit} ({op} {limit}) {'PASS' if ok else 'MISS'}; {detail}")
+    print(f"wrote {out / 'bench-red.json'}")
+    return 0 if ok else 1
+
+
 def reference_cache_runs(run_cmd, manifests, read_metrics):
     """The same manifests twice on the loopback with one fresh --reference-cache folder (-j 2, one intra-op thread
     each): the first computes and stores every reference, the second should read them. Returns both runs' reference
@@ -618,6 +649,73 @@ def golden_run(run_cmd, read_metrics):
     r["needed"] = sum(1 for c in m["cases"] if c.get("timings", {}).get("golden_ms", 0) > 0)
     r["cases"] = len(m["cases"])
     return r
+
+
+# Ops a red run leaves working: the transfers, allocations and views every case needs to reach the device at all.
+KEEP_WORKING = ("copy", "empty", "view", "resize", "as_strided", "_to_copy", "aten::to", "clone", "contiguous",
+                "_local_scalar_dense", "set_", "alias", "detach", "expand", "fill_", "zero_")
+
+
+def red_fault_set(metrics, opcheck):
+    """OPCHECK_LOOPBACK_FAULTS making every op the run resolved to raise NotImplementedError (`notimpl`), but for the
+    transfers, allocations and views of KEEP_WORKING and the ops the loopback takes no fault on (a view op without a
+    kernel of its own: the loopback names it when it loads, and it is left out): a red nightly where most cases are
+    NOT_SUPPORTED."""
+    ops = sorted({op for op in metrics["coverage"].get("resolved_ops", []) if op.startswith("aten::")
+                  and not any(k in op for k in KEEP_WORKING)})
+    probe = pathlib.Path(WORK) / "red-probe"
+    probe.mkdir(exist_ok=True)
+    (probe / "one.yaml").write_text("model: one\ncases:\n  - name: neg\n    op: torch.neg\n    inputs:\n"
+                                    "      - tensor: {shape: [2]}\n")
+    while ops:
+        env = dict(os.environ, OPCHECK_LOOPBACK_FAULTS=";".join(f"{op}=notimpl" for op in ops))
+        p = subprocess.run([str(opcheck), "run", "--manifests", str(probe / "one.yaml"), "--device", "loopback", "-q",
+                            "--artifact-dir", str(probe / "art")], env=env, capture_output=True, text=True)
+        refused = [op for op in ops if f"cannot inject a fault into '{op}'" in p.stderr]
+        if p.returncode != 4 or not refused:
+            break
+        ops = [op for op in ops if op not in refused]
+    return ";".join(f"{op}=notimpl" for op in ops), ops
+
+
+def red_cost(m):
+    """What the cases that end red (failed, error, not_supported) spent on their CPU reference, its float64 result and
+    their inputs, over the occurrences that ran (a deduplicated one spent nothing)."""
+    red = [c for c in m["cases"] if c["outcome"] in ("failed", "error", "not_supported")
+           and not c.get("deduplicated_from")]
+    ns = [c for c in red if c["outcome"] == "not_supported"]
+    total = lambda cases, key: sum(c.get("timings", {}).get(key, 0.0) for c in cases)  # noqa: E731
+    return {"red_cases": len(red), "not_supported_cases": len(ns),
+            "red_reference_ms": total(red, "reference_ms"), "red_golden_ms": total(red, "golden_ms"),
+            "red_materialize_ms": total(red, "materialize_ms"),
+            "not_supported_reference_ms": total(ns, "reference_ms") + total(ns, "golden_ms"),
+            "totals": m["totals"], "time_totals_ms": m["time"]["totals"]}
+
+
+def red_run(run_cmd, read_metrics, cpu_dir, reps, opcheck):
+    """A red nightly: the bundled manifests and the CPU-bound matmuls on the loopback, -j 2, with `notimpl` on every
+    op they resolve to but the transfers (red_fault_set), so that most cases are NOT_SUPPORTED. Returns the reference,
+    float64 and input-building time of the cases that end red (red_cost), the run's wall time, and the fault set."""
+    sets = [str(ROOT / "manifests"), "--manifests", str(cpu_dir)]
+    clean = best_of(1, lambda i: (run_cmd(*sets, "--device", "loopback", "-j", "2"), None, None),
+                    "red run: a clean run for the ops", ok_codes=(0, 1), after=read_metrics)
+    faults, ops = red_fault_set(clean.pop("after"), opcheck)
+    env = {"OPCHECK_LOOPBACK_FAULTS": faults}
+    r = best_of(reps, lambda i: (run_cmd(*sets, "--device", "loopback", "-j", "2"), env, None),
+                "red run: notimpl on every op but the transfers", ok_codes=(1,), after=read_metrics)
+    r.update(red_cost(r.pop("after")))
+    r["faulted_ops"] = len(ops)
+    return r
+
+
+def red_target(r):
+    """A not-supported case computes no reference: the reference and float64 time of the red run's NOT_SUPPORTED
+    cases is 0."""
+    return ("red_run", "red run: reference time of its not-supported cases", r["not_supported_reference_ms"], "<=", 0,
+            "ms", f"{r['not_supported_cases']} of {r['red_cases']} red cases not supported ({r['faulted_ops']} ops "
+            f"notimpl); red cases spent {r['red_reference_ms'] / 1e3:.3f} s on references, "
+            f"{r['red_golden_ms'] / 1e3:.3f} s on float64 results, {r['red_materialize_ms'] / 1e3:.3f} s building "
+            f"inputs; run {r['wall_s']:.2f} s")
 
 
 def golden_target(g):

@@ -4,11 +4,14 @@
 
 namespace opcheck {
 namespace {
-constexpr std::array<const char*, 7> kOutcomes{"passed",  "failed",  "error",        "skipped",
-                                               "xfailed", "xpassed", "not_supported"};
-constexpr std::array<const char*, 14> kStages{
+constexpr std::array<const char*, 8> kOutcomes{"passed",  "failed",  "error",         "skipped",
+                                               "xfailed", "xpassed", "not_supported", "no_device_op"};
+constexpr std::array<const char*, 15> kStages{
     "PASSED",  "INCORRECT_RESULT", "NONDETERMINISTIC", "FAILED_TRANSFER", "FAILED_RUNTIME",   "CRASHED", "TIMEOUT",
-    "NOT_SUPPORTED", "FAILED_COMPILE", "INVALID_CASE", "FAILED_INPUT", "FAILED_REFERENCE", "SKIPPED", "FAILED_SETUP"};
+    "NOT_SUPPORTED", "FAILED_COMPILE", "INVALID_CASE", "FAILED_INPUT", "FAILED_REFERENCE", "SKIPPED", "FAILED_SETUP",
+    "NO_DEVICE_OP"};
+static_assert(kOutcomes.size() == static_cast<std::size_t>(kLastOutcome) + 1, "a name per outcome");
+static_assert(kStages.size() == static_cast<std::size_t>(kLastStage) + 1, "a name per stage");
 }  // namespace
 
 const char* outcome_name(Outcome o) { return kOutcomes[static_cast<std::size_t>(o)]; }
@@ -63,6 +66,7 @@ Outcome stage_outcome(Stage s) {
     case Stage::PASSED: return Outcome::Passed;
     case Stage::SKIPPED: return Outcome::Skipped;
     case Stage::NOT_SUPPORTED: return Outcome::NotSupported;
+    case Stage::NO_DEVICE_OP: return Outcome::NoDeviceOp;
     case Stage::INVALID_CASE: case Stage::FAILED_INPUT: case Stage::FAILED_REFERENCE: case Stage::FAILED_SETUP:
       return Outcome::Error;
     default: return Outcome::Failed;

@@ -200,4 +200,13 @@ std::string device_ops_note(const std::string& resolved_op, const std::vector<De
   return "on the device: " + list;
 }
 
+void settle_device_pass(Result& r, const at::Device& device, const std::string& name) {
+  if (r.stage != Stage::PASSED || device.is_cpu()) return;
+  if (std::any_of(r.device_ops.begin(), r.device_ops.end(), [](const DeviceOp& d) { return d.in_call; })) return;
+  r.stage = Stage::NO_DEVICE_OP;
+  r.message = "passed without the device: no op of the call ran on " + name +
+              (r.device_ops.empty() ? " (nothing reached it)" : " (only its inputs or outputs moved there)") +
+              ", so the verdict says nothing about the device";
+}
+
 }  // namespace opcheck::exec

@@ -65,4 +65,9 @@ DeviceOpVia device_op_via(const std::string& op, c10::DispatchKey key);
 /// op did run on its kernel, or nothing else of the call reached the device.
 std::string device_ops_note(const std::string& resolved_op, const std::vector<DeviceOp>& ops);
 
+/// A case that passed although no op of its call ran on `device` (nothing reached it, as for `sym_sum` or a call whose
+/// inputs all stay on the host, or only transfers did) is NO_DEVICE_OP, with a message naming the device as `name`:
+/// its verdict is no device result. Not on the CPU, where the host is the device under test and every call runs on it.
+void settle_device_pass(Result& r, const at::Device& device, const std::string& name);
+
 }  // namespace opcheck::exec

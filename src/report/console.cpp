@@ -63,6 +63,7 @@ std::vector<CountPart> count_parts(const OutcomeCounts& c, const RunInfo* info) 
       {c.failed, "failed", kRed},
       {c.not_supported, "not supported", unsupported_color},
       {c.passed, "passed", kGreen},
+      {c.no_device_op, "passed without the device", kYellow},
       {c.skipped - not_run, "skipped", kYellow},
       {info ? info->deselected : 0, "deselected", kYellow},
       {c.xfailed, "xfailed", kYellow},
@@ -401,6 +402,8 @@ std::string short_summary(const RunReport& report, const std::string& chars, int
             line = "SKIPPED " + rec.id + (reason.empty() ? "" : " - " + reason);
           } else if (rec.outcome == Outcome::NotSupported && !fails) {  // forgiven by --not-supported-ok: a skip
             line = unsupported_line(rec);
+          } else if (rec.outcome == Outcome::NoDeviceOp) {  // a pass that says nothing about the device: a skip
+            line = "NO_DEVICE " + rec.id + " - " + first_line_cut(rec.result.message);
           }
           break;
         case 'x':
@@ -443,9 +446,9 @@ std::string durations_section(const RunReport& report, int n) {
 
 std::string case_line(const CaseRecord& r, bool color) {
   // Indexed by Outcome.
-  static const char* words[] = {"PASSED", "FAILED", "ERROR", "SKIPPED", "XFAIL", "XPASS", "NOT_SUPPORTED"};
+  static const char* words[] = {"PASSED", "FAILED", "ERROR", "SKIPPED", "XFAIL", "XPASS", "NOT_SUPPORTED", "NO_DEVICE"};
   static const char* colors[] = {"\033[32m", "\033[31m", "\033[31m", "\033[33m",
-                                 "\033[33m", "\033[31m", "\033[31m"};
+                                 "\033[33m", "\033[31m", "\033[31m", "\033[33m"};
   static_assert(sizeof words / sizeof *words == static_cast<std::size_t>(kLastOutcome) + 1, "a word per outcome");
   const auto o = static_cast<std::size_t>(r.outcome);
   std::string line = color ? std::string(colors[o]) + words[o] + "\033[0m" : words[o];

@@ -102,7 +102,10 @@ constexpr OutcomeStyle kOutcomes[] = {
     {Outcome::Error, "error", "Errors", "#ef6c00"},       {Outcome::XPassed, "xpassed", "XPassed", "#8e24aa"},
     {Outcome::NotSupported, "not_supported", "Not supported", "#1565c0"},
     {Outcome::XFailed, "xfailed", "XFailed", "#78909c"},  {Outcome::Skipped, "skipped", "Skipped", "#b0bec5"},
+    {Outcome::NoDeviceOp, "no_device_op", "Passed without the device", "#8d6e63"},
 };
+static_assert(sizeof kOutcomes / sizeof *kOutcomes == static_cast<std::size_t>(kLastOutcome) + 1,
+              "a style per outcome");
 
 const OutcomeStyle& style_of(Outcome o) {
   for (const auto& s : kOutcomes)
@@ -327,7 +330,7 @@ void overview(std::string& out, const RunReport& run, const RunStats& st, const 
   const auto rate = c.pass_rate();
   out += kpi("pass-rate", "Pass rate", pct(rate),
              std::to_string(c.correct()) + " correct of " + std::to_string(c.counted()) +
-                 " counted (skips and xfails left out)",
+                 " counted (skips, xfails and passes without the device left out)",
              sort_key(rate), rate_tone(rate));
   out += kpi("total", "Cases", std::to_string(c.total()),
              plural(st.dedupe.unique, "unique run", "unique runs") +

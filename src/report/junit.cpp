@@ -159,6 +159,15 @@ void write_verdict(XmlOut& x, const CaseRecord& rec, const RunInfo& info) {
       x.text_and_end(name, r.message);
       return;
     }
+    case Outcome::NoDeviceOp: {
+      // A pass that ran no op on the device says nothing about it: a skip for every reader, never a device pass.
+      const std::string msg = first_line(r.message);
+      x.start(d, "skipped");
+      x.attr("type", stage_name(r.stage));
+      x.attr("message", msg);
+      x.text_and_end("skipped", r.message);
+      return;
+    }
     case Outcome::Skipped: {
       const auto why = reason(rec);
       const auto loc = location(rec);
@@ -229,7 +238,7 @@ void write_suite(XmlOut& x, TextOut& out, const RunInfo& info, const std::string
   x.attr("name", name);
   x.attr("errors", std::to_string(c.errors));
   x.attr("failures", std::to_string(failures));
-  x.attr("skipped", std::to_string(c.skipped + c.xfailed + unsupported_skipped));
+  x.attr("skipped", std::to_string(c.skipped + c.xfailed + unsupported_skipped + c.no_device_op));
   x.attr("tests", std::to_string(c.total()));
   x.attr("time", seconds(wall_ms > 0 ? wall_ms : ms));
   x.attr("timestamp", info.started_at);

@@ -21,6 +21,8 @@ namespace opcheck {
 ///   `failures` is pytest's failed + strict XPASS.
 ///   not_supported -> <failure type="NOT_SUPPORTED"> (counted in `failures`: it fails the run), or with
 ///   --not-supported-ok <skipped type="NOT_SUPPORTED" message="not supported: first line"> (counted in `skipped`).
+///   no_device_op -> <skipped type="NO_DEVICE_OP" message="passed without the device: ..."> (counted in `skipped`:
+///   a pass that ran no op on the device is no device result).
 ///   A <failure>'s or <error>'s message is failure_headline (report/figures.h): the first line of the message, the
 ///   call, the worst element and the repro command; the element's text is the whole message.
 /// Every testcase has `tag` properties op__<op, non-alphanumerics as _>, dtype__<torch dtype name>,

@@ -17,7 +17,7 @@ using json = nlohmann::json;
 void write_counts(JsonWriter& w, const OutcomeCounts& c, bool with_pass_rate) {
   w.begin_object();
   w.field("passed", c.passed).field("failed", c.failed).field("not_supported", c.not_supported);
-  w.field("skipped", c.skipped);
+  w.field("skipped", c.skipped).field("no_device_op", c.no_device_op);
   w.field("xfailed", c.xfailed).field("xpassed", c.xpassed).field("errors", c.errors).field("total", c.total());
   if (with_pass_rate) w.field("pass_rate", c.pass_rate());
   w.end_object();
@@ -204,7 +204,7 @@ void check_totals(const json& totals, const RunReport& report, const JsonWhere& 
   const std::pair<const char*, std::int64_t> counts[] = {
       {"total", c.total()},     {"passed", c.passed},   {"failed", c.failed},
       {"errors", c.errors},     {"skipped", c.skipped}, {"xfailed", c.xfailed},
-      {"xpassed", c.xpassed},   {"not_supported", c.not_supported}};
+      {"xpassed", c.xpassed},   {"not_supported", c.not_supported}, {"no_device_op", c.no_device_op}};
   for (const auto& [name, n] : counts) {
     if (!totals.is_object() || !totals.contains(name)) continue;
     const json& v = totals[name];

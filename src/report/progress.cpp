@@ -10,17 +10,30 @@ ProgressLine::ProgressLine(std::size_t total, bool terminal, Clock::time_point s
 std::string ProgressLine::on_record(const CaseRecord& r, Clock::time_point now) {
   ++finished_;
   counts_.add(r.outcome, r.xfail_strictness);
+  last_id_ = r.id;
   const auto every = terminal_ ? std::chrono::milliseconds(100) : std::chrono::milliseconds(5000);
   if (now - last_ < every && finished_ != total_) return {};
+  return draw(now);
+}
+
+std::string ProgressLine::finish(Clock::time_point now) {
+  if (finished_ == shown_) return {};
+  return draw(now);
+}
+
+std::string ProgressLine::draw(Clock::time_point now) {
   last_ = now;
+  shown_ = finished_;
   const double elapsed = std::chrono::duration<double>(now - start_).count();
   const double eta =
       elapsed / static_cast<double>(finished_) * static_cast<double>(total_ - std::min(total_, finished_));
-  // The id last: a terminal's line is cut from its end.
-  std::string line = std::to_string(finished_) + "/" + std::to_string(total_) + " done: " +
-                     outcome_counts_text(counts_) + "; ETA " + format_session_duration(eta) + ", last " + r.id;
+  // The counts whole, whatever they take; then the ETA and the id, which a terminal's line cuts from its end.
+  const std::string counts = std::to_string(finished_) + "/" + std::to_string(total_) + " done: " +
+                             outcome_counts_text(counts_);
+  std::string line = counts + "; ETA " + format_session_duration(eta) + ", last " + last_id_;
   if (!terminal_) return "opcheck: " + line + "\n";
-  if (line.size() > 110) line = line.substr(0, 107) + "...";
+  constexpr std::size_t kWidth = 110;
+  if (line.size() > kWidth) line = counts.size() + 3 <= kWidth ? line.substr(0, kWidth - 3) + "..." : counts;
   drawn_ = true;
   return "\r\033[K" + line;
 }

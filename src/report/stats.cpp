@@ -39,6 +39,7 @@ void OutcomeCounts::add(Outcome o, XfailStrictness strictness) {
       if (strictness == XfailStrictness::NonStrict) ++xpassed_nonstrict;
       break;
     case Outcome::NotSupported: ++not_supported; break;
+    case Outcome::NoDeviceOp: ++no_device_op; break;
   }
 }
 
@@ -51,6 +52,7 @@ std::int64_t OutcomeCounts::count(Outcome o) const {
     case Outcome::XFailed: return xfailed;
     case Outcome::XPassed: return xpassed;
     case Outcome::NotSupported: return not_supported;
+    case Outcome::NoDeviceOp: return no_device_op;
   }
   return 0;
 }
@@ -63,6 +65,7 @@ std::optional<double> OutcomeCounts::pass_rate() const {
 bool OutcomeCounts::operator==(const OutcomeCounts& o) const {
   return passed == o.passed && failed == o.failed && skipped == o.skipped && xfailed == o.xfailed &&
          xpassed == o.xpassed && errors == o.errors && not_supported == o.not_supported &&
+         no_device_op == o.no_device_op &&
          xpassed_nonstrict == o.xpassed_nonstrict;
 }
 
@@ -180,7 +183,9 @@ RunStats compute_stats(const RunReport& report) {
         if (it != m->end()) reached.insert(it->second.begin(), it->second.end());
       }
     };
-    for (const auto& op : split_list(rec.result.resolved_op)) reach(op);
+    // A call that ran no op on the device exercised none of its ops there: it reaches only what it moved.
+    if (rec.outcome != Outcome::NoDeviceOp)
+      for (const auto& op : split_list(rec.result.resolved_op)) reach(op);
     for (const auto& d : rec.result.device_ops) reach(d.op);
     for (const std::string* e : reached) {
       EnabledOpTally& t = st.enabled.per_op[*e];

@@ -17,17 +17,20 @@ namespace opcheck {
 /// Occurrences per outcome.
 struct OutcomeCounts {
   std::int64_t passed = 0, failed = 0, skipped = 0, xfailed = 0, xpassed = 0, errors = 0, not_supported = 0;
+  std::int64_t no_device_op = 0;  // passed without the device: no op of the call ran on it (no device result)
   std::int64_t xpassed_nonstrict = 0;  // of xpassed, those whose xfail is not strict (correct results; see pass_rate)
 
   void add(Outcome o, XfailStrictness strictness = XfailStrictness::Strict);
   std::int64_t count(Outcome o) const;
-  std::int64_t total() const { return passed + failed + skipped + xfailed + xpassed + errors + not_supported; }
+  std::int64_t total() const {
+    return passed + failed + skipped + xfailed + xpassed + errors + not_supported + no_device_op;
+  }
   /// The share of correct results among the occurrences that say something about the device:
   /// (passed + non-strict xpassed) / (passed + failed + errors + xpassed + not_supported). A non-strict xpass is a
   /// correct result (its expectation only said it might fail); a strict xpass counts against the rate, as it fails
-  /// the run; not_supported counts against it (no correct result came out). Skips and xfails are left out because
-  /// they say nothing about the device. The run's policy (--xpass-ok, --not-supported-ok) does not change it. Empty
-  /// when nothing counts.
+  /// the run; not_supported counts against it (no correct result came out). Skips, xfails and no_device_op (passes
+  /// that ran no op on the device) are left out because they say nothing about the device. The run's policy
+  /// (--xpass-ok, --not-supported-ok) does not change it. Empty when nothing counts.
   std::optional<double> pass_rate() const;
   std::int64_t correct() const { return passed + xpassed_nonstrict; }                    // pass_rate's numerator
   std::int64_t counted() const { return passed + failed + errors + xpassed + not_supported; }  // its denominator

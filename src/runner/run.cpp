@@ -358,7 +358,7 @@ int execute(const RunRequest& r, Prepared& p, RunSession& session, RunReport& re
     const std::string line = progress.on_record(rec);
     if (!line.empty()) host.err << line << std::flush;
   });
-  host.err << progress.clear() << std::flush;
+  host.err << progress.finish() << progress.clear() << std::flush;
   return -1;
 }
 

@@ -48,6 +48,32 @@ def opcheck(*args, env=None, timeout=900, cwd=None):
     return Run(proc)
 
 
+def opcheck_on_a_terminal(*args, env=None, timeout=600):
+    """Runs opcheck with stderr on a pseudo-terminal (the progress line is drawn for a person at a terminal only) and
+    stdout to a pipe: (exit code, stdout, what the terminal was sent)."""
+    import pty
+    import tempfile
+    full_env = dict(os.environ, NO_COLOR="1", **(env or {}))
+    full_env.pop("OPCHECK_MANIFESTS", None)
+    master, terminal = pty.openpty()
+    with tempfile.TemporaryFile("w+") as out:
+        proc = subprocess.Popen([str(BIN), *map(str, args)], stdout=out, stderr=terminal, env=full_env)
+        os.close(terminal)
+        drawn = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: every writer of the terminal has closed it
+                break
+            if not chunk:
+                break
+            drawn += chunk
+        os.close(master)
+        rc = proc.wait(timeout=timeout)
+        out.seek(0)
+        return rc, out.read(), drawn.decode(errors="replace")
+
+
 def write_manifest(path, model, cases):
     """A v1 manifest of `model` with fp32 cases, each case a list of its YAML lines."""
     lines = [f"model: {model}", "defaults: {dtype: fp32}", "cases:"]

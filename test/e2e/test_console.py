@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from conftest import BIN, opcheck, write_manifest
+from conftest import opcheck, opcheck_on_a_terminal, write_manifest
 
 
 def case(name, op, inputs, extra=()):
@@ -424,29 +424,11 @@ def counts(text):
 def two_outcomes_on_a_terminal(tmp_path_factory):
     """`run --model gpt_oss` on the loopback with TWO_OUTCOMES, stderr on a pseudo-terminal (the progress line is
     drawn for a person at a terminal only), stdout to a file, and its HTML page."""
-    import pty
     tmp = tmp_path_factory.mktemp("progress")
-    env = dict(os.environ, NO_COLOR="1", **TWO_OUTCOMES)
-    env.pop("OPCHECK_MANIFESTS", None)
-    master, terminal = pty.openpty()
-    with open(tmp / "stdout.txt", "w") as out:
-        proc = subprocess.Popen([str(BIN), "run", "--model", "gpt_oss", "--device", "loopback", "--html",
-                                 str(tmp / "page.html"), "--artifact-dir", str(tmp / "art")],
-                                stdout=out, stderr=terminal, env=env)
-        os.close(terminal)
-        drawn = b""
-        while True:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:  # EIO: every writer of the terminal has closed it
-                break
-            if not chunk:
-                break
-            drawn += chunk
-        os.close(master)
-        assert proc.wait(timeout=600) == 1
-    stdout = (tmp / "stdout.txt").read_text()
-    return drawn.decode(errors="replace"), stdout, (tmp / "page.html").read_text()
+    rc, stdout, drawn = opcheck_on_a_terminal("run", "--model", "gpt_oss", "--device", "loopback", "--html",
+                                              tmp / "page.html", "--artifact-dir", tmp / "art", env=TWO_OUTCOMES)
+    assert rc == 1
+    return drawn, stdout, (tmp / "page.html").read_text()
 
 
 def test_the_last_progress_line_counts_each_outcome_as_the_summary_line_does(two_outcomes_on_a_terminal):

@@ -43,5 +43,7 @@ def test_loopback_agrees_with_cpu_case_by_case(runs):
     assert set(by_id) == {c["id"] for c in loop["cases"]}
     for c in loop["cases"]:
         ref = by_id[c["id"]]
-        assert c["outcome"] == "passed" or (c["outcome"], c["stage"]) == (ref["outcome"], ref["stage"]), (c, ref)
+        # A call that ran no op on the loopback (a list's __getitem__) passes there without the device.
+        assert c["outcome"] == "passed" or (c["outcome"], c["stage"]) == (ref["outcome"], ref["stage"]) or \
+            (c["outcome"] == "no_device_op" and ref["outcome"] == "passed"), (c, ref)
     assert loop["totals"]["errors"] == 0, r

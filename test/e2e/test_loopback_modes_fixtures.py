@@ -26,5 +26,5 @@ def test_every_fixture_case_passes_in_each_mode(tmp_path, mode):
     cases = metrics(out)["cases"]
     assert len(cases) == 229 + 113, r
     failed = [(c["id"], c["stage"], (c.get("message") or "")[:300]) for c in cases
-              if c["outcome"] != "passed" and c["op"] != NOT_A_TENSOR_OP]
+              if c["outcome"] not in ("passed", "no_device_op") and c["op"] != NOT_A_TENSOR_OP]
     assert not failed, failed

@@ -13,7 +13,7 @@ from test_v2 import V2, ingest, v1_keys, v2_keys
 FILES = [SPYRE / "gpt-oss-20b.yaml", V2 / "gpt-oss-20b.yaml", V2 / "Meta-Llama-3.1-8B-Instruct_spyre.yaml"]
 OPCHECK_SIDE = {"INVALID_CASE", "FAILED_INPUT", "FAILED_REFERENCE"}
 INGEST_STATUS = {"passed": "passed", "failed": "failed", "error": "error", "skipped": "skipped", "xfailed": "xfail",
-                 "xpassed": "xpass"}
+                 "xpassed": "xpass", "no_device_op": "skipped"}
 
 
 @pytest.fixture(scope="module")
@@ -80,4 +80,5 @@ def test_loopback_agrees_with_cpu_case_by_case(runs):
     assert set(by_id) == {c["id"] for c in loop["cases"]}
     for c in loop["cases"]:
         ref = by_id[c["id"]]
-        assert c["outcome"] in ("passed", "xpassed") or (c["outcome"], c["stage"]) == (ref["outcome"], ref["stage"])
+        assert c["outcome"] in ("passed", "xpassed") or (c["outcome"], c["stage"]) == (ref["outcome"], ref["stage"]) \
+            or (c["outcome"] == "no_device_op" and ref["outcome"] in ("passed", "xpassed"))

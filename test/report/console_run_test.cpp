@@ -40,24 +40,47 @@ TEST(ProgressLine, ALogGetsALineEveryFiveSecondsAndTheLast) {
   EXPECT_EQ(p.clear(), "");  // nothing was drawn in place
 }
 
-TEST(ProgressLine, CountsEachOutcomeInTheSummaryLinesWords) {
-  const auto t0 = ProgressLine::Clock::time_point{} + 1h;
-  RunReport run;
+// One occurrence of each outcome, the last one passed.
+std::vector<CaseRecord> one_of_each_outcome() {
+  std::vector<CaseRecord> out;
   for (auto [id, o, stage] : {std::tuple{"m::a", Outcome::Failed, Stage::INCORRECT_RESULT},
                               {"m::b", Outcome::NotSupported, Stage::NOT_SUPPORTED},
                               {"m::c", Outcome::Error, Stage::FAILED_INPUT},
                               {"m::d", Outcome::Skipped, Stage::SKIPPED},
                               {"m::e", Outcome::XFailed, Stage::INCORRECT_RESULT},
                               {"m::f", Outcome::XPassed, Stage::PASSED},
+                              {"m::h", Outcome::NoDeviceOp, Stage::NO_DEVICE_OP},
                               {"m::g", Outcome::Passed, Stage::PASSED}})
-    run.cases.push_back(record(id, o, stage));
+    out.push_back(record(id, o, stage));
+  return out;
+}
+
+TEST(ProgressLine, CountsEachOutcomeInTheSummaryLinesWords) {
+  const auto t0 = ProgressLine::Clock::time_point{} + 1h;
+  RunReport run;
+  run.cases = one_of_each_outcome();
   ProgressLine p(run.cases.size(), /*terminal=*/false, t0);
   std::string last;
   for (const CaseRecord& r : run.cases) last = p.on_record(r, t0 + 1s);
   const std::string summary = summary_line(run);
-  EXPECT_EQ(last, "opcheck: 7/7 done: " + summary.substr(0, summary.find(" in ")) + "; ETA 0.00s, last m::g\n");
-  EXPECT_EQ(last, "opcheck: 7/7 done: 1 failed, 1 not supported, 1 passed, 1 skipped, 1 xfailed, 1 xpassed, 1 error; "
-                  "ETA 0.00s, last m::g\n");
+  EXPECT_EQ(last, "opcheck: 8/8 done: " + summary.substr(0, summary.find(" in ")) + "; ETA 0.00s, last m::g\n");
+  EXPECT_EQ(last, "opcheck: 8/8 done: 1 failed, 1 not supported, 1 passed, 1 passed without the device, 1 skipped, "
+                  "1 xfailed, 1 xpassed, 1 error; ETA 0.00s, last m::g\n");
+}
+
+TEST(ProgressLine, AStoppedRunDrawsItsLastStateAndATerminalNeverCutsTheCounts) {
+  const auto t0 = ProgressLine::Clock::time_point{} + 1h;
+  ProgressLine p(10, /*terminal=*/true, t0);
+  for (const CaseRecord& r : one_of_each_outcome())
+    EXPECT_EQ(p.on_record(r, t0 + 10ms), "");  // within 100 ms of the start: not drawn
+  // The run stops (--maxfail) with 2 of 10 left: its last state is drawn once, counts whole though wider than 110.
+  const std::string counts = "8/10 done: 1 failed, 1 not supported, 1 passed, 1 passed without the device, "
+                             "1 skipped, 1 xfailed, 1 xpassed, 1 error";
+  ASSERT_GT(counts.size() + std::string("; ETA").size(), 110u);
+  const std::string line = p.finish(t0 + 20ms);
+  EXPECT_EQ(line, "\r\033[K" + counts) << line;
+  EXPECT_EQ(p.finish(t0 + 30ms), "");  // nothing new since
+  EXPECT_EQ(p.clear(), "\r\033[K");
 }
 
 TEST(ProgressLine, ATerminalGetsOneLineRewrittenAndCutToItsWidth) {

@@ -206,6 +206,19 @@ TEST(ResultWire, TruncatedOrPaddedRecordsAreRejected) {
   EXPECT_NE(error.find("trailing"), std::string::npos) << error;
 }
 
+// Every stage and every outcome (the last ones added included: kLastStage, kLastOutcome) through the wire.
+TEST(ResultWire, RoundTripsEveryStageAndOutcome) {
+  for (int s = 0; s <= static_cast<int>(kLastStage); ++s)
+    for (int o = 0; o <= static_cast<int>(kLastOutcome); ++o) {
+      Result r = sample_result();
+      r.stage = static_cast<Stage>(s);
+      r.outcome = static_cast<Outcome>(o);
+      const Result back = wire_round_trip(r);
+      EXPECT_EQ(back.stage, r.stage) << stage_name(r.stage);
+      EXPECT_EQ(back.outcome, r.outcome) << outcome_name(r.outcome);
+    }
+}
+
 // ----------------------------------------------------------------------------------------------------------------
 // Metrics / journal JSON
 
@@ -257,6 +270,22 @@ TEST(RecordJson, RoundTripsEveryField) {
   EXPECT_EQ(back.xfail_strictness, rec.xfail_strictness);
   EXPECT_EQ(back.upstream_test, rec.upstream_test);
   expect_same_result(rec.result, back.result);
+}
+
+// Every stage and outcome through the journal's and the metrics' record, by name.
+TEST(RecordJson, RoundTripsEveryStageAndOutcome) {
+  for (int s = 0; s <= static_cast<int>(kLastStage); ++s)
+    for (int o = 0; o <= static_cast<int>(kLastOutcome); ++o) {
+      CaseRecord rec = sample_record();
+      rec.outcome = static_cast<Outcome>(o);
+      rec.result.stage = static_cast<Stage>(s);
+      rec.result.outcome = rec.outcome;
+      const CaseRecord back =
+          case_record_from_json(nlohmann::json::parse(case_record_json_line(rec)), JsonWhere{"journal.jsonl", ""});
+      EXPECT_EQ(back.outcome, rec.outcome) << outcome_name(rec.outcome);
+      EXPECT_EQ(back.result.outcome, rec.outcome) << outcome_name(rec.outcome);
+      EXPECT_EQ(back.result.stage, rec.result.stage) << stage_name(rec.result.stage);
+    }
 }
 
 TEST(RecordJson, RoundTripsNonFiniteFigures) {

@@ -181,6 +181,50 @@ TEST(PassRate, ANonStrictXpassIsACorrectResultAStrictOneIsNot) {
   EXPECT_DOUBLE_EQ(*c.pass_rate(), 3.0 / 5.0);
 }
 
+TEST(NoDeviceOp, IsItsOwnOutcomeInNoPassRateAndFailsNoRun) {
+  EXPECT_EQ(stage_outcome(Stage::NO_DEVICE_OP), Outcome::NoDeviceOp);
+  Outcome o;
+  ASSERT_TRUE(parse_outcome("no_device_op", o));
+  EXPECT_EQ(o, Outcome::NoDeviceOp);
+  EXPECT_FALSE(fails_run(Outcome::NoDeviceOp, XfailStrictness::Strict, RunPolicy{}));
+  OutcomeCounts c;
+  c.add(Outcome::Passed);
+  c.add(Outcome::Failed);
+  c.add(Outcome::NoDeviceOp);
+  c.add(Outcome::NoDeviceOp);
+  EXPECT_EQ(c.no_device_op, 2);
+  EXPECT_EQ(c.total(), 4);
+  EXPECT_EQ(c.counted(), 2);
+  EXPECT_DOUBLE_EQ(*c.pass_rate(), 1.0 / 2.0);
+  RunReport run;
+  run.cases.push_back(record("a", Outcome::Passed, Stage::PASSED));
+  run.cases.push_back(record("b", Outcome::NoDeviceOp, Stage::NO_DEVICE_OP));
+  run.info.duration_s = 1.5;
+  EXPECT_EQ(summary_line(run), "1 passed, 1 passed without the device in 1.50s");
+  run.cases.back().result.message = "passed without the device: no op of the call ran on loopback (nothing reached it)";
+  const std::string listed = short_summary(run, "s");
+  EXPECT_NE(listed.find("NO_DEVICE m::b - passed without the device: no op of the call ran on loopback"),
+            std::string::npos)
+      << listed;
+  EXPECT_EQ(short_summary(run, "fE").find("NO_DEVICE"), std::string::npos);  // neither a failure nor an error
+}
+
+TEST(NoDeviceOp, ExercisesInCoverageOnlyTheOpsThatRanOnTheDevice) {
+  RunReport run;
+  run.info.enabled_ops = {"aten::neg", "aten::add.Tensor", "aten::_copy_from"};
+  auto on_device = record("a", Outcome::Passed, Stage::PASSED);
+  on_device.result.resolved_op = "aten::neg";
+  auto host_only = record("b", Outcome::NoDeviceOp, Stage::NO_DEVICE_OP);
+  host_only.result.resolved_op = "aten::add.Tensor";  // what it resolved to ran on the host
+  host_only.result.device_ops = {DeviceOp{"aten::_copy_from", DeviceOpVia::Kernel, 1, false, false}};  // moved there
+  run.cases = {on_device, host_only};
+  const RunStats st = compute_stats(run);
+  EXPECT_EQ(st.enabled.exercised, (std::vector<std::string>{"aten::_copy_from", "aten::neg"}));
+  EXPECT_EQ(st.enabled.untouched, std::vector<std::string>{"aten::add.Tensor"});
+  EXPECT_EQ(st.enabled.per_op.at("aten::_copy_from").outcomes.no_device_op, 1);
+  EXPECT_FALSE(st.enabled.per_op.at("aten::_copy_from").outcomes.pass_rate().has_value());
+}
+
 TEST(PassRate, AnAllNonStrictXpassRunHeadlinesItsRateInGreen) {
   RunReport run;
   for (int i = 0; i < 4; ++i) {

@@ -256,6 +256,12 @@ TEST(DecideOutcome, NotSupportedIsItsOwnOutcomeAndAnXfailOnItIsXfailed) {
   EXPECT_EQ(decide_outcome(Stage::INCORRECT_RESULT, true), Outcome::XFailed);
 }
 
+TEST(DecideOutcome, APassWithoutTheDeviceStaysOneUnderAnXfail) {
+  // An expected failure whose call ran no op on the device is no xpass: it says nothing about the device.
+  EXPECT_EQ(decide_outcome(Stage::NO_DEVICE_OP, false), Outcome::NoDeviceOp);
+  EXPECT_EQ(decide_outcome(Stage::NO_DEVICE_OP, true), Outcome::NoDeviceOp);
+}
+
 TEST(DescribePlan, ListsUniqueCasesWithWhatEachServesThenTheCounts) {
   std::vector<Case> cases = {make_case("a", "torch.exp"), make_case("b", "torch.exp"), make_case("c", "torch.neg")};
   std::vector<const Case*> sel = {&cases[0], &cases[1], &cases[2]};
