@@ -1,4 +1,5 @@
 #include "common/backend_freedoms_table.h"
+#include "common/op_categories.h"
 
 namespace opcheck {
 
@@ -149,8 +150,7 @@ const UnorderedUniqueRule* unordered_unique_rule(const std::string& resolved_op)
 }
 
 const std::vector<std::string>& uninitialised_output_ops() {
-  static const std::vector<std::string> ops = {"aten::empty",          "aten::empty_like", "aten::empty_strided",
-                                               "aten::empty_permuted", "aten::new_empty",  "aten::new_empty_strided"};
+  static const std::vector<std::string> ops = ops_in(kUninitialisedOutput);  // the one table (common/op_categories)
   return ops;
 }
 

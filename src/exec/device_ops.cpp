@@ -10,6 +10,7 @@
 #include <ATen/record_function.h>
 #include <c10/core/TensorOptions.h>
 
+#include "common/op_categories.h"
 #include "common/text.h"
 
 namespace opcheck::exec {
@@ -102,17 +103,6 @@ c10::OperatorName operator_name_of(const std::string& op) {
   return {op.substr(0, dot), op.substr(dot + 1)};
 }
 
-// Allocations, copies and views: what moving tensors to and from a kernel takes (a fallback moves every argument),
-// left out of a failure's note, which is about the ops that computed. The record keeps them.
-bool moves_data(const std::string& op) {
-  static const std::set<std::string> kMoves = {
-      "aten::empty",      "aten::empty_strided",         "aten::empty_like",   "aten::copy_",
-      "aten::_copy_from", "aten::_copy_from_and_resize", "aten::_to_copy",     "aten::to",
-      "aten::view",       "aten::as_strided",            "aten::_reshape_alias", "aten::reshape",
-      "aten::resize_",    "aten::_local_scalar_dense"};
-  return kMoves.count(op.substr(0, op.find('.', op.find("::")))) != 0;
-}
-
 }  // namespace
 
 DeviceOpsRecorder::DeviceOpsRecorder(const at::Device& device, std::vector<DeviceOp>& out) : out_(out) {
@@ -187,7 +177,7 @@ std::string device_ops_note(const std::string& resolved_op, const std::vector<De
   std::string list;
   std::size_t listed = 0, more = 0;
   for (const DeviceOp& d : ops) {
-    if (!d.in_call || (moves_data(d.op) && std::find(resolved.begin(), resolved.end(), d.op) == resolved.end()))
+    if (!d.in_call || (is_plumbing_op(d.op) && std::find(resolved.begin(), resolved.end(), d.op) == resolved.end()))
       continue;
     if (listed == kShown) {
       ++more;

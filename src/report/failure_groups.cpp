@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/call_signature.h"
+#include "common/op_categories.h"
 #include "common/op_names.h"
 #include "common/text.h"
 #include "opcheck/dtype.h"
@@ -254,17 +255,6 @@ bool is_case_op(const CaseRecord& rec, const std::string& op) {
   return std::find(own.begin(), own.end(), op) != own.end();
 }
 
-/// The ops every call makes to allocate, view and move tensors: blamed only as the op under test, or for an error of
-/// their own.
-bool is_plumbing(const std::string& op) {
-  static const std::set<std::string> kPlumbing = {
-      "empty",      "empty_strided", "empty_like", "new_empty", "new_empty_strided", "as_strided", "alias",
-      "view",       "_reshape_alias", "reshape",   "_unsafe_view", "detach", "lift_fresh", "expand",
-      "_copy_from", "_copy_from_and_resize", "copy_", "_to_copy", "to"};
-  return op_namespace(op) == "aten" && kPlumbing.count(base_name(op)) != 0;
-}
-
-
 /// The op a raised error happened in: named by the error; else the op that raised it, as the dispatcher saw it (the
 /// innermost op active on the device when it was thrown); else, for a record without it, the last op of the call
 /// that computed (not an allocation, view or copy around it); else the op the case calls.
@@ -273,7 +263,7 @@ std::string raising_op(const std::string& head, const CaseRecord& rec) {
   for (const DeviceOp& d : rec.result.device_ops)
     if (d.raised) return d.op;
   for (auto d = rec.result.device_ops.rbegin(); d != rec.result.device_ops.rend(); ++d)
-    if (d->in_call && d->via != DeviceOpVia::Composite && !is_plumbing(d->op)) return d->op;
+    if (d->in_call && d->via != DeviceOpVia::Composite && !is_plumbing_op(d->op)) return d->op;
   return case_op(rec);
 }
 
@@ -282,7 +272,7 @@ std::string raising_op(const std::string& head, const CaseRecord& rec) {
 std::set<std::string> computing_ops(const CaseRecord& rec, bool composites) {
   std::set<std::string> out;
   for (const DeviceOp& d : rec.result.device_ops)
-    if (d.in_call && (composites || d.via != DeviceOpVia::Composite) && (!is_plumbing(d.op) || is_case_op(rec, d.op)))
+    if (d.in_call && (composites || d.via != DeviceOpVia::Composite) && (!is_plumbing_op(d.op) || is_case_op(rec, d.op)))
       out.insert(d.op);
   return out;
 }

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/op_categories.h"
 #include "report/console.h"
 #include "report/diff.h"
 #include "report/failure_groups.h"
@@ -517,6 +518,42 @@ TEST(FailureGroups, HtmlHasAGroupsSection) {
                       section),
             std::string::npos);
   EXPECT_LT(section, html.find("<section id=\"failures\">"));
+}
+
+// Plumbing is the one table's (common/op_categories.h): never the suspect of a wrong result computed around it, and
+// the suspect when it is the op under test.
+TEST(FailureGroups, ThePlumbingOfTheOneTableIsBlamedOnlyAsTheOpUnderTest) {
+  auto tokens = [](const std::string& s) {
+    std::set<std::string> out;
+    std::string word;
+    for (char c : s + " ") {
+      if (c == ' ' || c == ',') {
+        if (!word.empty()) out.insert(word);
+        word.clear();
+      } else {
+        word += c;
+      }
+    }
+    return out;
+  };
+  for (const std::string& op : ops_in(kPlumbing)) {
+    CaseRecord r = failing("m::t", Stage::INCORRECT_RESULT, "output: Tensor-likes are not close!");
+    r.result.resolved_op = "aten::mul.Tensor";
+    r.result.device_ops = {in_call(op), in_call("aten::mul.Tensor"), in_call(op)};
+    RunReport run;
+    run.cases = {r};
+    std::vector<FailureGroup> groups = group_failures(run);
+    ASSERT_EQ(groups.size(), 1u) << op;
+    EXPECT_EQ(tokens(groups[0].op).count(op), 0u) << op << " blamed: " << groups[0].op;
+    EXPECT_EQ(tokens(groups[0].op).count("aten::mul.Tensor"), 1u) << groups[0].op;
+
+    r.result.resolved_op = op;
+    r.result.device_ops = {in_call(op)};
+    run.cases = {r};
+    groups = group_failures(run);
+    ASSERT_EQ(groups.size(), 1u) << op;
+    EXPECT_EQ(tokens(groups[0].op).count(op), 1u) << op << " under test, but blamed: " << groups[0].op;
+  }
 }
 
 }  // namespace
