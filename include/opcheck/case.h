@@ -156,6 +156,11 @@ std::string platform_mark();  // platform__ and the machine's architecture as un
 std::vector<std::string> derived_marks(const Case& c);
 bool is_derived_mark(std::string_view mark);  // op__..., dtype__..., platform__...
 
+/// The dtype a case is about, as reports and listings name it: its first floating (or complex) tensor input's, else
+/// its first tensor input's (an int64 index, a bool mask), else its `dtype=` keyword's (a factory: `full(...,
+/// dtype=torch.bfloat16)` is bf16), else the manifest's `dtype:` (a case with neither).
+DType case_dtype(const Case& c);
+
 /// One manifest file after loading.
 struct Manifest {
   std::string path;      // as given (absolute or relative to the working directory)

@@ -905,9 +905,10 @@ class CaseRun {
 
   // A wrong result may come from the transfer rather than the op: the call's inputs and the reference's outputs,
   // copied to the device and back, must come back with the host's bits; and where the call copied on the device
-  // (a `.to(dtype)`, a mask made float), small probes converted there between the call's dtypes (and bool, int64,
-  // float32) must match the host's conversion. Says how the first that does not differs; "" when all do (or the
-  // check itself raised: a transfer that raises is the op's own verdict's business).
+  // (a `.to(dtype)`), small probes converted there between the case's own dtypes (those of its inputs and outputs,
+  // never others: the message names a conversion the case makes) must match the host's conversion. Says how the
+  // first that does not differs; "" when all do (or the check itself raised: a transfer that raises is the op's own
+  // verdict's business).
   std::string transfer_changes_values() const {
     std::vector<at::Tensor> outputs;
     std::function<void(const c10::IValue&)> leaves = [&](const c10::IValue& v) {
@@ -929,7 +930,7 @@ class CaseRun {
       std::string where;
       std::vector<at::Tensor> all = host_;
       all.insert(all.end(), outputs.begin(), outputs.end());
-      std::vector<at::ScalarType> dtypes = {at::kBool, at::kLong, at::kFloat};
+      std::vector<at::ScalarType> dtypes;  // the case's own, inputs first
       for (const at::Tensor& t : all) {
         if (!t.defined() || !t.device().is_cpu()) continue;
         if (std::find(dtypes.begin(), dtypes.end(), t.scalar_type()) == dtypes.end()) dtypes.push_back(t.scalar_type());
