@@ -51,12 +51,35 @@ def test_one_device_bug_is_one_group_naming_its_op(tmp_path, fault, stage, op):
     assert len(headers) == 1 and f" {stage} in {op}: " in headers[0], headers
 
 
+SHORT = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64", "int64": "int64", "int32": "int32",
+         "bool": "bool"}
+
+
+# The conversion methods, by the dtype they give (torch.float(x) is x converted to float32).
+METHODS = {"float": "float32", "half": "float16", "bfloat16": "bfloat16", "double": "float64", "long": "int64",
+           "int": "int32", "bool": "bool"}
+
+
+def own_dtype(name, call):
+    """Whether a dtype is one of a call's own: a tensor's, a dtype argument's, or what its conversion method gives."""
+    op = call.split("(")[0].rsplit(".", 1)[-1]
+    return SHORT[name] + "[" in call or "torch." + name in call or METHODS.get(op) == name
+
+
 def test_a_transfer_that_changes_values_says_so(tmp_path):
+    """The copy named is one between the case's own dtypes (in its call: a tensor's, or its dtype= keyword's);
+    a conversion the call makes inside it (scaled_dot_product_attention's bf16 made float32), to a dtype that is not
+    the case's, is said without naming it."""
     r, m = run(tmp_path, "run", "aten::_copy_from=ignore_dtype", "--tb", "short")
+    unnamed = {"a dtype the call makes inside", "another dtype"}
     for c in failing(m):
         first, second = c["message"].split("\n")[:2]
         assert first == "the device's aten::_copy_from changes values: a copy round trip differs", c
-        assert " converted to " in second, c
+        names = re.match(r"(.+?) converted to (.+?) on \S+: ", second)
+        assert names, c
+        for n in names.groups():
+            assert n in unnamed or own_dtype(n, c["call"]), (n, c["call"], second)
+    assert any("converted to another dtype" in c["message"] for c in failing(m)), [c["message"] for c in failing(m)]
     assert "the device's aten::_copy_from changes values: a copy round trip differs" in r.out, r
 
 
