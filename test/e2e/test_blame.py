@@ -144,7 +144,10 @@ def test_groups_and_headers_name_the_dtype_of_the_call(tmp_path):
     groups = {g["op"]: g["dtypes"] for g in m["failure_groups"]}
     assert groups == {"aten::lt.Scalar": ["int64"], "aten::embedding": ["bf16"], "aten::index_copy_": ["fp32"]}, groups
     assert re.search(r"torch\.lt -> aten::lt\.Scalar \[FAILED_RUNTIME\] int64\ncall: torch\.lt\(int64\[1,11\]", r.out), r
-    assert all(c["dtype"] == "fp16" for c in failing(m))  # the case's own dtype is unchanged in the record
+    # The record names the same dtype as the group: the case's own (its tensors'), not the dialect's default.
+    assert {(c["op"], c["dtype"]) for c in failing(m)} == {
+        ("torch.lt", "int64"), ("torch.nn.functional.embedding", "bf16"), ("torch.index_copy_", "fp32")}, [
+        (c["op"], c["dtype"]) for c in failing(m)]
 
 
 def test_a_copy_that_raises_in_the_call_is_a_failed_transfer_in_the_records_as_in_its_group(tmp_path):
