@@ -150,7 +150,8 @@ struct Case {
 };
 
 /// The marks torch-spyre derives for every test, which `-m` selects on for every case (never listed as its marks,
-/// and registered by their prefix): op__<op, non-alphanumerics as _>, dtype__<torch dtype name>, platform__<arch>.
+/// and registered by their prefix): op__<op, non-alphanumerics as _>, dtype__<torch dtype name of case_dtype>,
+/// platform__<arch>.
 std::string op_mark(std::string_view op);
 std::string platform_mark();  // platform__ and the machine's architecture as uname -m names it (x86_64, aarch64)
 std::vector<std::string> derived_marks(const Case& c);

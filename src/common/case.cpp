@@ -53,7 +53,7 @@ std::string platform_mark() {
 }
 
 std::vector<std::string> derived_marks(const Case& c) {
-  return {op_mark(c.op), std::string("dtype__") + torch_dtype_name(c.dtype), platform_mark()};
+  return {op_mark(c.op), std::string("dtype__") + torch_dtype_name(case_dtype(c)), platform_mark()};
 }
 
 DType case_dtype(const Case& c) {

@@ -36,6 +36,9 @@ def test_a_factory_is_listed_under_its_dtype_keyword(tmp_path):
     listed = opcheck("list-cases", "--manifests", m, "--json")
     assert listed.rc == 0, listed
     assert [c["dtype"] for c in json.loads(listed.out)] == ["bf16"], listed.out
+    for mark, selected in (("dtype__bfloat16", 1), ("dtype__float16", 0)):  # the mark -m selects on says the same
+        chosen = opcheck("list-cases", "--manifests", m, "-m", mark, "--json")
+        assert len(json.loads(chosen.out or "[]")) == selected, (mark, chosen)
     out = tmp_path / "o"
     r = opcheck("run", "--manifests", m, "--device", "loopback", "--tb", "short", "--metrics-json", out / "j.json",
                 "--junit-xml", out / "j.xml", "--html", out / "r.html", "--artifact-dir", out / "a",
@@ -46,6 +49,7 @@ def test_a_factory_is_listed_under_its_dtype_keyword(tmp_path):
     assert [c["dtype"] for c in metrics["cases"]] == ["bf16"], metrics["cases"]
     assert [g["dtypes"] for g in metrics["failure_groups"]] == [["bf16"]], metrics["failure_groups"]
     props = {p.get("name"): p.get("value") for p in ET.parse(out / "j.xml").iter("property")}
-    assert props.get("dtype") == "bf16", props
+    assert props.get("dtype") == "bf16" and "dtype__bfloat16" in [p.get("value") for p in ET.parse(out / "j.xml").iter(
+        "property") if p.get("name") == "tag"], props
     page = (out / "r.html").read_text()
     assert "torch.full · bf16" in page and "torch.full · fp16" not in page, re.findall(r".{60}fp16.{20}", page)[:3]
