@@ -150,11 +150,17 @@ struct Case {
 };
 
 /// The marks torch-spyre derives for every test, which `-m` selects on for every case (never listed as its marks,
-/// and registered by their prefix): op__<op, non-alphanumerics as _>, dtype__<torch dtype name>, platform__<arch>.
+/// and registered by their prefix): op__<op, non-alphanumerics as _>, dtype__<torch dtype name of case_dtype>,
+/// platform__<arch>.
 std::string op_mark(std::string_view op);
 std::string platform_mark();  // platform__ and the machine's architecture as uname -m names it (x86_64, aarch64)
 std::vector<std::string> derived_marks(const Case& c);
 bool is_derived_mark(std::string_view mark);  // op__..., dtype__..., platform__...
+
+/// The dtype a case is about, as reports and listings name it: its first floating (or complex) tensor input's, else
+/// its first tensor input's (an int64 index, a bool mask), else its `dtype=` keyword's (a factory: `full(...,
+/// dtype=torch.bfloat16)` is bf16), else the manifest's `dtype:` (a case with neither).
+DType case_dtype(const Case& c);
 
 /// One manifest file after loading.
 struct Manifest {

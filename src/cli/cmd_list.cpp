@@ -48,7 +48,7 @@ int cmd_list_cases(const ManifestFlags& f, bool json) {
                      {"model", c->model},
                      {"name", c->name},
                      {"op", c->op},
-                     {"dtype", dtype_name(c->dtype)},
+                     {"dtype", dtype_name(case_dtype(*c))},
                      {"marks", c->marks},
                      {"file", c->loc.file},
                      {"line", c->loc.line}});

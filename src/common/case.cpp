@@ -3,6 +3,7 @@
 #include <sys/utsname.h>
 
 #include <cctype>
+#include <optional>
 
 #include "common/init_recipes.h"
 
@@ -52,7 +53,25 @@ std::string platform_mark() {
 }
 
 std::vector<std::string> derived_marks(const Case& c) {
-  return {op_mark(c.op), std::string("dtype__") + torch_dtype_name(c.dtype), platform_mark()};
+  return {op_mark(c.op), std::string("dtype__") + torch_dtype_name(case_dtype(c)), platform_mark()};
+}
+
+DType case_dtype(const Case& c) {
+  std::optional<DType> first;
+  auto look = [&](const TensorSpec& t) {
+    if (!first) first = t.dtype;
+    return dtype_is_floating(t.dtype) || dtype_is_complex(t.dtype);
+  };
+  for (const Input& in : c.inputs) {
+    if (in.kind == Input::Kind::Tensor && look(in.tensor)) return in.tensor.dtype;
+    if (in.kind == Input::Kind::TensorList)
+      for (const TensorSpec& t : in.list)
+        if (look(t)) return t.dtype;
+  }
+  if (first) return *first;
+  for (const auto& [name, value] : c.kwargs)
+    if (name == "dtype" && value.kind == PyValue::Kind::DType) return value.dtype;
+  return c.dtype;
 }
 
 bool is_derived_mark(std::string_view mark) {

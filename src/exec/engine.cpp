@@ -912,9 +912,10 @@ class CaseRun {
 
   // A wrong result may come from the transfer rather than the op: the call's inputs and the reference's outputs,
   // copied to the device and back, must come back with the host's bits; and where the call copied on the device
-  // (a `.to(dtype)`, a mask made float), small probes converted there between the call's dtypes (and bool, int64,
-  // float32) must match the host's conversion. Says how the first that does not differs; "" when all do (or the
-  // check itself raised: a transfer that raises is the op's own verdict's business).
+  // (a `.to(dtype)`, a mask made float), small probes converted there between the case's own dtypes (those of its
+  // inputs and outputs), then with bool, int64 and float32, must match the host's conversion. Says how the first that
+  // does not differs, naming only the case's own dtypes; "" when all do (or the check itself raised: a transfer that
+  // raises is the op's own verdict's business).
   std::string transfer_changes_values() const {
     std::vector<at::Tensor> outputs;
     std::function<void(const c10::IValue&)> leaves = [&](const c10::IValue& v) {
@@ -936,7 +937,7 @@ class CaseRun {
       std::string where;
       std::vector<at::Tensor> all = host_;
       all.insert(all.end(), outputs.begin(), outputs.end());
-      std::vector<at::ScalarType> dtypes = {at::kBool, at::kLong, at::kFloat};
+      std::vector<at::ScalarType> dtypes;  // the case's own, inputs first
       for (const at::Tensor& t : all) {
         if (!t.defined() || !t.device().is_cpu()) continue;
         if (std::find(dtypes.begin(), dtypes.end(), t.scalar_type()) == dtypes.end()) dtypes.push_back(t.scalar_type());
@@ -944,15 +945,24 @@ class CaseRun {
           return name(t.scalar_type()) + " to " + dev_.str() + " and back: " + where;
       }
       if (!copied_in_call) return {};
-      for (at::ScalarType from : dtypes) {
-        const at::Tensor probe = at::arange(4, at::TensorOptions().dtype(at::kLong)).remainder(from == at::kBool ? 2 : 4).to(from);
-        for (at::ScalarType to : dtypes) {
-          // A float to an integer is undefined out of range: only conversions to floating dtypes are held to bits.
-          if (to == from || !(at::isFloatingType(to) || at::isComplexType(to))) continue;
-          if (!bitwise_equal(probe.to(to), probe.to(dev_).to(to).cpu(), where, "the copy"))
-            return name(from) + " converted to " + name(to) + " on " + dev_.str() + ": " + where;
+      // Then the dtypes a call converts between inside it (a bool mask made float, an int64 index): probed after the
+      // case's own pairs, and never named, since they are not the case's.
+      const auto own_end = static_cast<std::ptrdiff_t>(dtypes.size());
+      for (at::ScalarType t : {at::kBool, at::kLong, at::kFloat})
+        if (std::find(dtypes.begin(), dtypes.end(), t) == dtypes.end()) dtypes.push_back(t);
+      auto own = [&](at::ScalarType t) { return std::find(dtypes.begin(), dtypes.begin() + own_end, t) != dtypes.begin() + own_end; };
+      for (const bool own_pairs : {true, false})
+        for (at::ScalarType from : dtypes) {
+          const at::Tensor probe = at::arange(4, at::TensorOptions().dtype(at::kLong)).remainder(from == at::kBool ? 2 : 4).to(from);
+          for (at::ScalarType to : dtypes) {
+            // A float to an integer is undefined out of range: only conversions to floating dtypes are held to bits.
+            if (to == from || !(at::isFloatingType(to) || at::isComplexType(to)) || (own(from) && own(to)) != own_pairs)
+              continue;
+            if (!bitwise_equal(probe.to(to), probe.to(dev_).to(to).cpu(), where, "the copy"))
+              return (own(from) ? name(from) : std::string("a dtype the call makes inside")) + " converted to " +
+                     (own(to) ? name(to) : std::string("another dtype")) + " on " + dev_.str() + ": " + where;
+          }
         }
-      }
     } catch (const std::exception&) {
       // A transfer that raises is not what this check looks for: the op's own verdict stands.
     }

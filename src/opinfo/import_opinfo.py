@@ -8,14 +8,17 @@
 #   tensors/<model>.<dtype>.safetensors  every tensor of those samples, bit for bit, keyed "<sample>.<argument>"
 #   opcheck.yaml                   the status config: the entry's skips/xfails that apply to the CPU
 #   markers.yaml                   the marks the cases carry (opinfo, opinfo__<entry>, aten__<op>_<overload>)
-#   opinfo-report.json             every sample: written (case id) or not written (reason), and the counts
+#   opinfo-report.json             every sample: written (case id) or not written (reason), the counts, and every
+#                                  imported skip/xfail with its source
+#
+# opcheck runs it as one program: opinfo_expectations.py (PyTorch's skips, xfails and tolerances), opinfo_writing.py
+# (manifest text and tensor files) and opinfo_running.py (running a sample on the CPU) ahead of this file, in one
+# namespace.
 import argparse
 import fnmatch
 import json
-import math
 import os
 import re
-import struct
 import sys
 import time
 
@@ -38,17 +41,6 @@ DTYPE_FLAGS = {
     "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64", "u8": "uint8",
 }
 DEFAULT_DTYPES = ["float32", "float16", "bfloat16", "float64", "int8", "int16", "int32", "int64", "uint8"]
-SAFETENSORS_DTYPE = {
-    "float32": "F32", "float16": "F16", "bfloat16": "BF16", "float64": "F64", "int8": "I8", "int16": "I16",
-    "int32": "I32", "int64": "I64", "uint8": "U8", "bool": "BOOL",
-}
-
-
-class NotWritable(Exception):
-    def __init__(self, reason, detail):
-        super().__init__(detail)
-        self.reason = reason
-        self.detail = detail
 
 
 def fail_usage(message, fix):
@@ -67,247 +59,6 @@ def install_fix(packages):
 
 def ident(text):
     return re.sub(r"[^0-9A-Za-z]", "_", text)
-
-
-def entry_name(op):
-    return op.name + ("." + op.variant_test_name if op.variant_test_name else "")
-
-
-# ---- YAML text (the writer's own, so that two imports give the same bytes) -----------------------------------------
-
-def yaml_str(s):
-    return json.dumps(s, ensure_ascii=False)
-
-
-def yaml_float(x):
-    if math.isnan(x):
-        return '"nan"'
-    if math.isinf(x):
-        return '"inf"' if x > 0 else '"-inf"'
-    r = repr(x)
-    return r if ("." in r or "e" in r or "n" in r) else r + ".0"
-
-
-def py_literal(v, torch):
-    """A Python literal opcheck's `py:` parser reads back as the same value, or NotWritable."""
-    if v is None:
-        return "None"
-    if v is Ellipsis:
-        return "Ellipsis"
-    if isinstance(v, bool):
-        return "True" if v else "False"
-    if isinstance(v, int):
-        return repr(v)
-    if isinstance(v, float):
-        if math.isnan(v):
-            return "nan"
-        if math.isinf(v):
-            return "inf" if v > 0 else "-inf"
-        return repr(v)
-    if isinstance(v, str):
-        return repr(v)
-    if isinstance(v, slice):
-        return "slice(%s, %s, %s)" % (py_literal(v.start, torch), py_literal(v.stop, torch), py_literal(v.step, torch))
-    if isinstance(v, torch.dtype):
-        return str(v)
-    if isinstance(v, (tuple, list)):
-        items = [py_literal(x, torch) for x in v]
-        if isinstance(v, list):
-            return "[" + ", ".join(items) + "]"
-        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
-    raise NotWritable("unsupported_input", "a %s argument" % type(v).__name__)
-
-
-# ---- tensors ----------------------------------------------------------------------------------------------------
-
-class TensorFile:
-    """One .safetensors file: the tensors of one entry at one dtype, in the order they were added."""
-
-    def __init__(self, rel_path):
-        self.rel_path = rel_path
-        self.header = {}
-        self.chunks = []
-        self.size = 0
-
-    def add(self, key, t, torch):
-        dtype = str(t.dtype).replace("torch.", "")
-        c = t.detach().contiguous()
-        data = c.reshape(-1).view(torch.uint8).numpy().tobytes() if c.numel() else b""
-        self.header[key] = {"dtype": SAFETENSORS_DTYPE[dtype], "shape": list(c.shape),
-                            "data_offsets": [self.size, self.size + len(data)]}
-        self.chunks.append(data)
-        self.size += len(data)
-
-    def write(self, out_dir):
-        head = json.dumps(self.header, sort_keys=True, separators=(",", ":")).encode()
-        head += b" " * (-len(head) % 8)
-        path = os.path.join(out_dir, self.rel_path)
-        with open(path, "wb") as f:
-            f.write(struct.pack("<Q", len(head)))
-            f.write(head)
-            for c in self.chunks:
-                f.write(c)
-
-
-class StagedTensors:
-    """Tensors bound for a TensorFile once every call of a sample is known to be writable (commit), else dropped."""
-
-    def __init__(self, tf):
-        self.rel_path = tf.rel_path
-        self.pending = []
-
-    def add(self, key, t, torch):
-        self.pending.append((key, t))
-
-    def commit(self, tf, torch):
-        for key, t in self.pending:
-            tf.add(key, t, torch)
-
-
-# Tensor arguments PyTorch requires on the CPU whatever the device (its samples keep them there): op -> position.
-HOST_ARGUMENTS = {"tensor_split": 1}
-
-
-def op_base_name(op):
-    """tensor_split of torch.tensor_split, torch.Tensor.tensor_split and aten::tensor_split.tensor_indices_or_sections."""
-    if op.startswith("aten::"):
-        return op[6:].split(".")[0]
-    return op.rsplit(".", 1)[-1]
-
-
-def tensor_yaml(t, key, tf, torch, host=False):
-    dtype = str(t.dtype).replace("torch.", "")
-    if dtype not in SAFETENSORS_DTYPE:
-        raise NotWritable("unsupported_input", "a %s tensor" % dtype)
-    if t.layout != torch.strided:
-        raise NotWritable("unsupported_input", "a %s tensor" % t.layout)
-    if t.is_conj() or t.is_neg():
-        raise NotWritable("unsupported_input", "a tensor with its conjugate or negative bit set")
-    if t.device.type != "cpu":
-        raise NotWritable("unsupported_input", "a tensor on %s" % t.device)
-    fields = ["shape: [%s]" % ", ".join(str(s) for s in t.shape), "dtype: " + dtype,
-              "init: file", "init_args: {path: %s, key: %s}" % (yaml_str(tf.rel_path), yaml_str(key))]
-    if host:
-        fields.append("device: cpu")
-    contiguous_layout = t.is_contiguous() and t.storage_offset() == 0
-    if not contiguous_layout:
-        fields.append("stride: [%s]" % ", ".join(str(s) for s in t.stride()))
-        if t.storage_offset():
-            fields.append("storage_offset: %d" % t.storage_offset())
-    return "{" + ", ".join(fields) + "}", not contiguous_layout
-
-
-def value_yaml(v, torch):
-    """`value: ...` or `py: ...` text for a non-tensor argument."""
-    if v is None:
-        return "value: null"
-    if isinstance(v, bool):
-        return "value: " + ("true" if v else "false")
-    if isinstance(v, int):
-        return "value: %d" % v
-    if isinstance(v, float):
-        return "value: " + yaml_float(v)
-    if isinstance(v, torch.dtype):
-        return "value: " + str(v)
-    if isinstance(v, str):
-        if plain_string(v):
-            return "value: " + yaml_str(v)
-        return "py: " + yaml_str(repr(v))
-    if isinstance(v, torch.device):
-        if v.type == "cpu":
-            return "value: privateuseone"  # the samples' device: the device under test
-        raise NotWritable("unsupported_input", "a torch.device argument")
-    if isinstance(v, (torch.memory_format, torch.layout)):
-        return "value: " + str(v).replace("torch.", "")  # opcheck's binder reads contiguous_format, strided
-    return "py: " + yaml_str(py_literal(v, torch))
-
-
-SPECIAL_STRINGS = {"None", "True", "False", "inf", "+inf", "-inf", "nan"}
-
-
-def plain_string(s):
-    """Whether a YAML string value reads back as this very string (not None, a number, a literal, a dtype or a
-    device: src/manifest/string_values.cpp)."""
-    if s in SPECIAL_STRINGS or s[:1] in ("(", "[") or s.startswith("torch."):
-        return False
-    return re.fullmatch(r"(cpu|cuda|meta|privateuseone|spyre|aiu|loopback|mps|xpu|hpu)(:\d+)?", s) is None
-
-
-def kwarg_yaml(v, torch):
-    """A keyword argument's YAML value (kwargs hold values; a Python literal is a string starting with ( or [)."""
-    if v == "privateuseone" or (isinstance(v, torch.device) and v.type == "cpu"):
-        return "privateuseone"
-    if isinstance(v, str) and not plain_string(v):
-        raise NotWritable("unsupported_input", "a keyword string %r that reads as another value" % v)
-    text = value_yaml(v, torch)
-    kind, _, rest = text.partition(": ")
-    if kind == "py" and not json.loads(rest)[:1] in ("(", "["):
-        raise NotWritable("unsupported_input", "a keyword argument %s that only a py: literal can hold" % rest)
-    return rest
-
-
-# ---- OpInfo's judgement -------------------------------------------------------------------------------------------
-
-def decorator_kind(dec):
-    """('skip', reason) | ('xfail', None) | ('tolerance', {dtype: (atol, rtol)}) | None."""
-    import unittest
-    from torch.testing._internal.common_device_type import precisionOverride, toleranceOverride
-    if dec is unittest.expectedFailure or getattr(dec, "__name__", "") == "expectedFailure":
-        return ("xfail", "expectedFailure")
-    if isinstance(dec, toleranceOverride):
-        return ("tolerance", {k: (v.atol, v.rtol) for k, v in dec.d.items()})
-    if isinstance(dec, precisionOverride):
-        return ("tolerance", {k: (v, None) for k, v in dec.d.items()})
-    qual = getattr(dec, "__qualname__", "")
-    if qual.startswith("skip.") and dec.__closure__:
-        for cell in dec.__closure__:
-            if isinstance(cell.cell_contents, str):
-                return ("skip", cell.cell_contents)
-        return ("skip", "skipped")
-    return None
-
-
-def applies_to_compare_cpu(info, device_type, dtype):
-    if info.cls_name is not None and info.cls_name != "TestCommon":
-        return False
-    if info.test_name is not None and info.test_name != "test_compare_cpu":
-        return False
-    if info.device_type is not None and info.device_type != device_type:
-        return False
-    if info.dtypes is not None and dtype not in info.dtypes:
-        return False
-    return info.active_if
-
-
-def describe_decorator(info, kind):
-    where = "%s.%s" % (info.cls_name or "*", info.test_name or "*")
-    dev = info.device_type or "any device"
-    dts = ", ".join(str(d).replace("torch.", "") for d in info.dtypes) if info.dtypes else "all dtypes"
-    return "%s for %s on %s, %s" % (kind, where, dev, dts)
-
-
-def judgement(op, dtype):
-    """(tolerance or None, [cpu statuses], [hints for other devices]) of the entry's decorators at `dtype`."""
-    tolerance, statuses, hints = None, [], []
-    for info in op.decorators:
-        if not hasattr(info, "decorators"):
-            continue
-        for dec in info.decorators:
-            kind = decorator_kind(dec)
-            if kind is None:
-                continue
-            if kind[0] == "tolerance":
-                if dtype in kind[1] and applies_to_compare_cpu(info, "cpu", dtype):
-                    atol, rtol = kind[1][dtype]
-                    tolerance = (atol, rtol)
-                continue
-            if applies_to_compare_cpu(info, "cpu", dtype):
-                statuses.append((kind[0], "OpInfo %s: %s%s" % (
-                    entry_name(op), describe_decorator(info, kind[0]),
-                    (" (" + kind[1] + ")") if kind[0] == "skip" else "")))
-            elif info.device_type not in (None, "cpu") and applies_to_compare_cpu(info, info.device_type, dtype):
-                hints.append("%s on %s" % (kind[0], info.device_type))
-    return tolerance, statuses, hints
 
 
 # ---- naming the op --------------------------------------------------------------------------------------------------
@@ -354,185 +105,6 @@ def call_variant(op, variant):
     if variant == "method by name":
         return getattr(__import__("torch").Tensor, op.name)
     return op.op if variant == "function" else op.method_variant
-
-
-# ---- running a sample on the CPU ----------------------------------------------------------------------------------
-
-def make_recorder(torch):
-    from torch.utils._python_dispatch import TorchDispatchMode
-
-    class Recorder(TorchDispatchMode):
-        def __init__(self, record_all=False):
-            super().__init__()
-            self.ops = []
-            self.random = False
-            self.calls = 0
-            self.first = None  # (op, positional, keywords) of the first call, its tensors copied before it ran
-            self.all = [] if record_all else None  # every call so, in order
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            name = str(func.name()) if hasattr(func, "name") else str(func)
-            if name not in self.ops:
-                self.ops.append(name)
-            self.calls += 1
-            if self.calls == 1 or self.all is not None:
-                call = (func, clone_args(tuple(args), torch), clone_args(dict(kwargs or {}), torch))
-                if self.calls == 1:
-                    self.first = call
-                if self.all is not None:
-                    self.all.append(call)
-            if torch.Tag.nondeterministic_seeded in getattr(func, "tags", ()):
-                self.random = True
-            return func(*args, **(kwargs or {}))
-
-    return Recorder
-
-
-def judgeable(out, torch, depth=0):
-    if out is None or isinstance(out, (bool, int, float)):
-        return None
-    if isinstance(out, torch.Tensor):
-        if out.layout not in (torch.strided, torch.sparse_coo, torch.sparse_csr, torch.sparse_csc, torch.sparse_bsr,
-                              torch.sparse_bsc):
-            return "a %s output" % out.layout
-        if out.dtype not in (torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int8, torch.int16,
-                             torch.int32, torch.int64, torch.uint8, torch.uint16, torch.uint32, torch.uint64,
-                             torch.bool, torch.complex32, torch.complex64, torch.complex128):
-            return "a %s output" % out.dtype
-        return None
-    if isinstance(out, (tuple, list)) and depth < 3:
-        for o in out:
-            why = judgeable(o, torch, depth + 1)
-            if why:
-                return why
-        return None
-    return "a %s output" % type(out).__name__
-
-
-def same_output(a, b, torch):
-    if isinstance(a, torch.Tensor):
-        if not isinstance(b, torch.Tensor) or a.shape != b.shape or a.dtype != b.dtype:
-            return False
-        if a.dtype.is_floating_point or a.dtype.is_complex:
-            return bool(torch.equal(torch.nan_to_num(a.detach(), 0.0, 1.0, -1.0),
-                                    torch.nan_to_num(b.detach(), 0.0, 1.0, -1.0)) and
-                        torch.equal(a.detach().isnan(), b.detach().isnan()))
-        return bool(torch.equal(a, b))
-    if isinstance(a, (tuple, list)):
-        return isinstance(b, (tuple, list)) and len(a) == len(b) and all(same_output(x, y, torch) for x, y in zip(a, b))
-    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
-        return True
-    return a == b
-
-
-def clone_args(v, torch):
-    if isinstance(v, torch.Tensor):
-        return _strided_copy(v, torch)
-    if isinstance(v, tuple):
-        return tuple(clone_args(x, torch) for x in v)
-    if isinstance(v, list):
-        return [clone_args(x, torch) for x in v]
-    if isinstance(v, dict):
-        return {k: clone_args(x, torch) for k, x in v.items()}
-    return v
-
-
-def _strided_copy(t, torch):
-    """The same values in the same sizes, strides and storage offset (as opcheck builds it from the manifest; a dim of
-    stride 0, an expanded one, is filled from its first index)."""
-    t = t.detach()
-    if t.layout != torch.strided:
-        return t.clone()  # sparse: no strides to keep (tensor_yaml then says no manifest holds it)
-    extent = t.storage_offset() + sum((s - 1) * st for s, st in zip(t.shape, t.stride()) if s > 0) + 1 \
-        if t.numel() else t.storage_offset()
-    base = torch.zeros(max(extent, 0), dtype=t.dtype)
-    out = torch.as_strided(base, t.shape, t.stride(), t.storage_offset())
-    dst, src = out, t
-    for d, (size, stride) in enumerate(zip(t.shape, t.stride())):
-        if stride == 0 and size > 1:
-            dst, src = dst.narrow(d, 0, 1), src.narrow(d, 0, 1)
-    try:
-        dst.copy_(src)
-    except RuntimeError:
-        # Distinct indices that share memory (other than stride 0), a layout no manifest holds: the values, contiguous.
-        return t.clone(memory_format=torch.contiguous_format)
-    return out
-
-
-def run_sample(fn, sample, torch, Recorder, calls=None):
-    """(ops reached, random?, output) of one call on copies of the sample's tensors; raises what the op raises.
-    `calls`, a dict, receives the number of ATen calls and the first one."""
-    inp, args, kwargs = clone_args((sample.input, sample.args, sample.kwargs), torch)
-    rec = Recorder()
-    with torch.no_grad(), rec:
-        out = fn(inp, *args, **kwargs)
-    if calls is not None:
-        calls.update(count=rec.calls, first=rec.first)
-    return rec.ops, rec.random, out
-
-
-# ---- one sample as a case -----------------------------------------------------------------------------------------
-
-def argument_lines(positional, keywords, index, tf, torch, op=""):
-    """(input lines, kwmap lines, noncontiguous?) of a call of `op`, or NotWritable."""
-    lines, noncontig = [], False
-    staged = []
-    host_position = HOST_ARGUMENTS.get(op_base_name(op)) if op else None
-    for a, v in enumerate(positional):
-        if isinstance(v, torch.Tensor):
-            text, nc = tensor_yaml(v, "%s.%d" % (index, a), tf, torch, host=a == host_position)
-            staged.append(("tensor", text, ("%s.%d" % (index, a), v)))
-            noncontig |= nc
-        elif isinstance(v, (list, tuple)) and v and all(isinstance(x, torch.Tensor) for x in v):
-            items = []
-            for j, x in enumerate(v):
-                text, nc = tensor_yaml(x, "%s.%d.%d" % (index, a, j), tf, torch)
-                items.append(("%s.%d.%d" % (index, a, j), x))
-                noncontig |= nc
-                staged.append(("item", text, items[-1]))
-            staged.append(("list", len(v), None))
-        elif isinstance(v, (list, tuple)) and any(isinstance(x, torch.Tensor) for x in v):
-            raise NotWritable("unsupported_input", "a list mixing tensors and other values (argument %d)" % a)
-        else:
-            staged.append(("value", value_yaml(v, torch), None))
-    kw = []
-    for k in sorted(keywords):
-        v = keywords[k]
-        if k == "requires_grad" and v is False:
-            continue  # the default; no ATen op takes it, and the values do not depend on it
-        if k == "device" and (v == "cpu" or (isinstance(v, torch.device) and v.type == "cpu")):
-            kw.append("      %s: privateuseone" % k)  # the device of the call: the device under test
-            continue
-        if isinstance(v, torch.Tensor):
-            # A tensor keyword argument (searchsorted's sorter): an input passed by name.
-            key = "%s.%s" % (index, k)
-            text, nc = tensor_yaml(v, key, tf, torch)
-            staged.append(("keyword tensor", text, (key, v, k)))
-            noncontig |= nc
-            continue
-        if isinstance(v, (list, tuple)) and any(isinstance(x, torch.Tensor) for x in v):
-            raise NotWritable("unsupported_input", "a list of tensors as keyword argument (%s)" % k)
-        kw.append("      %s: %s" % (k, kwarg_yaml(v, torch)))
-    # Everything is expressible: now the tensors go into the file.
-    pending_items = []
-    for kind, text, payload in staged:
-        if kind == "tensor":
-            tf.add(payload[0], payload[1], torch)
-            lines.append("      - tensor: " + text)
-        elif kind == "keyword tensor":
-            tf.add(payload[0], payload[1], torch)
-            lines.append("      - keyword: " + payload[2])
-            lines.append("        tensor: " + text)
-        elif kind == "item":
-            tf.add(payload[0], payload[1], torch)
-            pending_items.append(text)
-        elif kind == "list":
-            lines.append("      - tensor_list:")
-            lines.extend("          - " + t for t in pending_items)
-            pending_items = []
-        else:
-            lines.append("      - " + text)
-    return lines, kw, noncontig
 
 
 # ---- selection ----------------------------------------------------------------------------------------------------
@@ -639,7 +211,7 @@ def import_entry(index):
     Recorder = STATE["recorder"]
     res = {"entry": {"name": name, "model": model, "op": pyname, "variant": variant, "samples": 0, "written": 0,
                      "as_calls": 0, "cases": 0, "dtypes": []},
-           "cases": [], "not_written": [], "rules": [], "marks": {}, "reached": set(), "files": []}
+           "cases": [], "not_written": [], "rules": [], "expectations": [], "marks": {}, "reached": set(), "files": []}
     for dtype_name, config_tolerance in wanted_dtypes(op, pyname):
         res["entry"]["dtypes"].append(dtype_name)
         dtype = getattr(torch, dtype_name)
@@ -815,8 +387,9 @@ def outer_torch_call(fn, sample, out, torch):
 
 
 def is_allocation(op):
-    """An op whose output is memory it leaves unwritten (empty, empty_like, new_empty, ...)."""
-    return op.startswith(("aten::empty", "aten::new_empty"))
+    """An op whose output is memory it leaves unwritten (empty, empty_like, new_empty, ...): opcheck's one table of op
+    categories names them (common/op_categories.cpp), handed over as OPCHECK_OPINFO_UNINITIALISED_OPS."""
+    return op.split(".")[0] in UNINITIALISED_OPS
 
 
 def deterministic_sample(ops):
@@ -826,8 +399,8 @@ def deterministic_sample(ops):
 
 
 def judged_ops(name):
-    """ATen ops (without overload) of one of the judge's tables, as opcheck hands them over
-    (common/backend_freedoms_table.cpp); none when the importer runs on its own."""
+    """ATen ops (without overload) of one of the judge's tables, as opcheck hands them over (common/op_categories.cpp,
+    common/backend_freedoms_table.cpp); none when the importer runs on its own."""
     return frozenset(filter(None, os.environ.get(name, "").split(",")))
 
 
@@ -868,7 +441,7 @@ def add_case(ctx, case_name, case_op, desc, sample, ops, inputs, kwargs, noncont
         desc += ": " + sample.name
     if ctx["hints"]:
         desc += "; PyTorch's tests also record " + ", ".join(sorted(set(ctx["hints"])))
-    answered = {reason: skip_answered(reason, case_op, ops) for kind, reason in ctx["statuses"] if kind == "skip"}
+    answered = {e["reason"]: skip_answered(e["reason"], case_op, ops) for e in ctx["statuses"] if e["status"] == "skip"}
     if any(answered.values()):
         desc += "; OpInfo's CPU skip is not applied: " + "; ".join(sorted({a for a in answered.values() if a}))
     lines = ["  - name: " + case_name, "    op: " + case_op, "    dtype: " + ctx["dtype"],
@@ -890,96 +463,9 @@ def add_case(ctx, case_name, case_op, desc, sample, ops, inputs, kwargs, noncont
         lines.append("    kwmap:")
         lines.extend(kwargs)
     res["cases"].append("\n".join(lines))
-    for kind, reason in ctx["statuses"]:
-        if kind == "skip" and deterministic and re.search(r"non-?deterministic", reason):
-            continue
-        if kind == "skip" and answered[reason]:
-            continue
-        res["rules"].append((kind, "%s::%s" % (ctx["model"], case_name), reason))
-
-
-def aten_name(func):
-    overload = func._overloadname
-    return func._schema.name + ("" if overload == "default" else "." + overload)
-
-
-class filling_uninitialised:
-    """PyTorch's deterministic mode with fill_uninitialized_memory: every tensor the CPU allocates starts as NaN (or
-    the largest integer), so an output element no kernel wrote differs from the first run's, whatever the allocator
-    hands back (two plain runs may get the same stale bytes). warn_only: no op raises for lacking a deterministic
-    variant."""
-
-    def __init__(self, torch):
-        self.torch = torch
-
-    def __enter__(self):
-        t = self.torch
-        self.saved = (t.are_deterministic_algorithms_enabled(), t.is_deterministic_algorithms_warn_only_enabled(),
-                      t.utils.deterministic.fill_uninitialized_memory)
-        t.use_deterministic_algorithms(True, warn_only=True)
-        t.utils.deterministic.fill_uninitialized_memory = True
-
-    def __exit__(self, *exc):
-        t = self.torch
-        t.use_deterministic_algorithms(self.saved[0], warn_only=self.saved[1])
-        t.utils.deterministic.fill_uninitialized_memory = self.saved[2]
-        return False
-
-
-def stable_output(first, run, torch):
-    """Whether `first`, an output of run(), holds no memory its op left unwritten: compared with a run with
-    uninitialised memory filled (NaN, the largest integer), and with a plain run while both earlier outputs are held
-    (so that it gets other memory than the first: a plain run may get back the filled run's NaN, and look written).
-    Only a difference at an element one of the runs holds the fill value at counts: an op whose results vary in their
-    last bits from run to run (linalg.lstsq's gelsy) writes every element, and the run judges that variation."""
-    with filling_uninitialised(torch):
-        filled = run()
-    scrub(filled, torch)
-    second = run()
-    return not unwritten_difference(first, filled, torch) and not unwritten_difference(first, second, torch)
-
-
-def unwritten_difference(a, b, torch):
-    """Whether outputs a and b differ at an element where one of them holds what fill_uninitialized_memory writes
-    (NaN for floating and complex, the largest value for integers; any difference for bool), or in their structure."""
-    if isinstance(a, torch.Tensor):
-        if not isinstance(b, torch.Tensor) or a.shape != b.shape or a.dtype != b.dtype:
-            return True
-        a, b = a.detach(), b.detach()
-        if a.dtype == torch.bool:
-            return not torch.equal(a, b)
-        if a.dtype.is_floating_point or a.dtype.is_complex:
-            if a.dtype.is_complex:
-                a, b = torch.view_as_real(a.resolve_conj()), torch.view_as_real(b.resolve_conj())
-            a, b = a.double(), b.double()  # complex32's real view is float16: isnan and comparisons on its float64 form
-            filled = a.isnan() | b.isnan()
-            differ = (a != b) & ~(a.isnan() & b.isnan())
-        else:
-            top = torch.iinfo(a.dtype).max
-            filled = (a == top) | (b == top)
-            differ = a != b
-        return bool((filled & differ).any())
-    if isinstance(a, (tuple, list)):
-        return (not isinstance(b, (tuple, list)) or len(a) != len(b)
-                or any(unwritten_difference(x, y, torch) for x, y in zip(a, b)))
-    return not same_output(a, b, torch)
-
-
-def scrub(out, torch):
-    """After a filled run: memory of the sizes its outputs have, written with zeros and freed, so that the next plain
-    run's unwritten buffers (the allocator hands back the block freed last) hold zeros, not this run's NaN filling,
-    which would make them look written."""
-    tensors = [out] if isinstance(out, torch.Tensor) else [t for t in (out if isinstance(out, (tuple, list)) else ())
-                                                           if isinstance(t, torch.Tensor)]
-    for t in tensors:
-        if t.layout == torch.strided and t.numel():
-            torch.zeros(t.untyped_storage().nbytes(), dtype=torch.uint8)
-
-
-def replay(func, args, kwargs, torch):
-    a, k = clone_args((args, kwargs), torch)
-    with torch.no_grad():
-        return func(*a, **k)
+    kept = [e for e in ctx["statuses"] if e["status"] != "skip" or not (
+        answered[e["reason"]] or (deterministic and re.search(r"non-?deterministic", e["reason"])))]
+    case_expectations(ctx, "%s::%s" % (ctx["model"], case_name), kept)
 
 
 def aten_keywords(func, kwargs, torch):
@@ -1222,7 +708,7 @@ def main():
     else:
         pool = None
         results = (import_entry(i) for i in range(n_sel))
-    report = {"torch": torch.__version__, "entries": [], "not_written": [], "reasons": REASONS}
+    report = {"torch": torch.__version__, "entries": [], "not_written": [], "reasons": REASONS, "expectations": []}
     rules, marks = [], {"opinfo": "cases imported from PyTorch's OpInfo database (opcheck import-opinfo)"}
     for n, res in enumerate(results, 1):
         e = res["entry"]
@@ -1237,6 +723,7 @@ def main():
         report["entries"].append(e)
         report["not_written"].extend(res["not_written"])
         rules.extend(res["rules"])
+        report["expectations"].extend(res["expectations"])
         marks.update(res["marks"])
         if res["cases"]:
             head = ["# Written by `opcheck import-opinfo` from torch %s's OpInfo entry %s: one case per sample and "
@@ -1270,20 +757,6 @@ def main():
     with open(os.path.join(a.output, "opinfo-report.json"), "w") as f:
         json.dump(report, f, indent=1, sort_keys=True)
         f.write("\n")
-
-
-def write_status_config(out_dir, rules):
-    with open(os.path.join(out_dir, "opcheck.yaml"), "w") as f:
-        f.write("# Written by `opcheck import-opinfo`: the skips and xfails of PyTorch's OpInfo entries that apply to "
-                "the CPU\n# (device type cpu or none) in TestCommon.test_compare_cpu. An xfail is not strict: opcheck "
-                "compares the device\n# with the CPU itself, so a failure PyTorch expects of the CPU need not show.\n")
-        f.write("rules:\n" if rules else "rules: []\n")
-        for kind, case_id, reason in rules:
-            f.write("  - id: %s\n" % yaml_str(re.sub(r"([*?\[\]\\])", r"\\\1", case_id)))
-            f.write("    status: %s\n" % ("xfail" if kind == "xfail" else "skip"))
-            if kind == "xfail":
-                f.write("    strict: false\n")
-            f.write("    reason: %s\n" % yaml_str(reason))
 
 
 if __name__ == "__main__":

@@ -123,6 +123,12 @@ std::string summary_line(const nlohmann::json& report) {
   for (const auto& [reason, n] : c["by_reason"].items())
     if (n.get<long>() > 0) reasons += (reasons.empty() ? "" : ", ") + std::to_string(n.get<long>()) + " " + reason;
   if (!reasons.empty()) os << " (" << reasons << ")";
+  if (c.contains("expectations")) {
+    const auto& e = c["expectations"];
+    os << "; " << e["total"].get<long>() << " OpInfo skips and xfails, " << e["dropped"].get<long>()
+       << " dropped (their cases pass opcheck's check of the CPU against itself), " << e["applied"].get<long>()
+       << " applied";
+  }
   return os.str();
 }
 

@@ -36,7 +36,8 @@ void drop_unbound(const std::vector<UnboundCase>& cases, const std::filesystem::
 /// not_written list.
 void recount(nlohmann::json& report);
 
-/// `N ops, N samples, N written as N cases (N as their ATen calls), N not written (N reason, ...)`.
+/// `N ops, N samples, N written as N cases (N as their ATen calls), N not written (N reason, ...); N OpInfo skips and
+/// xfails, N dropped (...), N applied` (the last part once the expectations were checked).
 std::string summary_line(const nlohmann::json& report);
 
 }  // namespace opcheck::opinfo

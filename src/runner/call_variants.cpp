@@ -241,7 +241,7 @@ std::string dtypes_text(const Case& c) {
   });
   std::string out;
   for (const auto& n : names) out += (out.empty() ? "" : "+") + n;
-  return out.empty() ? dtype_name(c.dtype) : out;
+  return out.empty() ? dtype_name(case_dtype(c)) : out;
 }
 
 namespace {

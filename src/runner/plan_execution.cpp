@@ -63,7 +63,7 @@ CaseRecord record_for(const Case& c, const std::string& key, const std::string& 
   r.model = c.model;
   r.name = c.name;
   r.op = c.op;
-  r.dtype = dtype_name(c.dtype);
+  r.dtype = dtype_name(case_dtype(c));
   r.file = c.loc.file;
   r.line = c.loc.line;
   r.marks = c.marks;

@@ -51,12 +51,35 @@ def test_one_device_bug_is_one_group_naming_its_op(tmp_path, fault, stage, op):
     assert len(headers) == 1 and f" {stage} in {op}: " in headers[0], headers
 
 
+SHORT = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64", "int64": "int64", "int32": "int32",
+         "bool": "bool"}
+
+
+# The conversion methods, by the dtype they give (torch.float(x) is x converted to float32).
+METHODS = {"float": "float32", "half": "float16", "bfloat16": "bfloat16", "double": "float64", "long": "int64",
+           "int": "int32", "bool": "bool"}
+
+
+def own_dtype(name, call):
+    """Whether a dtype is one of a call's own: a tensor's, a dtype argument's, or what its conversion method gives."""
+    op = call.split("(")[0].rsplit(".", 1)[-1]
+    return SHORT[name] + "[" in call or "torch." + name in call or METHODS.get(op) == name
+
+
 def test_a_transfer_that_changes_values_says_so(tmp_path):
+    """The copy named is one between the case's own dtypes (in its call: a tensor's, or its dtype= keyword's);
+    a conversion the call makes inside it (scaled_dot_product_attention's bf16 made float32), to a dtype that is not
+    the case's, is said without naming it."""
     r, m = run(tmp_path, "run", "aten::_copy_from=ignore_dtype", "--tb", "short")
+    unnamed = {"a dtype the call makes inside", "another dtype"}
     for c in failing(m):
         first, second = c["message"].split("\n")[:2]
         assert first == "the device's aten::_copy_from changes values: a copy round trip differs", c
-        assert " converted to " in second, c
+        names = re.match(r"(.+?) converted to (.+?) on \S+: ", second)
+        assert names, c
+        for n in names.groups():
+            assert n in unnamed or own_dtype(n, c["call"]), (n, c["call"], second)
+    assert any("converted to another dtype" in c["message"] for c in failing(m)), [c["message"] for c in failing(m)]
     assert "the device's aten::_copy_from changes values: a copy round trip differs" in r.out, r
 
 
@@ -121,7 +144,10 @@ def test_groups_and_headers_name_the_dtype_of_the_call(tmp_path):
     groups = {g["op"]: g["dtypes"] for g in m["failure_groups"]}
     assert groups == {"aten::lt.Scalar": ["int64"], "aten::embedding": ["bf16"], "aten::index_copy_": ["fp32"]}, groups
     assert re.search(r"torch\.lt -> aten::lt\.Scalar \[FAILED_RUNTIME\] int64\ncall: torch\.lt\(int64\[1,11\]", r.out), r
-    assert all(c["dtype"] == "fp16" for c in failing(m))  # the case's own dtype is unchanged in the record
+    # The record names the same dtype as the group: the case's own (its tensors'), not the dialect's default.
+    assert {(c["op"], c["dtype"]) for c in failing(m)} == {
+        ("torch.lt", "int64"), ("torch.nn.functional.embedding", "bf16"), ("torch.index_copy_", "fp32")}, [
+        (c["op"], c["dtype"]) for c in failing(m)]
 
 
 def test_a_copy_that_raises_in_the_call_is_a_failed_transfer_in_the_records_as_in_its_group(tmp_path):

@@ -116,12 +116,42 @@ def test_cases_carry_the_opinfo_marks_and_validate(imported):
 
 
 def test_loopback_passes_every_case(imported):
-    """The loopback computes what the CPU computes: every imported case passes (or is xfailed by OpInfo's own CPU
-    xfails, non-strict)."""
+    """The loopback computes what the CPU computes: every imported case passes, as_strided.partial_views' too (OpInfo's
+    xfail of them is about PyTorch's harness: the import dropped it), neither xfailed nor xpassed."""
     out, _ = imported
     r = opcheck("run", "--manifests", out, "--device", "loopback", "-q")
     assert r.rc == 0, r
-    assert re.search(r"\d+ passed", r.last_line) and "failed" not in r.last_line and "error" not in r.last_line, r
+    report = json.loads((out / "opinfo-report.json").read_text())
+    assert re.fullmatch(r"%d passed in .*" % report["counts"]["cases"], r.last_line), r.last_line
+
+
+def test_an_opinfo_expectation_applies_only_where_opchecks_check_fails(tmp_path):
+    """OpInfo's xfail of as_strided.partial_views in TestCommon.test_compare_cpu: its cases pass opcheck's check of the
+    CPU against itself, so the import drops the rule and records why, with the expectation's source; byte's skip
+    ("Overflow when downcasting signed type is undefined") is about values no CPU run can disprove, and applies."""
+    out = tmp_path / "o"
+    r = import_opinfo(out, "--ops", "as_strided.partial_views,byte", "--dtypes", "fp32")
+    assert r.rc == 0, r
+    report = json.loads((out / "opinfo-report.json").read_text())
+    exp = report["expectations"]
+    views = [e for e in exp if e["source"]["opinfo"] == "as_strided"]
+    assert len(views) == len(list((out / "opinfo_as_strided_partial_views.yaml").read_text().split("\n  - name: ")[1:]))
+    for e in views:
+        assert e["source"] == {"opinfo": "as_strided", "variant": "partial_views", "test": "TestCommon.test_compare_cpu",
+                               "decorator": "unittest.expectedFailure", "device_type": "any", "dtypes": "all"}, e
+        assert e["status"] == "xfail" and e["applied"] is False and e["decision"].startswith("dropped: "), e
+    byte = [e for e in exp if e["source"]["opinfo"] == "byte"]
+    assert byte and all(e["applied"] is True and "undefined" in e["decision"] for e in byte), byte
+    rules = yaml.safe_load((out / "opcheck.yaml").read_text())["rules"]
+    assert sorted(x["id"] for x in rules) == sorted(e["case"] for e in byte), rules
+    n = report["counts"]["expectations"]
+    assert n == {"total": len(exp), "dropped": len(views), "applied": len(byte)}, n
+    assert r.out.splitlines()[0].endswith("; %d OpInfo skips and xfails, %d dropped (their cases pass opcheck's "
+                                          "check of the CPU against itself), %d applied" % (
+                                              len(exp), len(views), len(byte))), r.out
+    r = opcheck("run", "--manifests", out, "--device", "loopback", "-q", "-m", "opinfo__as_strided_partial_views",
+                "--artifact-dir", tmp_path / "a")
+    assert r.rc == 0 and re.fullmatch(r"%d passed, \d+ deselected in .*" % len(views), r.last_line), r
 
 
 def test_not_written_samples_are_listed_and_counts_add_up(tmp_path):

@@ -14,7 +14,6 @@ declare -A may=(
   [select]="common"
   [config]="common"
   [plan]="common"
-  [opinfo]="common"
   [traces]="common manifest"
   [settings]="common plan"
   [repro]="common config manifest select settings"
@@ -22,6 +21,7 @@ declare -A may=(
   [report]="common repro settings"
   [runner]="common config manifest plan report repro select settings"
   [pyhost]="exec"
+  [opinfo]="common runner"
   [cli]="common config manifest opinfo plan report repro runner select settings traces"
 )
 
