@@ -21,12 +21,14 @@ std::vector<at::Tensor> changed_inputs(const std::vector<at::Tensor>& host, Chan
       out[s] = h;
       continue;
     }
-    const at::Tensor wide = h.to(at::kDouble);  // exact for every floating dtype; squares of float16 stay exact too
-    switch (how) {
-      case Change::Ones: out[s] = at::ones_like(wide); break;
-      case Change::Squares: out[s] = wide * wide; break;
-      case Change::Magnitudes: out[s] = wide.abs(); break;
+    if (how == Change::Ones) {
+      out[s] = at::ones_like(h, h.options().dtype(at::kDouble));
+      continue;
     }
+    // A float64 copy changed in place: one tensor per input, however large (a 1 GB weight becomes 4 GB, not 8).
+    // Exact for every floating dtype, and so are the squares of float16 and bfloat16.
+    at::Tensor wide = h.to(at::kDouble, /*non_blocking=*/false, /*copy=*/true);
+    out[s] = how == Change::Squares ? wide.square_() : wide.abs_();
   }
   return out;
 }

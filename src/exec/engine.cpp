@@ -1016,6 +1016,10 @@ class CaseRun {
       return !c.ok && c.wants_golden;
     });
     if (wants_golden && golden()) comparisons = compare_run(runs_[k], &*golden_);
+    const bool still_failing = std::any_of(comparisons.begin(), comparisons.end(), [](const Comparison& c) {
+      return !c.ok;
+    });
+    if (still_failing && golden_ && bound_accumulation()) comparisons = compare_run(runs_[k], &*golden_);
     for (const auto& cmp : comparisons)
       for (const auto& n : cmp.notes) note(n);
     const Comparison* figures = &comparisons.front();
@@ -1101,7 +1105,6 @@ class CaseRun {
     if (golden_failed_) return false;
     if (ref_.golden) {
       golden_ = ref_.golden;
-      bound_accumulation();
       return true;
     }
     // Not kept in --reference-cache: it is computed only for a comparison the tolerance failed, which a nightly
@@ -1116,16 +1119,18 @@ class CaseRun {
       return false;
     }
     golden_ = std::move(g);
-    bound_accumulation();
-    r_.golden_ms = ms_since(t0);
     return true;
   }
 
   // For an op that accumulates (accumulation_rules), the accumulation bound beside the float64 result: three more
-  // float64 runs of the call (exec/accumulation.h), charged to golden_ms.
-  void bound_accumulation() {
+  // float64 runs of the call (exec/accumulation.h), charged to golden_ms. Computed once, the first time a comparison
+  // fails the float64 judge without it; false when the op has none or its runs failed (with a note).
+  bool bound_accumulation() {
+    if (accumulation_tried_) return accumulation_.has_value();
+    accumulation_tried_ = true;
     const AccumulationRule* rule = accumulation_rule(inv_->resolved_op);
-    if (!rule) return;
+    if (!rule) return false;
+    const auto t0 = Clock::now();
     accumulation_in_ = rule->in;
     std::string why;
     const Float64Run run = [this](const std::vector<at::Tensor>& host) {
@@ -1134,8 +1139,10 @@ class CaseRun {
       return RunValues{o.output, o.written};
     };
     accumulation_ = accumulation_allowance(*rule, host_, RunValues{golden_->output, golden_->written}, run, why);
+    r_.golden_ms += ms_since(t0);
     if (!accumulation_)
       note("the accumulation bound was not applied (" + why + "): the float64 judge decides as for any op");
+    return accumulation_.has_value();
   }
 
   // The call's arguments by name, on the host inputs (for the backend freedoms); computed once.
@@ -1179,6 +1186,7 @@ class CaseRun {
   std::optional<OpError> raised_;  // what the device run that ended the runs raised
   std::optional<RunOutcome> golden_;    // the float64 result, once a comparison needed it
   std::optional<RunValues> accumulation_;  // beside it, the accumulation bound of an op that accumulates
+  bool accumulation_tried_ = false;        // bound_accumulation ran once
   AccumulatesIn accumulation_in_ = AccumulatesIn::OutputDtype;
   bool composite_tried_ = false;         // within_composite looked at the op once
   std::optional<RunOutcome> composite_;  // the device's composite kernel run on the CPU, when it applies and ran
