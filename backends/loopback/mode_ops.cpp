@@ -147,6 +147,10 @@ void permute_index_put(torch::jit::Stack& host, const c10::FunctionSchema& s, bo
   host[val] = values.index_select(at_dim, order);
 }
 
+/// Products and reductions over more elements than this run in the CPU's order: reordering copies their operands on
+/// every call, which for a language model's 1 GB output projection costs more than the product itself.
+constexpr std::int64_t kMaxReorderedElements = std::int64_t{1} << 26;
+
 /// mm, bmm, addmm, addbmm, baddbmm (the factors `left` [..., n, k] and `right` [..., k, m]): each element sums the
 /// products along k, which are reversed together in both factors: another order, the same on every call, as a BLAS
 /// of another blocking adds them (their runs stay bitwise equal, as CUDA's are).
@@ -155,6 +159,7 @@ void permute_inner(torch::jit::Stack& host, const c10::FunctionSchema& s, const 
   if (l < 0 || r < 0 || !host[l].isTensor() || !host[r].isTensor()) return;
   const at::Tensor a = tensor_at(host, l), b = tensor_at(host, r);
   if (a.dim() < 2 || b.dim() < 2 || a.size(-1) < 2 || b.size(-2) != a.size(-1)) return;
+  if (a.numel() + b.numel() > kMaxReorderedElements) return;
   const at::Tensor order = write_order(a.size(-1), false);
   host[l] = a.index_select(a.dim() - 1, order);
   host[r] = b.index_select(b.dim() - 2, order);
@@ -166,6 +171,7 @@ void permute_reduced(torch::jit::Stack& host, const c10::FunctionSchema& s) {
   const int self = arg_index(s, "self"), d = arg_index(s, "dim");
   if (self < 0 || !host[self].isTensor()) return;
   at::Tensor x = tensor_at(host, self);
+  if (x.numel() > kMaxReorderedElements) return;
   std::vector<std::int64_t> dims;
   if (d >= 0 && host[d].isIntList()) dims = host[d].toIntVector();
   if (dims.empty())
