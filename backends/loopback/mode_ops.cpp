@@ -52,8 +52,9 @@ bool named_in(const std::string& name, const char* const* begin, const char* con
 
 std::atomic<std::uint64_t> g_shuffles{0};
 
-/// A permutation of n write positions: reversed (any_writer), or drawn anew on every call (shuffle_accumulate: a
-/// device whose atomics land in another order each run).
+/// A permutation of n write positions: reversed (any_writer; the products and reductions of shuffle_accumulate), or
+/// drawn anew on every call (the index accumulations of shuffle_accumulate: a device whose atomics land in another
+/// order each run).
 at::Tensor write_order(std::int64_t n, bool shuffle) {
   if (!shuffle) return at::arange(n - 1, -1, -1, at::kLong);
   const auto clock = static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
@@ -146,6 +147,42 @@ void permute_index_put(torch::jit::Stack& host, const c10::FunctionSchema& s, bo
   host[val] = values.index_select(at_dim, order);
 }
 
+/// Products and reductions over more elements than this run in the CPU's order: reordering copies their operands on
+/// every call, which for a language model's 1 GB output projection costs more than the product itself.
+constexpr std::int64_t kMaxReorderedElements = std::int64_t{1} << 26;
+
+/// mm, bmm, addmm, addbmm, baddbmm (the factors `left` [..., n, k] and `right` [..., k, m]): each element sums the
+/// products along k, which are reversed together in both factors: another order, the same on every call, as a BLAS
+/// of another blocking adds them (their runs stay bitwise equal, as CUDA's are).
+void permute_inner(torch::jit::Stack& host, const c10::FunctionSchema& s, const char* left, const char* right) {
+  const int l = arg_index(s, left), r = arg_index(s, right);
+  if (l < 0 || r < 0 || !host[l].isTensor() || !host[r].isTensor()) return;
+  const at::Tensor a = tensor_at(host, l), b = tensor_at(host, r);
+  if (a.dim() < 2 || b.dim() < 2 || a.size(-1) < 2 || b.size(-2) != a.size(-1)) return;
+  if (a.numel() + b.numel() > kMaxReorderedElements) return;
+  const at::Tensor order = write_order(a.size(-1), false);
+  host[l] = a.index_select(a.dim() - 1, order);
+  host[r] = b.index_select(b.dim() - 2, order);
+}
+
+/// sum and mean (self, dim): the elements along each reduced dim (every dim when none is given) reversed, the same on
+/// every call, as a reduction tree of another shape adds them.
+void permute_reduced(torch::jit::Stack& host, const c10::FunctionSchema& s) {
+  const int self = arg_index(s, "self"), d = arg_index(s, "dim");
+  if (self < 0 || !host[self].isTensor()) return;
+  at::Tensor x = tensor_at(host, self);
+  if (x.numel() > kMaxReorderedElements) return;
+  std::vector<std::int64_t> dims;
+  if (d >= 0 && host[d].isIntList()) dims = host[d].toIntVector();
+  if (dims.empty())
+    for (std::int64_t k = 0; k < x.dim(); ++k) dims.push_back(k);
+  for (const std::int64_t dim : dims) {
+    const auto k = at::maybe_wrap_dim(dim, x.dim());
+    if (x.size(k) >= 2) x = x.index_select(k, write_order(x.size(k), false));
+  }
+  host[self] = x;
+}
+
 bool accumulates(const torch::jit::Stack& host, const c10::FunctionSchema& s) {
   const int a = arg_index(s, "accumulate");
   return a >= 0 && host[a].isBool() && host[a].toBool();
@@ -219,6 +256,15 @@ std::function<void(torch::jit::Stack&)> reorder(const c10::OperatorHandle& op, t
   } else if (name == "aten::put_" || name == "aten::put") {
     const bool sum = accumulates(host, s);
     if (sum ? shuffle : any_writer) permute_put(host, s, /*shuffle=*/sum);
+  } else if (shuffle && (name == "aten::mm" || name == "aten::bmm")) {
+    permute_inner(host, s, "self", "mat2");
+  } else if (shuffle && (name == "aten::addmm" || name == "aten::addmm_")) {
+    permute_inner(host, s, "mat1", "mat2");
+  } else if (shuffle && (name == "aten::baddbmm" || name == "aten::baddbmm_" || name == "aten::addbmm" ||
+                         name == "aten::addbmm_")) {
+    permute_inner(host, s, "batch1", "batch2");
+  } else if (shuffle && (name == "aten::sum" || name == "aten::mean") && s.returns().size() == 1) {
+    permute_reduced(host, s);
   } else if (shuffle && name == "aten::embedding_dense_backward") {
     const int g = arg_index(s, "grad_output"), i = arg_index(s, "indices");
     if (g >= 0 && i >= 0 && tensor_at(host, i).numel() >= 2) {

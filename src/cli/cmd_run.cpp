@@ -176,7 +176,8 @@ void add_run_command(CLI::App& app, Commands& commands) {
       "  OPCHECK_LOOPBACK_MODE='MODE[,MODE...]' makes loopback behave like a real accelerator: fork_sensitive (a\n"
       "  process forked after using the device fails, as CUDA does), precise (float64 compute, rounded once),\n"
       "  stats_fp32 (norm statistics in float32 for fp16/bf16), any_writer (repeated-index writes in reverse,\n"
-      "  ties broken the other way), shuffle_accumulate (index accumulations in another order every call).\n"
+      "  ties broken the other way), shuffle_accumulate (index accumulations in another order every call,\n"
+      "  products and sums in reverse).\n"
       "The Python device pyloop (--device-import opcheck_pyloop --device pyloop) takes\n"
       "  OPCHECK_PYLOOP_FAULTS='OP=KIND[;...]', KIND bias:X (INCORRECT_RESULT), host (INCORRECT_RESULT),\n"
       "  raise (FAILED_RUNTIME), segv (CRASHED) or hang (TIMEOUT).");

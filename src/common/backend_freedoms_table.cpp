@@ -168,6 +168,65 @@ const std::vector<UninitialisedTailRule>& uninitialised_tail_rules() {
   return rules;
 }
 
+// Ops whose output elements are sums of terms that a backend may add in any order (and, for the index and scatter
+// accumulations, in another order on every run): the accumulation bound of the float64 judge applies to them. The
+// terms of each element are counted by running the op on ones, so an op whose element takes one term (index_put
+// without accumulate, scatter_reduce with amax) is widened by nothing.
+const std::vector<AccumulationRule>& accumulation_rules() {
+  constexpr AccumulatesIn OutputDtype = AccumulatesIn::OutputDtype;
+  constexpr AccumulatesIn Float32AtLeast = AccumulatesIn::Float32AtLeast;
+  static const std::vector<AccumulationRule> rules = {
+    {"aten::index_add", OutputDtype, false,
+     "index_add: CUDA adds each source slice with atomicAdd in the output's dtype (aten/src/ATen/native/cuda/"
+     "Indexing.cu), in an order that changes from run to run; the CPU adds in index order"},
+    {"aten::index_add_", OutputDtype, false, "index_add_: atomic adds in the output's dtype on CUDA, as index_add"},
+    {"aten::index_put", OutputDtype, false,
+     "index_put with accumulate=True: CUDA sorts the indices and adds the values of each position in an order of its "
+     "own (indexing_backward_kernel); without accumulate a position takes one value"},
+    {"aten::index_put_", OutputDtype, false, "index_put_ with accumulate=True: as index_put"},
+    {"aten::_index_put_impl_", OutputDtype, false, "_index_put_impl_ with accumulate=True: as index_put"},
+    {"aten::_index_put_impl", OutputDtype, false, "_index_put_impl with accumulate=True: as index_put"},
+    {"aten::put", OutputDtype, false, "put with accumulate=True: atomic adds in the output's dtype on CUDA"},
+    {"aten::put_", OutputDtype, false, "put_ with accumulate=True: atomic adds in the output's dtype on CUDA"},
+    {"aten::scatter_add", OutputDtype, false,
+     "scatter_add: atomic adds in the output's dtype on CUDA (aten/src/ATen/native/cuda/ScatterGatherKernel.cu)"},
+    {"aten::scatter_add_", OutputDtype, false, "scatter_add_: atomic adds in the output's dtype on CUDA"},
+    {"aten::scatter_reduce", OutputDtype, false,
+     "scatter_reduce with reduce='sum': atomic adds on CUDA; its other reductions take one term per element here"},
+    {"aten::scatter_reduce_", OutputDtype, false, "scatter_reduce_ with reduce='sum': as scatter_reduce"},
+    {"aten::embedding_dense_backward", OutputDtype, false,
+     "embedding_dense_backward: CUDA sums the gradient rows of each index in an order of its own "
+     "(embedding_backward_cuda_kernel), the CPU with index_add in the gradient's dtype"},
+    {"aten::embedding_backward", OutputDtype, false, "embedding_backward: embedding_dense_backward for a dense weight"},
+    {"aten::sum", Float32AtLeast, false,
+     "sum: float16/bfloat16 accumulate in float32 (at::opmath_type) on the CPU and CUDA, in a reduction tree whose "
+     "shape is the backend's"},
+    {"aten::nansum", Float32AtLeast, false, "nansum: a reduction in float32 at least, as sum"},
+    {"aten::mean", Float32AtLeast, true, "mean: the sum of a reduction in float32 at least, as sum, over its count"},
+    {"aten::cumsum", Float32AtLeast, false,
+     "cumsum: a scan in float32 at least; CUDA's scan adds in blocks, in another order than the CPU's loop"},
+    {"aten::mm", Float32AtLeast, false,
+     "mm: BLAS products of float16/bfloat16 accumulate in float32, in a blocking (split-K) of the library's choice"},
+    {"aten::bmm", Float32AtLeast, false, "bmm: a BLAS product, as mm"},
+    {"aten::addmm", Float32AtLeast, false, "addmm: a BLAS product, as mm"},
+    {"aten::addbmm", Float32AtLeast, false, "addbmm: BLAS products summed over the batch, as mm"},
+    {"aten::baddbmm", Float32AtLeast, false, "baddbmm: a BLAS product, as mm"},
+    {"aten::matmul", Float32AtLeast, false, "matmul: a BLAS product, as mm"},
+    {"aten::linear", Float32AtLeast, false, "linear: a BLAS product, as mm"},
+    {"aten::mv", Float32AtLeast, false, "mv: a BLAS product, as mm"},
+    {"aten::addmv", Float32AtLeast, false, "addmv: a BLAS product, as mm"},
+    {"aten::dot", Float32AtLeast, false, "dot: a BLAS reduction, as mm"},
+  };
+  return rules;
+}
+
+const AccumulationRule* accumulation_rule(const std::string& resolved_op) {
+  const std::string op = op_without_overload(resolved_op);
+  for (const AccumulationRule& r : accumulation_rules())
+    if (op == r.op) return &r;
+  return nullptr;
+}
+
 const UninitialisedTailRule* uninitialised_tail_rule(const std::string& resolved_op) {
   const std::string op = op_without_overload(resolved_op);
   for (const UninitialisedTailRule& r : uninitialised_tail_rules())

@@ -83,6 +83,30 @@ const std::vector<UninitialisedTailRule>& uninitialised_tail_rules();
 /// The rule of a resolved op ("aten::resize_.default"), or nullptr.
 const UninitialisedTailRule* uninitialised_tail_rule(const std::string& resolved_op);
 
+/// How many times the accumulation scale an element of an accumulating op may be away from the float64 result
+/// (docs/judgement.md, "the accumulation bound"): lambda in lambda * u * sqrt(E[sum of squared partial sums]), where
+/// Azuma's inequality bounds a sum of independent rounding errors |delta_k * S_k| <= u * |S_k| by that with
+/// probability at least 1 - 2 exp(-lambda^2 / 2) (3.7e-6 at 5), and a rounding error's standard deviation is at most
+/// u / sqrt(3), so 5 is 8.7 standard deviations.
+constexpr double kAccumulationBoundMultiple = 5.0;
+
+/// The precision an op's sums are rounded in as it accumulates: its output's dtype (atomic adds into the output, as
+/// CUDA's index and scatter accumulations do), or float32 at least (PyTorch's opmath type: reductions and matrix
+/// products of float16/bfloat16 accumulate in float32 on the CPU and on CUDA).
+enum class AccumulatesIn { OutputDtype, Float32AtLeast };
+
+/// Ops that sum terms into each output element, in an order PyTorch leaves to the backend: an element passes the
+/// float64 judge within the accumulation bound of a sum of its terms in any order (docs/judgement.md).
+struct AccumulationRule {
+  const char* op;        // any overload
+  AccumulatesIn in;      // the precision of its partial sums
+  bool mean;             // it divides each sum by its count: the terms are the input's elements over the output's
+  const char* rule;      // the PyTorch behaviour it encodes
+};
+const std::vector<AccumulationRule>& accumulation_rules();
+/// The rule of a resolved op ("aten::index_add_.default"), or nullptr.
+const AccumulationRule* accumulation_rule(const std::string& resolved_op);
+
 /// "aten::max" from "aten::max.dim": the op without its overload.
 std::string op_without_overload(const std::string& resolved_op);
 

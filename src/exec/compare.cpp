@@ -1,6 +1,7 @@
 // Comparison of outputs. Tensors are compared on the CPU in float64 (complex: both parts), in chunks of flat
 // elements so a multi-gigabyte output never needs more than a few chunk-sized float64 temporaries.
 #include "exec/compare.h"
+#include "exec/accumulation.h"
 #include "exec/backend_freedoms.h"
 
 #include "common/backend_freedoms_table.h"
@@ -81,8 +82,10 @@ struct LeafStats {
   // The float64 judge, when a float64 result was given:
   std::int64_t rescued = 0;            // elements outside the tolerance, within the float64 judge's bound
   std::int64_t reference_further = 0;  // of those, where the CPU reference is further from float64 than the device
+  std::int64_t accumulation_rescued = 0;  // of those, the ones 3 times the reference's distance alone leaves out
   Greatest worst_golden;               // among the elements that fail both: the greatest |a - float64|
   double golden_at_worst = 0, reference_error = 0, bound = 0;  // at worst_golden: float64, |e - float64|, the bound
+  std::optional<double> allowance_at_worst;  // at worst_golden: the accumulation bound, when the op has one
 };
 
 /// An integer tensor with the same bits: the view used by `exact`. Complex tensors become [..., 2] of their parts.
@@ -127,6 +130,7 @@ at::Tensor per_element_max(const at::Tensor& t, int parts) {
 struct Golden {
   at::Tensor flat;                   // contiguous, float64 or complex128, shaped as the output flattened
   at::ScalarType dtype = at::kFloat; // the output's dtype: its step (unit in the last place) widens the bound
+  at::Tensor allowance;              // the accumulation bound per element (float64, flat), or undefined
 };
 
 /// One step (unit in the last place) of `dtype` at each |value| (float64): the spacing of its numbers there.
@@ -147,16 +151,23 @@ at::Tensor dtype_step(const at::Tensor& abs_value, at::ScalarType dtype) {
 }
 
 /// The float64 judge on one chunk: `m` (close to the reference, per part) gains the parts within
-/// atol + rtol*|g| + kReferenceErrorMultiple*|e - g| + one step of the dtype of |a - g|, or equal to g. Counts what
-/// it rescued, and where the reference was the further, into `s`; `start`/`parts` place the chunk.
-void judge_chunk(const at::Tensor& e, const at::Tensor& a, const at::Tensor& g, at::Tensor& m, double rtol,
-                 double atol, at::ScalarType dtype, int parts, std::int64_t start, LeafStats& s) {
+/// atol + rtol*|g| + kReferenceErrorMultiple*|e - g| + one step of the dtype of |a - g|, or equal to g; where the op
+/// accumulates (`allowance` defined), the larger of kReferenceErrorMultiple*|e - g| and the accumulation bound.
+/// Counts what it rescued, and where the reference was the further, into `s`; `start`/`parts` place the chunk.
+void judge_chunk(const at::Tensor& e, const at::Tensor& a, const at::Tensor& g, const at::Tensor& allowance,
+                 at::Tensor& m, double rtol, double atol, at::ScalarType dtype, int parts, std::int64_t start,
+                 LeafStats& s) {
   const at::Tensor dg = (a - g).abs_();
   at::Tensor eg = (e - g).abs_();
   eg.masked_fill_(e.isfinite().logical_not_(), 0.0);  // a reference that overflowed widens nothing
   const at::Tensor ag = g.abs();
-  const at::Tensor bound = ag * rtol + atol + eg * kReferenceErrorMultiple + dtype_step(ag, dtype);
+  const at::Tensor own = eg * kReferenceErrorMultiple;
+  const at::Tensor rest = ag * rtol + atol + dtype_step(ag, dtype);
+  const at::Tensor bound = allowance.defined() ? at::maximum(own, allowance) + rest : own + rest;
   const at::Tensor within = dg.le(bound).logical_and_(g.isfinite()).logical_or_(a.eq(g));
+  if (allowance.defined())  // the elements only the accumulation bound lets through
+    s.accumulation_rescued +=
+        within.logical_and(dg.le(own + rest).logical_not_()).logical_and_(m.logical_not()).count_nonzero().item<std::int64_t>();
   const at::Tensor before = per_element_all(m, parts).clone();  // m is about to change, and may be this very tensor
   m.logical_or_(within);
   const at::Tensor after = per_element_all(m, parts);
@@ -171,6 +182,7 @@ void judge_chunk(const at::Tensor& e, const at::Tensor& a, const at::Tensor& g, 
   s.golden_at_worst = g[i].item<double>();
   s.reference_error = eg[i].item<double>();
   s.bound = bound[i].item<double>();
+  if (allowance.defined()) s.allowance_at_worst = allowance[i].item<double>();
 }
 
 
@@ -217,8 +229,11 @@ LeafStats value_stats(const at::Tensor& e_flat, const at::Tensor& a_flat, double
     } else {
       r.nan_to_num_(0.0, std::numeric_limits<double>::infinity());  // 0/0 where both are 0
     }
-    if (golden)
-      judge_chunk(e, a, g_parts.narrow(0, start * parts, n).to(at::kDouble), m, rtol, atol, golden->dtype, parts, start, s);
+    if (golden) {
+      const at::Tensor allowance = golden->allowance.defined() ? golden->allowance.narrow(0, start, len) : at::Tensor();
+      judge_chunk(e, a, g_parts.narrow(0, start * parts, n).to(at::kDouble), allowance, m, rtol, atol, golden->dtype,
+                  parts, start, s);
+    }
     const at::Tensor close = per_element_all(m, parts);
     const at::Tensor diff = per_element_max(d, parts), rel = per_element_max(r, parts);
     const std::int64_t bad = len - close.count_nonzero().item<std::int64_t>();
@@ -319,6 +334,7 @@ struct Collector {
   Comparison result;
   std::vector<std::string> failures;
   std::int64_t rescued = 0, reference_further = 0;  // the float64 judge's, over every leaf
+  std::int64_t accumulation_rescued = 0;            // of those, the accumulation bound's alone
   bool any_tensor_figures = false;
   Greatest worst;  // the worst element's difference so far, over every leaf (its index counts the offers)
 
@@ -389,17 +405,25 @@ std::string golden_lines(const LeafStats& s, c10::IntArrayRef sizes, const at::T
   return "\nAgainst float64 at index " + index_text(i, sizes) + ": device " + num(d) + ", CPU reference " + num(r) +
          ", float64 " + num(s.golden_at_worst) + "; the device is " + num(s.worst_golden.value) +
          " from float64, the CPU reference " + num(s.reference_error) + " (up to " + num(s.bound) +
-         " allowed: the tolerance at float64, " + num(kReferenceErrorMultiple) +
-         " times the CPU reference's distance and one " + c10::toString(dtype) + " step)";
+         " allowed: the tolerance at float64, " +
+         (s.allowance_at_worst ? "the larger of " + num(kReferenceErrorMultiple) +
+                                     " times the CPU reference's distance and the accumulation bound " +
+                                     num(*s.allowance_at_worst) + ","
+                               : num(kReferenceErrorMultiple) + " times the CPU reference's distance") +
+         " and one " + c10::toString(dtype) + " step)";
 }
 
-/// The float64 result's leaf for an output leaf: usable when it is a float64/complex128 tensor of the same shape.
-std::optional<Golden> golden_leaf(const c10::IValue* g, const at::Tensor& e) {
+/// The float64 result's leaf for an output leaf: usable when it is a float64/complex128 tensor of the same shape. The
+/// accumulation bound's leaf `acc` (in units of the accumulation's unit roundoff) joins it for a real leaf.
+std::optional<Golden> golden_leaf(const c10::IValue* g, const at::Tensor& e, const c10::IValue* acc, AccumulatesIn in) {
   if (!g || !g->isTensor() || !g->toTensor().defined()) return std::nullopt;
   const at::Tensor t = dense_values(g->toTensor());
   if (t.sizes() != e.sizes() || (t.scalar_type() != at::kDouble && t.scalar_type() != at::kComplexDouble)) return std::nullopt;
   if (t.is_complex() != e.is_complex()) return std::nullopt;
-  return Golden{t.reshape(-1).contiguous(), e.scalar_type()};
+  Golden out{t.reshape(-1).contiguous(), e.scalar_type(), {}};
+  if (acc && acc->isTensor() && acc->toTensor().defined() && acc->toTensor().sizes() == e.sizes() && !e.is_complex())
+    out.allowance = acc->toTensor().reshape(-1).to(at::kDouble).contiguous() * accumulation_unit(in, e.scalar_type());
+  return out;
 }
 
 // ---- The comparators' verdicts ------------------------------------------------------------------------------------
@@ -490,7 +514,8 @@ std::string layout_name(c10::Layout l) {
 }
 
 void compare_tensors(const at::Tensor& expected_in, const at::Tensor& actual_in, const Tolerance& tol,
-                     const std::string& what, Collector& out, const c10::IValue* golden) {
+                     const std::string& what, Collector& out, const c10::IValue* golden, const c10::IValue* acc,
+                     AccumulatesIn in) {
   at::Tensor e, a;
   try {
     e = expected_in.cpu();
@@ -542,11 +567,12 @@ void compare_tensors(const at::Tensor& expected_in, const at::Tensor& actual_in,
   const at::Tensor ef = e.reshape(-1).contiguous(), af = a.reshape(-1).contiguous();
   const ComparatorSpec& spec = comparator_spec(tol.kind);
   const bool judged = spec.float64_judge && (e.is_floating_point() || e.is_complex());
-  const std::optional<Golden> g = judged ? golden_leaf(golden, e) : std::nullopt;
+  const std::optional<Golden> g = judged ? golden_leaf(golden, e, acc, in) : std::nullopt;
   const LeafStats s = value_stats(ef, af, rtol, atol, tol.equal_nan, spec.bitwise, g ? &*g : nullptr);
   out.add_figures(s);
   out.rescued += s.rescued;
   out.reference_further += s.reference_further;
+  out.accumulation_rescued += s.accumulation_rescued;
   if (judged && !g && s.mismatched > 0) out.result.wants_golden = true;
   if (s.worst.index >= 0 && !ef.is_complex()) {  // a complex element has two differences: no one value to show
     out.offer_worst(s.worst.value, index_of(s.worst.index, e.sizes()), af[s.worst.index].item<double>(),
@@ -629,11 +655,13 @@ bool compare_undefined(const c10::IValue& e, const c10::IValue& a, const std::st
 }
 
 void compare_leaf(const c10::IValue& e, const c10::IValue& a, const Tolerance& tol, const std::string& what,
-                  Collector& out, const c10::IValue* g) {
+                  Collector& out, const c10::IValue* g, const AccumulationAllowance* acc) {
   if (compare_undefined(e, a, what, out)) return;
   const bool e_seq = e.isTuple() || e.isList(), a_seq = a.isTuple() || a.isList();
   if (e.isTensor() || a.isTensor() || e_seq || a_seq) {
-    if (e.isTensor() && a.isTensor()) return compare_tensors(e.toTensor(), a.toTensor(), tol, what, out, g);
+    if (e.isTensor() && a.isTensor())
+      return compare_tensors(e.toTensor(), a.toTensor(), tol, what, out, g, acc ? acc->leaves : nullptr,
+                             acc ? acc->in : AccumulatesIn::OutputDtype);
     if (e_seq && a_seq) {
       // Lists and tuples are both sequences here, as for assert_close; their lengths and elements must match.
       const auto ev = elements_of(e), av = elements_of(a);
@@ -642,10 +670,14 @@ void compare_leaf(const c10::IValue& e, const c10::IValue& a, const Tolerance& t
                  " elements, got " + std::to_string(av.size()));
         return;
       }
-      std::vector<c10::IValue> gv;
+      std::vector<c10::IValue> gv, accv;
       if (g && (g->isTuple() || g->isList())) gv = elements_of(*g);
-      for (std::size_t i = 0; i < ev.size(); ++i)
-        compare_leaf(ev[i], av[i], tol, what + "[" + std::to_string(i) + "]", out, gv.size() == ev.size() ? &gv[i] : nullptr);
+      if (acc && acc->leaves && (acc->leaves->isTuple() || acc->leaves->isList())) accv = elements_of(*acc->leaves);
+      for (std::size_t i = 0; i < ev.size(); ++i) {
+        const AccumulationAllowance leaf{accv.size() == ev.size() ? &accv[i] : nullptr, acc ? acc->in : AccumulatesIn{}};
+        compare_leaf(ev[i], av[i], tol, what + "[" + std::to_string(i) + "]", out,
+                     gv.size() == ev.size() ? &gv[i] : nullptr, &leaf);
+      }
       return;
     }
     out.fail(what + ": type mismatch: expected a " + kind_of(e) + ", got a " + kind_of(a));
@@ -732,10 +764,10 @@ Tolerance tolerance_of(const Case& c) {
 }
 
 Comparison compare_values(const c10::IValue& expected, const c10::IValue& actual, const Tolerance& tol,
-                          const std::string& what, const c10::IValue* golden) {
+                          const std::string& what, const c10::IValue* golden, const AccumulationAllowance* acc) {
   Collector out;
   try {
-    compare_leaf(expected, actual, tol, what, out, golden);
+    compare_leaf(expected, actual, tol, what, out, golden, acc);
   } catch (const std::exception& ex) {
     // opcheck's own memory running out is not the device's result being wrong: the case says so (Engine::run).
     if (is_allocation_failure(std::current_exception())) throw;
@@ -753,7 +785,11 @@ Comparison compare_values(const c10::IValue& expected, const c10::IValue& actual
   if (out.rescued > 0)
     out.note(what + ": the float64 judge passed " + std::to_string(out.rescued) +
              " element(s) outside the tolerance of the CPU reference; the CPU reference was the further from float64 "
-             "at " + std::to_string(out.reference_further) + " of them");
+             "at " + std::to_string(out.reference_further) + " of them" +
+             (out.accumulation_rescued > 0 ? "; " + std::to_string(out.accumulation_rescued) +
+                                                 " of them only within the accumulation bound of a sum of their terms "
+                                                 "in any order"
+                                           : std::string()));
   return out.result;
 }
 

@@ -57,12 +57,21 @@ struct Comparison {
   bool wants_golden = false;
 };
 
+/// The accumulation bound beside the float64 result, for an op that sums terms into each element
+/// (exec/accumulation.h): `leaves` shaped as the float64 result, per element in units of the unit roundoff of the
+/// precision `in` names.
+struct AccumulationAllowance {
+  const c10::IValue* leaves = nullptr;
+  AccumulatesIn in = AccumulatesIn::OutputDtype;
+};
+
 /// Compares every leaf of `actual` (tensors, lists/tuples of them, scalars, bools, ints, None) with
 /// `expected`: structure and list lengths, then shape, dtype, then values. Tensors may live on any device
 /// (they are moved to the CPU). `what` prefixes messages ("output", "mutated argument 0"). `golden`, when given, is
 /// the float64 (complex128) result of the same call, shaped as `expected`: floating leaves then pass by the float64
-/// judge too (kReferenceErrorMultiple).
+/// judge too (kReferenceErrorMultiple), real ones within `acc`'s accumulation bound too where it is given.
 Comparison compare_values(const c10::IValue& expected, const c10::IValue& actual, const Tolerance& tol,
-                          const std::string& what = "output", const c10::IValue* golden = nullptr);
+                          const std::string& what = "output", const c10::IValue* golden = nullptr,
+                          const AccumulationAllowance* acc = nullptr);
 
 }  // namespace opcheck::exec

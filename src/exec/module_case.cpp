@@ -22,7 +22,7 @@ namespace {
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-double ms_since(Clock::time_point t0) {
+double module_ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
@@ -352,7 +352,7 @@ void run_module_case(const ExecOptions& opts, const at::Device& device, const st
     return;
   }
   for (const at::Tensor& t : req.tensors) r.input_digests.push_back(tensor_digest(t));
-  const double inputs_ms = ms_since(t0);
+  const double inputs_ms = module_ms_since(t0);
   r.phase = CasePhase::Device;
   std::pair<std::string, std::vector<at::Tensor>> got;
   try {
@@ -422,7 +422,7 @@ void run_module_case(const ExecOptions& opts, const at::Device& device, const st
     failures += (failures.empty() ? "" : "\n\n") + v.cmp.message;
   }
   if (figures) r.figures = figures->cmp.figures;
-  r.compare_ms = ms_since(t0);
+  r.compare_ms = module_ms_since(t0);
   if (!failures.empty()) {
     r.stage = Stage::INCORRECT_RESULT;
     std::string traced_message;
