@@ -18,8 +18,8 @@ const std::vector<OpCategoryEntry>& op_category_table() {
       {"aten::_empty_per_channel_affine_quantized", kAllocation | kUninitialisedOutput,
        "a quantized empty: uninitialised storage"},
       // Its grown tail is uninitialised, its old elements are kept: the judge compares the part it defines
-      // (docs/judgement.md), so it is an allocation, not an uninitialised output.
-      {"aten::resize_", kAllocation, "grows or shrinks a tensor's storage; out= kernels call it for their outputs"},
+      // (docs/judgement.md). Not plumbing: a device that loses the old elements computed wrong.
+      {"aten::resize_", kResize, "grows or shrinks a tensor in place, keeping its old elements; out= kernels call it"},
       // Views: another shape over the same storage, or a copy where a view is impossible (reshape).
       {"aten::view", kView, "another shape over the same storage"},
       {"aten::as_strided", kView, "another shape and strides over the same storage"},
@@ -35,7 +35,7 @@ const std::vector<OpCategoryEntry>& op_category_table() {
       {"aten::_copy_from_and_resize", kTransfer, "a copy between devices into an output it resizes"},
       {"aten::copy_", kTransfer, "a copy into an existing tensor"},
       {"aten::_to_copy", kTransfer, "Tensor.to's copy to another device or dtype"},
-      {"aten::to", kTransfer, "Tensor.to"},
+      {"aten::to", kTransfer, "Tensor.to: a copy to another device or dtype"},
       // Scalar reads.
       {"aten::_local_scalar_dense", kScalarRead, "Tensor.item(): one element read to the host"},
   };

@@ -13,13 +13,16 @@
 
 namespace opcheck {
 
-/// Bits: an op may be in several categories (empty is an allocation whose output is uninitialised).
+/// Bits: an op may be in several categories (empty is an allocation whose output is uninitialised). A resize is
+/// no plumbing: it must keep the old elements, and a device that loses them (a growing resize_ inside cat's out=
+/// result) is the op to blame.
 enum OpCategory : unsigned {
   kAllocation = 1u << 0,           // makes storage (empty, new_empty, resize_)
   kView = 1u << 1,                 // returns its input's storage under another shape (view, as_strided, expand)
   kTransfer = 1u << 2,             // copies between tensors or devices (_copy_from, _to_copy)
   kScalarRead = 1u << 3,           // reads one element to the host (_local_scalar_dense: Tensor.item())
   kUninitialisedOutput = 1u << 4,  // its output's values are whatever the memory held: judged by shape, dtype, strides
+  kResize = 1u << 5,               // changes a tensor's size in place, keeping its old elements
 };
 
 constexpr unsigned kPlumbing = kAllocation | kView | kTransfer | kScalarRead;

@@ -372,7 +372,11 @@ def test_uninitialised_outputs_compare_layout_not_values(tmp_path, device):
                 "--metrics-json", tmp_path / "r.json", "--artifact-dir", tmp_path / "art")
     assert r.rc == 0, r
     m = metrics(tmp_path / "r.json")
-    assert m["totals"]["passed"] == 5, r
+    # A factory given no tensor and no device= makes its tensor on the host: on a device, it passed without it.
+    on_host = {"empty", "empty_strided"} if device != "cpu" else set()
+    assert {c["name"]: c["outcome"] for c in m["cases"]} == {
+        n: "no_device_op" if n in on_host else "passed" for n in
+        ["new_empty", "new_empty_strided", "empty_like", "empty", "empty_strided"]}, r
     for c in m["cases"]:
         assert c["values_compared"] is False, c
         assert c["figures"]["total"] == 0, c  # no element was compared
@@ -454,7 +458,8 @@ def test_an_expanded_view_costs_what_is_materialised_not_its_logical_size(tmp_pa
                 "--max-case-bytes", "1000000", "--metrics-json", tmp_path / "r.json", "--artifact-dir", tmp_path / "a")
     assert r.rc == 0, r
     [c] = metrics(tmp_path / "r.json")["cases"]
-    assert (c["outcome"], c["stage"]) == ("passed", "PASSED"), c
+    # Tensor.size reads the view's metadata: no op of the call runs on the device, so it passed without it.
+    assert (c["outcome"], c["stage"]) == ("no_device_op", "NO_DEVICE_OP"), c
     assert c["timings"]["materialize_ms"] < 5000, c
     assert len(c["input_digests"]) == 1 and len(c["input_digests"][0]) == 64, c
 
@@ -468,7 +473,8 @@ def test_opcheck_own_work_is_not_charged_to_the_device_timeout(tmp_path):
     r = opcheck("run", "--manifests", tmp_path / "t.yaml", "--device", "loopback", "--timeout", "0.25",
                 "--metrics-json", tmp_path / "r.json", "--artifact-dir", tmp_path / "a")
     [c] = metrics(tmp_path / "r.json")["cases"]
-    assert (c["outcome"], c["stage"]) == ("passed", "PASSED"), (c, r)
+    # Not TIMEOUT: the call ran within its time (on the host input, so without the device).
+    assert (c["outcome"], c["stage"]) == ("no_device_op", "NO_DEVICE_OP"), (c, r)
     assert r.rc == 0, r
 
 
