@@ -205,3 +205,27 @@ torch.save({{"w": torch.ones(3), "n": 5, "t": "x", "dev": torch.device("cpu")}},
                 "--artifact-dir", tmp_path / "art")
     stages = {c["name"]: c["stage"] for c in metrics(tmp_path / "m.json")["cases"]}
     assert stages == {"np": "INVALID_CASE", "dtype": "INVALID_CASE", "set": "INVALID_CASE", "plain": "PASSED"}, stages
+
+
+def test_bidirectional_and_invisible_characters_are_refused_in_names_and_shown_escaped(tmp_path):
+    # U+202E (right-to-left override) reorders what a terminal shows after it, U+200B (zero width space) makes two
+    # different ids print alike: a case or model name holding one was accepted and printed raw by list-cases and the
+    # run's console, and messages quoting a dtype, mark or op printed it raw too.
+    write_manifest(tmp_path / "names.yaml", "names", [case("neg\u202e.1", "torch.neg", [[2]]),
+                                                      case("zero\u200bwidth", "torch.neg", [[2]])])
+    (tmp_path / "model.yaml").write_text("model: \"m\\u2066x\"\ncases:\n" + "\n".join(case("neg.1", "torch.neg", [[2]]))
+                                         + "\n")
+    write_manifest(tmp_path / "quoted.yaml", "quoted", [case("n", "torch.neg\u200f", [[2]], ["marks: [\"a\\ufeffb\"]"])])
+    for name, errors in (("names", 2), ("model", 1), ("quoted", 2)):
+        r = opcheck("validate", tmp_path / f"{name}.yaml")
+        assert r.rc == 2, r
+        for raw in ("\u202e", "\u200b", "\u2066", "\u200f", "\ufeff"):
+            assert raw not in r.out + r.err, (raw, r)
+        assert r.err.count(": error: ") == errors, r
+    r = opcheck("validate", tmp_path / "names.yaml")
+    assert "names.yaml:4:11: error: case name 'neg\\u202e.1' contains a control character (\\u202e at byte 3)" in r.err, r
+    assert "case name 'zero\\u200bwidth' contains a control character (\\u200b at byte 4)" in r.err, r
+    r = opcheck("list-cases", "--manifests", tmp_path / "model.yaml")
+    assert r.rc == 2 and "model name 'm\\u2066x'" in r.err and "\u2066" not in r.out + r.err, r
+    r = opcheck("validate", tmp_path / "quoted.yaml")
+    assert "'torch.neg\\u200f'" in r.err and "'a\\ufeffb'" in r.err, r
