@@ -194,6 +194,11 @@ std::string printable_lines(std::string_view bytes) {
   }
 }
 
+std::size_t format_character_at(std::string_view bytes, std::size_t i, std::uint32_t& cp) {
+  const std::size_t len = decode_utf8(bytes, i, cp);
+  return len != 0 && is_invisible_format(cp) ? len : 0;
+}
+
 std::size_t first_control_character(std::string_view bytes) {
   for (std::size_t i = 0; i < bytes.size();) {
     std::uint32_t cp = 0;

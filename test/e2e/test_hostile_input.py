@@ -229,3 +229,15 @@ def test_bidirectional_and_invisible_characters_are_refused_in_names_and_shown_e
     assert r.rc == 2 and "model name 'm\\u2066x'" in r.err and "\u2066" not in r.out + r.err, r
     r = opcheck("validate", tmp_path / "quoted.yaml")
     assert "'torch.neg\\u200f'" in r.err and "'a\\ufeffb'" in r.err, r
+
+
+def test_format_characters_in_a_value_are_escaped_in_the_call_line_and_the_repro_script(tmp_path):
+    # A string value holding U+202E reached the console's call: line and the repro script raw, where Python's repr
+    # (and opcheck's rule for control characters) writes \u202e.
+    write_manifest(tmp_path / "v.yaml", "v", [case("n", "torch.add", [[2]], ["kwmap: {alpha: \"a\\u202eb\\u200b\"}"])])
+    r = opcheck("run", "--manifests", tmp_path / "v.yaml", "--device", "cpu", "--metrics-json", tmp_path / "m.json",
+                "--artifact-dir", tmp_path / "art")
+    assert r.rc == 1 and "alpha='a\\u202eb\\u200b'" in r.out, r
+    r = opcheck("repro", "v::n", "--manifests", tmp_path / "v.yaml", "--python")
+    assert r.rc == 0 and "'a\\u202eb\\u200b'" in r.out, r
+    assert "\u202e" not in r.out + r.err and "\u200b" not in r.out + r.err, r
