@@ -241,3 +241,36 @@ def test_format_characters_in_a_value_are_escaped_in_the_call_line_and_the_repro
     r = opcheck("repro", "v::n", "--manifests", tmp_path / "v.yaml", "--python")
     assert r.rc == 0 and "'a\\u202eb\\u200b'" in r.out, r
     assert "\u202e" not in r.out + r.err and "\u200b" not in r.out + r.err, r
+
+
+def test_diff_shows_what_a_metrics_file_holds_without_raw_control_or_format_characters(tmp_path):
+    # A metrics file is input (shards and baselines are passed around): its ids, models and messages reached the
+    # terminal raw through diff, so an ESC sequence in a case id cleared the screen and U+202E reversed a model name.
+    write_manifest(tmp_path / "d.yaml", "d", [case("neg.1", "torch.neg", [[2]])])
+    opcheck("run", "--manifests", tmp_path / "d.yaml", "--device", "loopback", "--metrics-json", tmp_path / "old.json",
+            "--artifact-dir", tmp_path / "art", env={"OPCHECK_LOOPBACK_FAULTS": "aten::neg=bias:1"})
+    m = metrics(tmp_path / "old.json")
+    for c in m["cases"]:
+        c["id"] = "d::\x1b[2Jneg.1"
+        c["model"] = "\u202ed"
+        c["message"] = "\x1b]0;title\x07 not close \u202e"
+    (tmp_path / "new.json").write_text(json.dumps(m))
+    r = opcheck("diff", tmp_path / "old.json", tmp_path / "new.json")
+    assert "Added (1):\n  d::\\x1b[2Jneg.1: absent -> failed [INCORRECT_RESULT]" in r.out, r
+    assert "\\x1b]0;title\\x07 not close \\u202e" in r.out and "  \\u202ed: n/a -> 0.0%" in r.out, r
+    for raw in ("\x1b", "\x07", "\u202e"):
+        assert raw not in r.out + r.err, (raw, r)
+
+
+def test_the_run_console_shows_a_quoted_carriage_return_or_format_character_escaped(tmp_path):
+    # validate escaped them, but the run's console printed an INVALID_CASE message that quotes a mark as it was: a
+    # raw CR (which rewrites the line it is on) and a raw U+202E.
+    write_manifest(tmp_path / "c.yaml", "c", [case("cr", "torch.neg", [[2]], ['marks: ["a\\rb"]']),
+                                              case("rlo", "torch.neg", [[2]], ['marks: ["\\u202eevil"]'])])
+    r = opcheck("run", "--manifests", tmp_path / "c.yaml", "--device", "loopback", "--metrics-json",
+                tmp_path / "m.json", "--artifact-dir", tmp_path / "art")
+    assert r.rc == 2, r  # INVALID_CASE errors
+    assert "error: mark 'a\\x0db' is not a valid marker name" in r.out, r
+    assert "error: mark '\\u202eevil' is not a valid marker name" in r.out, r
+    for raw in ("\r", "\u202e"):
+        assert raw not in r.out + r.err, (raw, r)
