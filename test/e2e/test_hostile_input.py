@@ -274,3 +274,14 @@ def test_the_run_console_shows_a_quoted_carriage_return_or_format_character_esca
     assert "error: mark '\\u202eevil' is not a valid marker name" in r.out, r
     for raw in ("\r", "\u202e"):
         assert raw not in r.out + r.err, (raw, r)
+
+
+def test_a_device_name_with_a_control_character_is_a_usage_error(tmp_path):
+    # --device-name is printed on the console's device line and written into reports: an ESC sequence in it reached
+    # the terminal raw.
+    write_manifest(tmp_path / "n.yaml", "n", [case("neg.1", "torch.neg", [[2]])])
+    r = opcheck("run", "--manifests", tmp_path / "n.yaml", "--device", "loopback", "--device-name", "x\x1b]0;t\x07",
+                "--metrics-json", tmp_path / "m.json", "--artifact-dir", tmp_path / "art")
+    assert r.rc == 4, r
+    assert "--device-name 'x\\x1b]0;t\\x07' holds a control or format character at byte 1" in r.err, r
+    assert "\x1b" not in r.out + r.err and not (tmp_path / "m.json").exists(), r
