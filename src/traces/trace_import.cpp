@@ -1,6 +1,7 @@
 #include "traces/trace_import.h"
 
 #include "common/regular_file.h"
+#include "common/text_escape.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -55,9 +56,12 @@ TraceImport import_traces(const std::vector<std::string>& paths) {
         out.errors.error({file, 0, 0}, "cannot read the file");
         continue;
       }
-      std::string model = fs::path(file).stem().string();
-      if (model.empty()) model = "trace";
-      for (int n = 2; models.count(model); ++n) model = fs::path(file).stem().string() + "_" + std::to_string(n);
+      // The model is named after the file; a control or format character in the file name (which manifests refuse in
+      // a model name) is written as its escape with `_` for the backslash: t<ESC>x.txt is model t_x1bx.
+      std::string stem = printable_text(fs::path(file).stem().string());
+      std::replace(stem.begin(), stem.end(), '\\', '_');
+      std::string model = stem.empty() ? "trace" : stem;
+      for (int n = 2; models.count(model); ++n) model = stem + "_" + std::to_string(n);
       models.insert(model);
       out.traces.push_back(convert_trace(parse_trace_text(file, text), model));
     }

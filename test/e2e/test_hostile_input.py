@@ -285,3 +285,20 @@ def test_a_device_name_with_a_control_character_is_a_usage_error(tmp_path):
     assert r.rc == 4, r
     assert "--device-name 'x\\x1b]0;t\\x07' holds a control or format character at byte 1" in r.err, r
     assert "\x1b" not in r.out + r.err and not (tmp_path / "m.json").exists(), r
+
+
+def test_import_traces_names_a_model_after_a_file_with_a_control_character_and_prints_it_escaped(tmp_path):
+    # A trace file named t<ESC>x.txt gave model t<ESC>x, which the converted manifest's own check refused: "internal
+    # error: the converted manifests do not load", exit 3, and the name printed raw. A keyword '\x1b' in a call line
+    # was printed raw in its warning.
+    traces = tmp_path / "traces"
+    traces.mkdir()
+    (traces / "t\x1bx.txt").write_text("Operator: aten.neg.default\ncnt: 1, ((T([2], f32),), {})\n"
+                                       "Operator: aten.add.Tensor\ncnt: 1, ((T([2], f32), T([2], f32)), {'\\x1b': 1})\n")
+    r = opcheck("import-traces", traces, "-o", tmp_path / "out")
+    assert r.rc == 0, r
+    assert "keyword '\\x1b' is not a Python identifier" in r.err, r
+    assert "t\\x1bx.txt: 2 call lines -> 1 case, 1 reported" in r.out and "model t_x1bx)" in r.out, r
+    assert "\x1b" not in r.out + r.err, r
+    assert (tmp_path / "out" / "t_x1bx.yaml").exists()
+    assert opcheck("validate", tmp_path / "out").rc == 0
