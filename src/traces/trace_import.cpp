@@ -75,7 +75,8 @@ std::vector<std::string> write_trace_manifests(const TraceImport& imported, cons
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) {
-    errors.error({dir, 0, 0}, "cannot create the output folder: " + ec.message());
+    errors.error({dir, 0, 0}, "cannot create the output folder: " + ec.message(), {},
+                 "name a folder with -o: one that exists, or a new path whose parents are folders; nothing was written");
     return written;
   }
   for (const auto& t : imported.traces) {

@@ -302,3 +302,13 @@ def test_import_traces_names_a_model_after_a_file_with_a_control_character_and_p
     assert "\x1b" not in r.out + r.err, r
     assert (tmp_path / "out" / "t_x1bx.yaml").exists()
     assert opcheck("validate", tmp_path / "out").rc == 0
+
+
+def test_import_traces_into_a_file_says_how_to_fix_it(tmp_path):
+    # `-o FILE` (an existing file) said "cannot create the output folder: Not a directory" with no Fix.
+    (tmp_path / "t.txt").write_text("Operator: aten.neg.default\ncnt: 1, ((T([2], f32),), {})\n")
+    r = opcheck("import-traces", tmp_path / "t.txt", "-o", tmp_path / "t.txt")
+    assert r.rc == 2, r
+    assert "t.txt: error: cannot create the output folder: Not a directory" in r.err, r
+    assert "Fix: name a folder with -o: one that exists, or a new path whose parents are folders" in r.err, r
+    assert (tmp_path / "t.txt").read_text().startswith("Operator: aten.neg.default"), "the input was replaced"
