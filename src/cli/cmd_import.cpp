@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "cli/cli.h"
+#include "common/text_escape.h"
 #include "repro/bundle_layout.h"
 #include "traces/trace_import.h"
 
@@ -17,7 +18,7 @@ namespace {
 void print_reported(const traces::TraceImport& imported, bool quiet) {
   for (const auto& t : imported.traces) {
     if (quiet) continue;
-    for (const auto& d : t.reported.items) std::cerr << d.format() << "\n";
+    for (const auto& d : t.reported.items) std::cerr << printable_lines(d.format()) << "\n";
   }
 }
 
@@ -32,9 +33,9 @@ void print_summary(const traces::TraceImport& imported, const std::vector<std::s
     calls += static_cast<std::size_t>(t.call_lines);
     converted += static_cast<std::size_t>(t.converted);
     reported += t.reported.items.size();
-    os << t.path << ": " << plural(static_cast<std::size_t>(t.call_lines), "call line") << " -> "
+    os << printable_text(t.path) << ": " << plural(static_cast<std::size_t>(t.call_lines), "call line") << " -> "
        << plural(static_cast<std::size_t>(t.converted), "case") << ", " << t.reported.items.size() << " reported";
-    if (k < written.size()) os << " (" << written[k] << ", model " << t.model << ")";
+    if (k < written.size()) os << " (" << printable_text(written[k]) << ", model " << t.model << ")";
     os << "\n";
   }
   os << plural(imported.traces.size(), "trace file") << ": " << plural(calls, "call line") << ", " << converted

@@ -38,6 +38,14 @@ bool xml_mode(EscapeMode mode) {
 
 bool is_control(std::uint32_t cp) { return cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F); }
 
+// The format characters that change what a terminal shows without showing themselves: the bidirectional marks,
+// embeddings, overrides and isolates (U+202E puts what follows it right to left), and the zero-width ones (U+200B
+// makes two different names print alike).
+bool is_invisible_format(std::uint32_t cp) {
+  return cp == 0x061C || (cp >= 0x200B && cp <= 0x200F) || (cp >= 0x202A && cp <= 0x202E) ||
+         (cp >= 0x2060 && cp <= 0x2064) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0xFEFF;
+}
+
 // Whether a byte can be copied as it is in this mode: the fast path, since most text is plain ASCII.
 bool plain_ascii(unsigned char b, EscapeMode mode) {
   if (b < 0x20 || b >= 0x7F) return false;
@@ -65,6 +73,10 @@ void append_visible(std::string& out, unsigned v, bool byte, EscapeMode mode) {
 void append_code_point(std::string& out, std::uint32_t cp, std::string_view bytes, EscapeMode mode) {
   if (mode == EscapeMode::Printable && is_control(cp)) {
     for (char b : bytes) append_visible(out, static_cast<unsigned char>(b), /*byte=*/true, mode);
+    return;
+  }
+  if (mode == EscapeMode::Printable && is_invisible_format(cp)) {
+    append_visible(out, cp, /*byte=*/false, mode);
     return;
   }
   if (xml_mode(mode) && !xml_can_hold(cp)) {
@@ -182,11 +194,16 @@ std::string printable_lines(std::string_view bytes) {
   }
 }
 
+std::size_t format_character_at(std::string_view bytes, std::size_t i, std::uint32_t& cp) {
+  const std::size_t len = decode_utf8(bytes, i, cp);
+  return len != 0 && is_invisible_format(cp) ? len : 0;
+}
+
 std::size_t first_control_character(std::string_view bytes) {
   for (std::size_t i = 0; i < bytes.size();) {
     std::uint32_t cp = 0;
     const std::size_t len = decode_utf8(bytes, i, cp);
-    if (len != 0 && is_control(cp)) return i;
+    if (len != 0 && (is_control(cp) || is_invisible_format(cp))) return i;
     i += len == 0 ? 1 : len;
   }
   return std::string_view::npos;

@@ -2,6 +2,7 @@
 // terminals without losing them: the one escaper every writer of these uses.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -18,14 +19,19 @@ std::string xml_visible(std::string_view bytes);
 
 /// visible_utf8, and additionally every control character (C0 ones, tab and line breaks included, DEL and C1 ones)
 /// becomes the `\xNN` of each of its bytes: a name or line quoted in a message can then never move the cursor or
-/// start a terminal escape sequence.
+/// start a terminal escape sequence. The bidirectional and zero-width format characters (U+202A-U+202E,
+/// U+2066-U+2069, U+200B-U+200F, U+2060-U+2064, U+061C, U+FEFF) become `\uNNNN`: they reorder or hide what follows.
 std::string printable_text(std::string_view bytes);
+
+/// The length of the bidirectional or zero-width format character printable_text shows as `\uNNNN` that starts at
+/// bytes[i] (its code point in `cp`), or 0 when none starts there.
+std::size_t format_character_at(std::string_view bytes, std::size_t i, std::uint32_t& cp);
 
 /// printable_text of each line, the line feeds between them kept: for console messages of several lines (a
 /// diagnostic and its `Fix:`) that quote names.
 std::string printable_lines(std::string_view bytes);
 
-/// The byte offset of the first control character printable_text would escape, or npos when there is none.
+/// The byte offset of the first control or format character printable_text would escape, or npos when there is none.
 std::size_t first_control_character(std::string_view bytes);
 
 /// How append_escaped writes text. Every mode applies visible_utf8's rule to invalid UTF-8; the XML modes also

@@ -37,12 +37,20 @@ std::string TypedYaml::type_message(std::string_view key, std::string_view expec
   return "`" + std::string(key) + "` must be " + std::string(expected) + ", not " + found.describe();
 }
 
+namespace {
+// The bytes of the UTF-8 sequence a lead byte starts (1 for a stray byte).
+std::size_t utf8_length(char lead) {
+  const auto b = static_cast<unsigned char>(lead);
+  return (b & 0xE0) == 0xC0 ? 2 : (b & 0xF0) == 0xE0 ? 3 : (b & 0xF8) == 0xF0 ? 4 : 1;
+}
+}  // namespace
+
 bool TypedYaml::refuse_control_characters(NodeRef n, std::string_view what, std::string_view value) {
   const std::size_t bad = first_control_character(value);
   if (bad == std::string::npos) return true;
   error(n,
         std::string(what) + " " + in_quotes(printable_text(value)) + " contains a control character (" +
-            printable_text(value.substr(bad, value[bad] == '\xc2' ? 2 : 1)) + " at byte " + std::to_string(bad) + ")",
+            printable_text(value.substr(bad, utf8_length(value[bad]))) + " at byte " + std::to_string(bad) + ")",
         "use printable characters only; a " + std::string(what) +
             " is shown in terminals and reports and written into the commands opcheck prints");
   return false;

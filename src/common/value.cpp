@@ -3,6 +3,8 @@
 
 #include "opcheck/value.h"
 
+#include "common/text_escape.h"
+
 namespace opcheck {
 
 bool PyValue::is_host_device() const {
@@ -26,7 +28,9 @@ std::string python_float_repr(double v) {
 namespace {
 // As Python's repr spells a str: every control character is an escape (\t \n \r, else \xNN), never the raw byte, so
 // a string written into generated Python can neither move a terminal's cursor nor (NUL) make the file unreadable.
-// C1 controls are UTF-8 C2 80..C2 9F, whose \xNN is the same code point. Other bytes are kept as they are.
+// C1 controls are UTF-8 C2 80..C2 9F, whose \xNN is the same code point. The bidirectional and zero-width format
+// characters (U+202E, U+200B, ...) are \uNNNN, as Python's repr writes them: they would reorder or hide what a terminal
+// shows of the script. Other bytes are kept as they are.
 std::string quote(const std::string& s) {
   static const char* const kHex = "0123456789abcdef";
   const auto hex = [](std::string& out, unsigned char b) { out += {'\\', 'x', kHex[b >> 4], kHex[b & 15]}; };
@@ -46,6 +50,11 @@ std::string quote(const std::string& s) {
     } else if (c == 0xC2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) >= 0x80 &&
                static_cast<unsigned char>(s[i + 1]) <= 0x9F) {
       hex(out, static_cast<unsigned char>(s[++i]));
+    } else if (std::uint32_t cp = 0; const std::size_t len = format_character_at(s, i, cp)) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(cp));
+      out += buf;
+      i += len - 1;
     } else {
       out.push_back(char(c));
     }

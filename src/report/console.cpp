@@ -129,7 +129,7 @@ std::string warnings_summary(const RunInfo& info, std::size_t shown, std::size_t
     out += "  " + line + "\n";
   }
   if (n > shown) out += "  ... and " + std::to_string(n - shown) + " more\n";
-  return xml_visible(out);
+  return printable_lines(out);
 }
 
 namespace {
@@ -347,7 +347,7 @@ std::string failure_details(const RunReport& report, const FailureReportOptions&
            (groups == 1 ? "" : "s") + ": a block for each group's example above (" + std::to_string(blocks) +
            "), a line for every failure in the short test summary; --tb short shows a block for each failure, "
            "--tb long everything the reports carry\n";
-  return xml_visible(out);  // control characters in ids and messages are shown, never run by the terminal
+  return printable_lines(out);  // control and format characters in ids and messages are shown, never run by the terminal
 }
 
 std::string failure_groups_section(const RunReport& report, int width) {
@@ -371,7 +371,7 @@ std::string failure_groups_section(const RunReport& report, int width) {
       out += "   " + std::to_string(g.differs_between_runs) + " of them also differ between runs\n";
     out += "   example: " + g.example + (g.minimal.empty() ? "" : "; minimal: " + g.minimal) + "\n";
   }
-  return xml_visible(out);
+  return printable_lines(out);
 }
 
 std::string short_summary(const RunReport& report, const std::string& chars, int width) {
@@ -425,7 +425,7 @@ std::string short_summary(const RunReport& report, const std::string& chars, int
     }
   }
   if (out.empty()) return {};
-  return xml_visible(rule_line("short test summary info", width) + "\n" + out);
+  return printable_lines(rule_line("short test summary info", width) + "\n" + out);
 }
 
 std::string durations_section(const RunReport& report, int n) {
@@ -441,7 +441,7 @@ std::string durations_section(const RunReport& report, int n) {
     std::snprintf(buf, sizeof buf, "%.2fs ", case_time_ms(*ran[i]) / 1000.0);
     out += buf + ran[i]->id + "\n";
   }
-  return xml_visible(out);
+  return printable_lines(out);
 }
 
 std::string case_line(const CaseRecord& r, bool color) {
@@ -453,13 +453,13 @@ std::string case_line(const CaseRecord& r, bool color) {
   const auto o = static_cast<std::size_t>(r.outcome);
   std::string line = color ? std::string(colors[o]) + words[o] + "\033[0m" : words[o];
   // Ids and messages are data: control characters in them are shown, never sent to the terminal.
-  line += " " + xml_visible(r.id);
+  line += " " + printable_text(r.id);
   if (r.outcome != Outcome::Passed) {
     line += std::string(" [") + stage_name(r.result.stage) + "]";
     const std::string& m = r.result.message;
-    if (!m.empty()) line += " " + xml_visible(m.substr(0, m.find('\n')));
+    if (!m.empty()) line += " " + printable_text(m.substr(0, m.find('\n')));
   }
-  if (!r.deduplicated_from.empty()) line += " (same as " + xml_visible(r.deduplicated_from) + ")";
+  if (!r.deduplicated_from.empty()) line += " (same as " + printable_text(r.deduplicated_from) + ")";
   return line + "\n";
 }
 

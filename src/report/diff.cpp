@@ -254,7 +254,8 @@ std::string render_diff(const DiffResult& d, const DiffAllowed& allowed) {
   };
   rates("Pass rate by model", d.per_model);
   rates("Pass rate by op", d.per_op);
-  return visible_utf8(out);
+  // Ids, models, ops and messages come from metrics files, which are input: nothing in them reaches the terminal raw.
+  return printable_lines(out);
 }
 
 int diff_exit_code(const DiffResult& diff, const DiffAllowed& allowed) {

@@ -482,14 +482,21 @@ std::vector<SettingField> device_fields() {
       flag_field(nullptr, "--device-name",
                  [](const RunSettings& s) { return one_if(!s.device_name.empty(), s.device_name); },
                  "Name skip_if expressions and reports see for the device (e.g. spyre)",
-                 text_into(&RunSettings::device_name)),
+                 [](RunSettings& s, const std::string& v) {
+                   // It is printed on the console's device line and written into reports and rerun commands.
+                   if (const std::size_t bad = first_control_character(v); bad != std::string::npos)
+                     return "--device-name '" + printable_text(v) + "' holds a control or format character at byte " +
+                            std::to_string(bad) + "; Fix: name the device with printable characters (e.g. spyre)";
+                   s.device_name = v;
+                   return std::string();
+                 }),
       flag_field("reference dtype", "--reference-dtype",
                  [](const RunSettings& s) { return one_if(!s.reference_dtype.empty(), s.reference_dtype); },
                  "Reference compute dtype: same, float32, float64 (default: the case's dtype, float32 where the CPU "
                  "lacks a kernel)",
                  [](RunSettings& s, const std::string& v) {
                    if (v != "same" && v != "float32" && v != "float64")
-                     return "--reference-dtype must be same, float32 or float64, got '" + v + "'";
+                     return "--reference-dtype must be same, float32 or float64, got '" + printable_text(v) + "'";
                    s.reference_dtype = v;
                    return std::string();
                  }),

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "common/refused_ops.h"
+#include "common/text_escape.h"
 #include "manifest/manifest_writer.h"
 #include "manifest/string_values.h"
 #include "manifest/tensor_layout.h"
@@ -694,7 +695,8 @@ ConvertedTrace convert_trace(const TraceFile& file, const std::string& model) {
                    [](const Diagnostic& a, const Diagnostic& b) { return a.loc.line < b.loc.line; });
 
   std::string y;
-  y += "# Converted by `opcheck import-traces` from " + file.path + ": " + std::to_string(file.call_lines) +
+  y += "# Converted by `opcheck import-traces` from " + printable_text(file.path) + ": " +
+       std::to_string(file.call_lines) +
        " call lines, " + std::to_string(out.converted) + " converted, " + std::to_string(out.reported.items.size()) +
        " lines reported.\n";
   y += "# Each case is one `cnt:` line; its description names the trace line. Integer index inputs draw values\n";

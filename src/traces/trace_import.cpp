@@ -1,6 +1,7 @@
 #include "traces/trace_import.h"
 
 #include "common/regular_file.h"
+#include "common/text_escape.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -55,9 +56,12 @@ TraceImport import_traces(const std::vector<std::string>& paths) {
         out.errors.error({file, 0, 0}, "cannot read the file");
         continue;
       }
-      std::string model = fs::path(file).stem().string();
-      if (model.empty()) model = "trace";
-      for (int n = 2; models.count(model); ++n) model = fs::path(file).stem().string() + "_" + std::to_string(n);
+      // The model is named after the file; a control or format character in the file name (which manifests refuse in
+      // a model name) is written as its escape with `_` for the backslash: t<ESC>x.txt is model t_x1bx.
+      std::string stem = printable_text(fs::path(file).stem().string());
+      std::replace(stem.begin(), stem.end(), '\\', '_');
+      std::string model = stem.empty() ? "trace" : stem;
+      for (int n = 2; models.count(model); ++n) model = stem + "_" + std::to_string(n);
       models.insert(model);
       out.traces.push_back(convert_trace(parse_trace_text(file, text), model));
     }
@@ -71,7 +75,8 @@ std::vector<std::string> write_trace_manifests(const TraceImport& imported, cons
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) {
-    errors.error({dir, 0, 0}, "cannot create the output folder: " + ec.message());
+    errors.error({dir, 0, 0}, "cannot create the output folder: " + ec.message(), {},
+                 "name a folder with -o: one that exists, or a new path whose parents are folders; nothing was written");
     return written;
   }
   for (const auto& t : imported.traces) {

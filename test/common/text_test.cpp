@@ -42,6 +42,10 @@ TEST(PrintableText, ControlCharactersBecomeTheirBytesAndOtherTextStays) {
   EXPECT_EQ(printable_text("\xff"), "\\xff");  // not UTF-8
   EXPECT_EQ(first_control_character("ab\xc3\xa9\xc2\x85"), 4u);
   EXPECT_EQ(first_control_character("plain \xc3\xa9"), std::string_view::npos);
+  // Bidirectional and zero-width format characters reorder or hide what follows them: shown as code points.
+  EXPECT_EQ(printable_text("a\xe2\x80\xae" "b\xe2\x80\x8b" "c\xef\xbb\xbf"), "a\\u202eb\\u200bc\\ufeff");
+  EXPECT_EQ(first_control_character("ab\xe2\x81\xa6"), 2u);
+  EXPECT_EQ(printable_text("\xe2\x80\x94 dash"), "\xe2\x80\x94 dash");  // other punctuation is kept
 }
 
 TEST(ComparatorNames, EverySpellingReadsBackAsItsComparator) {

@@ -205,3 +205,110 @@ torch.save({{"w": torch.ones(3), "n": 5, "t": "x", "dev": torch.device("cpu")}},
                 "--artifact-dir", tmp_path / "art")
     stages = {c["name"]: c["stage"] for c in metrics(tmp_path / "m.json")["cases"]}
     assert stages == {"np": "INVALID_CASE", "dtype": "INVALID_CASE", "set": "INVALID_CASE", "plain": "PASSED"}, stages
+
+
+def test_bidirectional_and_invisible_characters_are_refused_in_names_and_shown_escaped(tmp_path):
+    # U+202E (right-to-left override) reorders what a terminal shows after it, U+200B (zero width space) makes two
+    # different ids print alike: a case or model name holding one was accepted and printed raw by list-cases and the
+    # run's console, and messages quoting a dtype, mark or op printed it raw too.
+    write_manifest(tmp_path / "names.yaml", "names", [case("neg\u202e.1", "torch.neg", [[2]]),
+                                                      case("zero\u200bwidth", "torch.neg", [[2]])])
+    (tmp_path / "model.yaml").write_text("model: \"m\\u2066x\"\ncases:\n" + "\n".join(case("neg.1", "torch.neg", [[2]]))
+                                         + "\n")
+    write_manifest(tmp_path / "quoted.yaml", "quoted", [case("n", "torch.neg\u200f", [[2]], ["marks: [\"a\\ufeffb\"]"])])
+    for name, errors in (("names", 2), ("model", 1), ("quoted", 2)):
+        r = opcheck("validate", tmp_path / f"{name}.yaml")
+        assert r.rc == 2, r
+        for raw in ("\u202e", "\u200b", "\u2066", "\u200f", "\ufeff"):
+            assert raw not in r.out + r.err, (raw, r)
+        assert r.err.count(": error: ") == errors, r
+    r = opcheck("validate", tmp_path / "names.yaml")
+    assert "names.yaml:4:11: error: case name 'neg\\u202e.1' contains a control character (\\u202e at byte 3)" in r.err, r
+    assert "case name 'zero\\u200bwidth' contains a control character (\\u200b at byte 4)" in r.err, r
+    r = opcheck("list-cases", "--manifests", tmp_path / "model.yaml")
+    assert r.rc == 2 and "model name 'm\\u2066x'" in r.err and "\u2066" not in r.out + r.err, r
+    r = opcheck("validate", tmp_path / "quoted.yaml")
+    assert "'torch.neg\\u200f'" in r.err and "'a\\ufeffb'" in r.err, r
+
+
+def test_format_characters_in_a_value_are_escaped_in_the_call_line_and_the_repro_script(tmp_path):
+    # A string value holding U+202E reached the console's call: line and the repro script raw, where Python's repr
+    # (and opcheck's rule for control characters) writes \u202e.
+    write_manifest(tmp_path / "v.yaml", "v", [case("n", "torch.add", [[2]], ["kwmap: {alpha: \"a\\u202eb\\u200b\"}"])])
+    r = opcheck("run", "--manifests", tmp_path / "v.yaml", "--device", "cpu", "--metrics-json", tmp_path / "m.json",
+                "--artifact-dir", tmp_path / "art")
+    assert r.rc == 1 and "alpha='a\\u202eb\\u200b'" in r.out, r
+    r = opcheck("repro", "v::n", "--manifests", tmp_path / "v.yaml", "--python")
+    assert r.rc == 0 and "'a\\u202eb\\u200b'" in r.out, r
+    assert "\u202e" not in r.out + r.err and "\u200b" not in r.out + r.err, r
+
+
+def test_diff_shows_what_a_metrics_file_holds_without_raw_control_or_format_characters(tmp_path):
+    # A metrics file is input (shards and baselines are passed around): its ids, models and messages reached the
+    # terminal raw through diff, so an ESC sequence in a case id cleared the screen and U+202E reversed a model name.
+    write_manifest(tmp_path / "d.yaml", "d", [case("neg.1", "torch.neg", [[2]])])
+    opcheck("run", "--manifests", tmp_path / "d.yaml", "--device", "loopback", "--metrics-json", tmp_path / "old.json",
+            "--artifact-dir", tmp_path / "art", env={"OPCHECK_LOOPBACK_FAULTS": "aten::neg=bias:1"})
+    m = metrics(tmp_path / "old.json")
+    for c in m["cases"]:
+        c["id"] = "d::\x1b[2Jneg.1"
+        c["model"] = "\u202ed"
+        c["message"] = "\x1b]0;title\x07 not close \u202e"
+    (tmp_path / "new.json").write_text(json.dumps(m))
+    r = opcheck("diff", tmp_path / "old.json", tmp_path / "new.json")
+    assert "Added (1):\n  d::\\x1b[2Jneg.1: absent -> failed [INCORRECT_RESULT]" in r.out, r
+    assert "\\x1b]0;title\\x07 not close \\u202e" in r.out and "  \\u202ed: n/a -> 0.0%" in r.out, r
+    for raw in ("\x1b", "\x07", "\u202e"):
+        assert raw not in r.out + r.err, (raw, r)
+
+
+def test_the_run_console_shows_a_quoted_carriage_return_or_format_character_escaped(tmp_path):
+    # validate escaped them, but the run's console printed an INVALID_CASE message that quotes a mark as it was: a
+    # raw CR (which rewrites the line it is on) and a raw U+202E.
+    write_manifest(tmp_path / "c.yaml", "c", [case("cr", "torch.neg", [[2]], ['marks: ["a\\rb"]']),
+                                              case("rlo", "torch.neg", [[2]], ['marks: ["\\u202eevil"]'])])
+    r = opcheck("run", "--manifests", tmp_path / "c.yaml", "--device", "loopback", "--metrics-json",
+                tmp_path / "m.json", "--artifact-dir", tmp_path / "art")
+    assert r.rc == 2, r  # INVALID_CASE errors
+    assert "error: mark 'a\\x0db' is not a valid marker name" in r.out, r
+    assert "error: mark '\\u202eevil' is not a valid marker name" in r.out, r
+    for raw in ("\r", "\u202e"):
+        assert raw not in r.out + r.err, (raw, r)
+
+
+def test_a_device_name_with_a_control_character_is_a_usage_error(tmp_path):
+    # --device-name is printed on the console's device line and written into reports: an ESC sequence in it reached
+    # the terminal raw.
+    write_manifest(tmp_path / "n.yaml", "n", [case("neg.1", "torch.neg", [[2]])])
+    r = opcheck("run", "--manifests", tmp_path / "n.yaml", "--device", "loopback", "--device-name", "x\x1b]0;t\x07",
+                "--metrics-json", tmp_path / "m.json", "--artifact-dir", tmp_path / "art")
+    assert r.rc == 4, r
+    assert "--device-name 'x\\x1b]0;t\\x07' holds a control or format character at byte 1" in r.err, r
+    assert "\x1b" not in r.out + r.err and not (tmp_path / "m.json").exists(), r
+
+
+def test_import_traces_names_a_model_after_a_file_with_a_control_character_and_prints_it_escaped(tmp_path):
+    # A trace file named t<ESC>x.txt gave model t<ESC>x, which the converted manifest's own check refused: "internal
+    # error: the converted manifests do not load", exit 3, and the name printed raw. A keyword '\x1b' in a call line
+    # was printed raw in its warning.
+    traces = tmp_path / "traces"
+    traces.mkdir()
+    (traces / "t\x1bx.txt").write_text("Operator: aten.neg.default\ncnt: 1, ((T([2], f32),), {})\n"
+                                       "Operator: aten.add.Tensor\ncnt: 1, ((T([2], f32), T([2], f32)), {'\\x1b': 1})\n")
+    r = opcheck("import-traces", traces, "-o", tmp_path / "out")
+    assert r.rc == 0, r
+    assert "keyword '\\x1b' is not a Python identifier" in r.err, r
+    assert "t\\x1bx.txt: 2 call lines -> 1 case, 1 reported" in r.out and "model t_x1bx)" in r.out, r
+    assert "\x1b" not in r.out + r.err, r
+    assert (tmp_path / "out" / "t_x1bx.yaml").exists()
+    assert opcheck("validate", tmp_path / "out").rc == 0
+
+
+def test_import_traces_into_a_file_says_how_to_fix_it(tmp_path):
+    # `-o FILE` (an existing file) said "cannot create the output folder: Not a directory" with no Fix.
+    (tmp_path / "t.txt").write_text("Operator: aten.neg.default\ncnt: 1, ((T([2], f32),), {})\n")
+    r = opcheck("import-traces", tmp_path / "t.txt", "-o", tmp_path / "t.txt")
+    assert r.rc == 2, r
+    assert "t.txt: error: cannot create the output folder: Not a directory" in r.err, r
+    assert "Fix: name a folder with -o: one that exists, or a new path whose parents are folders" in r.err, r
+    assert (tmp_path / "t.txt").read_text().startswith("Operator: aten.neg.default"), "the input was replaced"
