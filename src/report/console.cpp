@@ -361,11 +361,16 @@ std::string failure_groups_section(const RunReport& report, int width) {
   std::string out = rule_line(std::to_string(groups.size()) + " failure group" + (groups.size() == 1 ? "" : "s"), width) + "\n";
   for (std::size_t i = 0; i < groups.size(); ++i) {
     const FailureGroup& g = groups[i];
-    // A missing kernel's text names the kernel, the device and the backends that have it: the line adds the dtypes.
-    const std::string what = g.stage == Stage::NOT_SUPPORTED ? std::string(" [") + join(g.dtypes) + "]: "
-                                                               : std::string(" in ") + g.op + ": ";
+    // A missing kernel's text names the kernel, its dtype, the device and the backends that have it: the line adds
+    // the cases' dtypes and shows the example's own first line (the group's text masks the kernel's dtype).
+    std::string what = std::string(" in ") + g.op + ": ", text = g.text;
+    if (g.stage == Stage::NOT_SUPPORTED) {
+      what = std::string(" [") + join(g.dtypes) + "]: ";
+      for (const CaseRecord& rec : report.cases)
+        if (rec.id == g.example && !rec.result.message.empty()) text = rec.result.message;
+    }
     out += "#" + std::to_string(i + 1) + " " + std::to_string(g.count) + (g.count == 1 ? " occurrence" : " occurrences") +
-           " (" + std::to_string(g.unique) + " unique) " + stage_name(g.stage) + what + first_line_cut(g.text) + "\n";
+           " (" + std::to_string(g.unique) + " unique) " + stage_name(g.stage) + what + first_line_cut(text) + "\n";
     out += "   ops: " + some(g.ops) + "; models: " + some(g.models) + "; dtypes: " + some(g.dtypes) + "\n";
     if (g.differs_between_runs)
       out += "   " + std::to_string(g.differs_between_runs) + " of them also differ between runs\n";

@@ -39,7 +39,11 @@ def test_every_entry_is_reported_once_without_opcheck_side_errors(runs, device):
     assert m["totals"]["errors"] == 0 and m["totals"]["failed"] == 0, r
     v2 = [c for c in cases if c.get("upstream_test")]
     assert len(v2) == 243 + 54
-    assert all(c["outcome"] in ("xpassed", "xfailed") and c["xfail_strict"] is False for c in v2)
+    # A call that runs no op on the device (a list's __getitem__) passed without it, xfail or not; never on the cpu.
+    allowed = ("xpassed", "xfailed") + (("no_device_op",) if device != "cpu" else ())
+    assert all(c["outcome"] in allowed and c["xfail_strict"] is False for c in v2), \
+        [(c["id"], c["outcome"]) for c in v2 if c["outcome"] not in allowed or c["xfail_strict"] is not False]
+    assert device == "cpu" or 0 < sum(c["outcome"] == "no_device_op" for c in v2) < 30
 
 
 def test_v1_and_v2_calls_run_once(runs):
