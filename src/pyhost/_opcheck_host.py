@@ -109,7 +109,10 @@ class UnknownBackend(Exception):
 def _check_backend(name):
     """Raises UnknownBackend unless torch.compile knows `name`: a built-in backend, one the imports registered, or a
     torch_dynamo_backends entry point (torch._dynamo's own lookup, as torch.compile(backend=name) does it)."""
-    from torch._dynamo.backends.registry import list_backends, lookup_backend
+    try:
+        from torch._dynamo.backends.registry import list_backends, lookup_backend
+    except ImportError:
+        return  # a torch without dynamo: its version check, or the compile itself, says what is wrong
     try:
         lookup_backend(name)
     except Exception:  # noqa: BLE001 - InvalidBackend, or whatever the lookup raised for the name
