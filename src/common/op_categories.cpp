@@ -43,7 +43,7 @@ const std::vector<OpCategoryEntry>& op_category_table() {
 }
 
 unsigned op_categories(const std::string& op) {
-  std::string name = op.substr(0, op.find('.', op.find("::") == std::string::npos ? 0 : op.find("::")));
+  std::string name = op.substr(0, op.find('.'));  // as op_without_overload: a namespace is spelt with "::"
   if (name.find("::") == std::string::npos) name = "aten::" + name;
   for (const auto& e : op_category_table())
     if (name == e.op) return e.categories;
