@@ -101,7 +101,7 @@ int select_cases_to_run(RunRequest& r, RunSession& session, Prepared& p, RunHost
   host.err << diagnostics_text(p.loaded.diagnostics, /*errors_only=*/true);
   if (p.loaded.selected.usage_error) return kUsageError;
   std::string error;
-  if (!resolve_run_settings(r.settings, process_environment(), r.session.artifact_dir, error)) {
+  if (!resolve_run_settings(r.settings, process_environment(), r.session.artifact_dir, error, !r.collect_only)) {
     host.err << "opcheck: error: " << error << "\n";
     return kUsageError;
   }

@@ -327,7 +327,8 @@ bool loopback_devices_ok(const RunSettings& s, const EnvLookup& env, std::string
 
 }  // namespace
 
-bool resolve_run_settings(RunSettings& s, const EnvLookup& env, const std::string& artifact_dir, std::string& error) {
+bool resolve_run_settings(RunSettings& s, const EnvLookup& env, const std::string& artifact_dir, std::string& error,
+                          bool choose_device) {
   if (!s.reference_dtype.empty() && s.reference_dtype != "same" && s.reference_dtype != "float32" &&
       s.reference_dtype != "float64") {
     error = "--reference-dtype '" + s.reference_dtype + "' is not one\n  Fix: same, float32 or float64";
@@ -346,8 +347,8 @@ bool resolve_run_settings(RunSettings& s, const EnvLookup& env, const std::strin
       s.device_lib_from_environment = true;
     }
   if (s.device.empty()) s.device = "auto";
-  if (!resolve_installed_backends(s, env, error)) return false;
-  if (s.require_backend && !require_backend(s, error)) return false;
+  if (choose_device && !resolve_installed_backends(s, env, error)) return false;
+  if (choose_device && s.require_backend && !require_backend(s, error)) return false;
   s.device_environment = device_environment_of(env);
   s.origin_environment = origin_environment_of(s, env);
   if (!resolve_shard(s.shard, env, s.shard_index, s.shard_total, error)) return false;

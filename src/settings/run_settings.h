@@ -130,8 +130,11 @@ bool resolve_installed_backends(RunSettings& s, const EnvLookup& env, std::strin
 
 /// Completes `s` from the environment (the device library, the Python device, the shard, the device's fault
 /// variables), resolves the deadline and checks every value. `artifact_dir` holds inductor's caches. False with a
-/// usage error (what is wrong and a Fix).
-bool resolve_run_settings(RunSettings& s, const EnvLookup& env, const std::string& artifact_dir, std::string& error);
+/// usage error (what is wrong and a Fix). Without `choose_device` (a run that only lists its cases: --collect-only)
+/// no device is chosen, so the interpreter's backends are not listed: that costs a Python start, about a third of
+/// listing 10,000 cases.
+bool resolve_run_settings(RunSettings& s, const EnvLookup& env, const std::string& artifact_dir, std::string& error,
+                          bool choose_device = true);
 
 /// The device's fault variables set (and not empty) in `env`, as (name, value), in kDeviceEnvironment's order.
 std::vector<std::pair<std::string, std::string>> device_environment_of(const EnvLookup& env);
