@@ -498,6 +498,8 @@ def run_bench(a, cfg, reps, opcheck, floor, fixtures, out):
         ("isolation", "isolation cost per unique case", iso_us, "<=", 20, "us",
          f"-j 1 {results['iso_j1']['wall_s']:.2f} s vs --no-isolation {results['noiso_j1']['wall_s']:.2f} s on one "
          f"core; CPU {iso_cpu_us:+.0f} us/case"),
+        ("collect", f"{n_label}: load + select + plan (run --collect-only)", results["collect_tiny"]["wall_s"],
+         "<=", 0.15, "s", f"{unique:,} unique; no libtorch, no device chosen"),
         ("load_plan", f"load+plan {ten_mb['bytes'] / 1e6:.1f} MB of manifests", results["collect_10mb"]["wall_s"],
          "<", 1.0, "s", f"{ten_mb['files']} files, run --collect-only"),
         ("memory", f"peak RSS {big['occurrences']:,} - {small['occurrences']:,} cases", rss_growth, "<=", 50, "MiB",
