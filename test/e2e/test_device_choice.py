@@ -92,3 +92,24 @@ def test_a_device_no_backend_registers_leads_its_fix_with_the_backend(tmp_path):
     fix = fix_of(r.err)
     assert fix.startswith("install the backend that registers 'opencl' (a torch.backends entry point in "), fix
     assert fix.index("--device-import MODULE") < fix.index("--device loopback or cpu"), fix
+
+
+def test_collect_only_chooses_no_device_so_it_starts_no_python(tmp_path):
+    """Listing the cases needs no device: `auto` lists no torch.backends entry points, which costs a Python start
+    (a third of listing 10,000 cases). The interpreter here records that it was started; a run of the same cases
+    starts it, so the record is one the test can see."""
+    started = tmp_path / "python-started"
+    fake = tmp_path / "python"
+    fake.write_text(f"#!/bin/sh\necho \"$@\" >> {started}\nexit 0\n")
+    fake.chmod(0o755)
+    env = {**NO_LIB, "OPCHECK_PYTHON": str(fake)}
+    listed = opcheck("run", "--manifests", manifest(tmp_path), "--collect-only", "--artifact-dir", tmp_path / "a",
+                     env=env)
+    assert listed.rc == 0 and "m::add.1" in listed.out and "m::exp.1" in listed.out, listed
+    assert not started.exists(), started.read_text()
+    # With --require-backend too: a listing is no run, so nothing is refused.
+    listed = opcheck("run", "--manifests", manifest(tmp_path), "--collect-only", "--require-backend",
+                     "--artifact-dir", tmp_path / "a", env=env)
+    assert listed.rc == 0 and "m::add.1" in listed.out and not started.exists(), listed
+    ran = opcheck("run", "--manifests", manifest(tmp_path), "--artifact-dir", tmp_path / "b", env=env)
+    assert ran.rc == 0 and started.exists(), ran
