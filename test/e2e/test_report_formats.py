@@ -13,7 +13,7 @@ import jsonschema
 import pytest
 from markdown_it import MarkdownIt
 
-from conftest import SOURCE_DIR, metrics, opcheck
+from conftest import SOURCE_DIR, case, metrics, opcheck, write_manifest
 
 FAULT = {"OPCHECK_LOOPBACK_FAULTS": "aten::add.Tensor=bias:1"}
 SAMPLE = os.environ.get("OPCHECK_REPORT_SAMPLE", "")
@@ -174,3 +174,16 @@ def test_the_summary_shows_markdown_in_a_message_as_text(tmp_path):
     page = MarkdownIt("commonmark").enable("table").render(text)
     assert "<script>" not in page and "<strong>" not in page and "<a " not in page and "<code>" not in page, page
     assert "second line" not in text
+
+
+def test_a_groups_occurrences_and_unique_cases_are_counted_apart(tmp_path):
+    # Two models with the same add call: one unique case, two occurrences, one group.
+    for model in ("a", "b"):
+        write_manifest(tmp_path / f"{model}.yaml", model, [case("add.1", "torch.add", [[4], [4]])])
+    r = opcheck("run", "--manifests", tmp_path / "a.yaml", tmp_path / "b.yaml", "--device", "loopback",
+                "--metrics-json", tmp_path / "m.json", "--summary-md", tmp_path / "s.md",
+                "--artifact-dir", tmp_path / "art", env=FAULT)
+    assert r.rc == 1, r
+    m = metrics(tmp_path / "m.json")
+    assert [(g["count"], g["unique"]) for g in m["failure_groups"]] == [(2, 1)], m["failure_groups"]
+    check_summary(tmp_path / "s.md", m)
