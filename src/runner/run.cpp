@@ -327,7 +327,8 @@ RunInfo describe(const RunRequest& r, const Prepared& p) {
 }
 
 // execute: the session serves earlier results, runs the rest in the worker pool, and stops as asked. Each record
-// goes to the run's event list, the console's case lines last.
+// goes to the run's event list: the report formats, the journal (once the session opened it), the console's case
+// lines last.
 int execute(const RunRequest& r, Prepared& p, RunSession& session, RunReport& report, ReportEvents& events,
             RunHost& host) {
   PlanExecutionOptions run;
@@ -356,6 +357,7 @@ int execute(const RunRequest& r, Prepared& p, RunSession& session, RunReport& re
     host.err << error_text(e, "cannot read the results cache: ");
     return kUsageError;
   }
+  events.add(session.journal_listener());
   auto console = std::make_unique<ConsoleCases>(host.out, host.err, p.plan.occurrences.size(),
                                                 ConsoleCases::Options{r.verbose, r.quiet, r.color, r.progress});
   ConsoleCases& cases = *console;
@@ -533,7 +535,8 @@ int run_request(RunRequest r, RunHost& host) {
                            r.settings.shard_total, p.all_unique);
   RunReport report;
   report.info = describe(r, p);
-  // The run's event list: the report formats asked for, then the console's case lines (execute adds them).
+  // The run's event list: the report formats asked for, then the journal and the console's case lines (execute adds
+  // them once the session is open).
   ReportEvents events = report_listeners(r.reports);
   events.run_started(report.info);
   if (int rc = execute(r, p, session, report, events, host); rc >= 0) return rc;
