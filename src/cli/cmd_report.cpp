@@ -1,5 +1,6 @@
 // The commands that read reports: `opcheck merge` (shard metrics -> one run's reports), `opcheck diff` (two runs) and
-// `opcheck report` (the HTML dashboard of a metrics file, with the trend across a folder of earlier runs).
+// `opcheck report` (the HTML dashboard of a metrics file, with the trend across a folder of earlier runs, and the
+// other report formats that take it, such as the Markdown summary).
 #include <CLI/CLI.hpp>
 
 #include <filesystem>
@@ -186,7 +187,8 @@ void add_report_commands(CLI::App& app, Commands& commands) {
 
   auto r = std::make_shared<ReportCommandFlags>();
   auto* report = app.add_subcommand(
-      "report", "Write a self-contained HTML dashboard of a metrics file (with --history: the nightly trend)");
+      "report", "Write a self-contained HTML dashboard of a metrics file (with --history: the nightly trend), or its "
+                "Markdown summary");
   report->footer("Examples (nightly/ holds earlier runs' metrics files):\n"
                  "  opcheck run --model gpt_oss -k mul --device loopback --metrics-json nightly/tonight.json\n"
                  "  opcheck report nightly/tonight.json --history nightly/ --html report.html");
