@@ -8,6 +8,7 @@
 
 #include "config/status_config.h"
 #include "opcheck/case.h"
+#include "report/report_format.h"
 #include "opcheck/exit_code.h"
 #include "runner/case_probe.h"
 #include "settings/run_settings.h"
@@ -53,8 +54,9 @@ void add_probe_flags(CLI::App& app, ProbeRequest& p, bool& no_isolation);
 int run_probe(ProbeRequest& p, bool no_isolation, const std::vector<std::string>& argv,
               const std::function<int(RunHost&)>& body);
 
-/// The report flags `run` and `merge` share (report_flags.cpp): --junit-xml, --junit-dir, --metrics-json, --html.
-void add_report_flags(CLI::App& app, ReportFiles& files);
+/// The report flags of `command` (report_flags.cpp): one per report format that command takes (report_formats()),
+/// in the table's order, each bound to its entry of `files`.
+void add_report_flags(CLI::App& app, ReportFiles& files, ReportCommand command);
 
 /// The flags of a run's settings (--device ... --timeout) that `run`, `repro` and `shrink` share, from the settings
 /// table (setting_fields).

@@ -1,8 +1,8 @@
 // The commands that read reports: `opcheck merge` (shard metrics -> one run's reports), `opcheck diff` (two runs) and
-// `opcheck report` (the HTML dashboard of a metrics file, with the trend across a folder of earlier runs).
+// `opcheck report` (the HTML dashboard of a metrics file, with the trend across a folder of earlier runs, and the
+// other report formats that take it, such as the Markdown summary).
 #include <CLI/CLI.hpp>
 
-#include <array>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -82,32 +82,58 @@ int cmd_diff(const std::string& old_path, const std::string& new_path, const Dif
   }
 }
 
-/// Reads `metrics` (and, when `history_dir` is given, the metrics files in it) and writes the HTML dashboard to
-/// `html`. Exit 0 when written, 2 when a file cannot be read or written (the message names it).
-int cmd_report(const std::string& metrics, const std::string& history_dir, const std::string& html) {
-  std::vector<NamedPath> inputs{{"the metrics file", metrics}};
+struct ReportCommandFlags {
+  std::string metrics;
+  std::string history_dir;
+  ReportFiles reports;
+};
+
+// "--html PATH or --summary-md FILE": the reports `opcheck report` writes, as its --help names them.
+std::string report_command_formats() {
+  std::string out;
+  for (const ReportFormat* f : report_formats())
+    if (f->commands & kReportCommand)
+      out += (out.empty() ? "" : " or ") + std::string(f->flag) + " " + f->value_name;
+  return out;
+}
+
+/// Reads the metrics file (and, with --history, the metrics files in that folder) and writes the reports asked for.
+/// Exit 0 when written, 2 when a file cannot be read or written (the message names it), 4 when no report is asked
+/// for or one would replace an input.
+int cmd_report(const ReportCommandFlags& f) {
+  if (!f.reports.any()) {
+    std::cerr << "opcheck report: error: no report to write\n  Fix: name at least one: " << report_command_formats()
+              << "\n";
+    return kUsageError;
+  }
+  std::vector<NamedPath> inputs{{"the metrics file", f.metrics}};
   std::error_code ec;
-  if (!history_dir.empty())
-    for (std::filesystem::directory_iterator it(history_dir, ec), end; !ec && it != end; it.increment(ec))
+  if (!f.history_dir.empty())
+    for (std::filesystem::directory_iterator it(f.history_dir, ec), end; !ec && it != end; it.increment(ec))
       if (it->path().extension() == ".json") inputs.push_back({"the --history file", it->path().string()});
-  const std::vector<std::string> clashes = path_clashes({{"--html", html}}, inputs);
+  const std::vector<NamedPath> outputs = report_outputs(f.reports, {});
+  const std::vector<std::string> clashes = path_clashes(outputs, inputs);
   for (const auto& e : clashes) std::cerr << "opcheck: error: " << e << "\n";
   if (!clashes.empty()) return kUsageError;
   try {
-    const RunReport run = read_metrics(metrics);
-    std::vector<RunReport> history;
+    const RunReport run = read_metrics(f.metrics);
+    auto history = std::make_shared<std::vector<RunReport>>();
     std::vector<std::string> skipped;
     // The current file is often kept in the history folder itself; it must not appear twice in the trend.
-    if (!history_dir.empty()) history = read_metrics_history(history_dir, metrics, &run.info, &skipped);
+    if (!f.history_dir.empty()) *history = read_metrics_history(f.history_dir, f.metrics, &run.info, &skipped);
     for (const auto& s : skipped) std::cerr << "opcheck report: warning: skipped " << printable_text(s) << "\n";
-    write_html_report(run, history, html);
-    std::cout << "wrote " << html << ": " << summary_line(run);
-    if (!history_dir.empty()) {
-      if (history.empty()) std::cout << "; no earlier metrics files in " << history_dir << ", so no trend";
-      else std::cout << "; trend over " << history.size() + 1 << " runs";
+    const std::vector<std::string> errors = write_report_files(run, f.reports, ReportContext{history});
+    for (const auto& e : errors) print_error(std::runtime_error(e));
+    if (!errors.empty()) return kInterrupted;
+    std::cout << "wrote ";
+    for (std::size_t i = 0; i < outputs.size(); ++i) std::cout << (i ? ", " : "") << outputs[i].path;
+    std::cout << ": " << summary_line(run);
+    if (!f.history_dir.empty()) {
+      if (history->empty()) std::cout << "; no earlier metrics files in " << f.history_dir << ", so no trend";
+      else std::cout << "; trend over " << history->size() + 1 << " runs";
       if (!skipped.empty())
         std::cout << " (" << skipped.size() << " file" << (skipped.size() == 1 ? "" : "s") << " of "
-                  << history_dir << " skipped, listed above)";
+                  << f.history_dir << " skipped, listed above)";
     }
     std::cout << "\n";
   } catch (const std::exception& e) {
@@ -131,7 +157,7 @@ void add_report_commands(CLI::App& app, Commands& commands) {
                 "shards), 2 when the shards cannot be merged, 3 when a report cannot be written, 4 when a report's path "
                 "is refused (a folder, a FIFO, a folder that cannot be made, a shard's or another report's path).");
   merge->add_option("metrics", m->inputs, "Metrics files of the shards")->required();
-  add_report_flags(*merge, m->reports);
+  add_report_flags(*merge, m->reports, kMergeCommand);
   merge->add_flag("--allow-partial", m->allow_partial,
                   "Merge an incomplete shard set (what is missing is printed and the merged run records its shards)");
   commands.add(merge, [m] { return cmd_merge(*m); });
@@ -159,16 +185,18 @@ void add_report_commands(CLI::App& app, Commands& commands) {
                  "output");
   commands.add(diff, [paths, allowed] { return cmd_diff(paths->first, paths->second, *allowed); });
 
-  auto r = std::make_shared<std::array<std::string, 3>>();  // metrics, history folder, html
+  auto r = std::make_shared<ReportCommandFlags>();
   auto* report = app.add_subcommand(
-      "report", "Write a self-contained HTML dashboard of a metrics file (with --history: the nightly trend)");
+      "report", "Write a self-contained HTML dashboard of a metrics file (with --history: the nightly trend), or its "
+                "Markdown summary");
   report->footer("Examples (nightly/ holds earlier runs' metrics files):\n"
                  "  opcheck run --model gpt_oss -k mul --device loopback --metrics-json nightly/tonight.json\n"
                  "  opcheck report nightly/tonight.json --history nightly/ --html report.html");
-  report->add_option("metrics", (*r)[0], "Metrics file of the run")->required();
-  report->add_option("--history", (*r)[1], "Folder of earlier runs' metrics files, for the trend")->type_name("DIR");
-  report->add_option("--html", (*r)[2], "Write the HTML report here")->type_name("PATH")->required();
-  commands.add(report, [r] { return cmd_report((*r)[0], (*r)[1], (*r)[2]); });
+  report->add_option("metrics", r->metrics, "Metrics file of the run")->required();
+  report->add_option("--history", r->history_dir, "Folder of earlier runs' metrics files, for the trend")
+      ->type_name("DIR");
+  add_report_flags(*report, r->reports, kReportCommand);
+  commands.add(report, [r] { return cmd_report(*r); });
 }
 
 }  // namespace opcheck::cli

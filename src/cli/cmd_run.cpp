@@ -64,7 +64,7 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
   app.add_option("--deadline", f.request.settings.deadline, "End the run after this long, e.g. 90m, 2h: no case starts after it, and the cases still running "
                  "are ended (not run (deadline)); the reports follow within 2 s")
       ->type_name("DURATION");
-  add_report_flags(app, f.request.reports);
+  add_report_flags(app, f.request.reports, kRunCommand);
   app.add_option("--artifact-dir", f.request.session.artifact_dir, "Where the journal of results (journal.jsonl) is kept")
       ->capture_default_str();
   app.add_option("--results-cache", f.request.session.results_cache,

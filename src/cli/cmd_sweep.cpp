@@ -30,10 +30,7 @@ void add_sweep_command(CLI::App& app, Commands& commands) {
       ->type_name("N")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--junit-xml", r->reports.junit_xml, "Write JUnit XML, one testcase per variant")->type_name("PATH");
-  cmd->add_option("--metrics-json", r->reports.metrics_json, "Write the JSON metrics file, one case per variant")
-      ->type_name("PATH");
-  cmd->add_option("--html", r->reports.html, "Write the HTML dashboard of the sweep")->type_name("PATH");
+  add_report_flags(*cmd, r->reports, kSweepCommand);
   commands.add(cmd, [r, no_isolation, &commands] {
     r->color = isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR");
     return run_probe(r->probe, *no_isolation, commands.argv,

@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <iostream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -80,15 +81,21 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   Commands commands;
-  add_list_commands(app, commands);
-  add_validate_command(app, commands);
-  add_run_command(app, commands);
-  add_report_commands(app, commands);
-  add_import_command(app, commands);
-  add_import_opinfo_command(app, commands);
-  add_repro_command(app, commands);
-  add_shrink_command(app, commands);
-  add_sweep_command(app, commands);
+  try {
+    add_list_commands(app, commands);
+    add_validate_command(app, commands);
+    add_run_command(app, commands);
+    add_report_commands(app, commands);
+    add_import_command(app, commands);
+    add_import_opinfo_command(app, commands);
+    add_repro_command(app, commands);
+    add_shrink_command(app, commands);
+    add_sweep_command(app, commands);
+  } catch (const std::logic_error& e) {
+    // A table a command's flags are made from is unsound (report/report_format.h): no command can run.
+    std::cerr << "opcheck: internal error: " << e.what();
+    return kInternalError;
+  }
 
   try {
     app.parse(argc, argv);

@@ -1,4 +1,6 @@
-// The report flags `run` and `merge` share: a merge writes every report a run writes, from the same flags.
+// The report flags of run, sweep, merge and report, made from the table of report formats (report/report_format.h):
+// a command takes each format whose commands name it, and a merge writes every report a run writes, from the same
+// flags.
 #include <CLI/CLI.hpp>
 
 #include "cli/cli.h"
@@ -6,15 +8,12 @@
 
 namespace opcheck::cli {
 
-void add_report_flags(CLI::App& app, ReportFiles& files) {
-  app.add_option("--junit-xml", files.junit_xml, "Write JUnit XML (pytest's xunit2 shape, one testsuite for the run)")
-      ->type_name("PATH");
-  app.add_option("--junit-dir", files.junit_dir,
-                 "Write one JUnit XML file per model, DIR/<model>.xml (one testsuite each)")
-      ->type_name("DIR");
-  app.add_option("--metrics-json", files.metrics_json, "Write the JSON metrics file (schemas/metrics.schema.json)")
-      ->type_name("PATH");
-  app.add_option("--html", files.html, "Write the self-contained HTML dashboard of this run")->type_name("PATH");
+void add_report_flags(CLI::App& app, ReportFiles& files, ReportCommand command) {
+  for (const ReportFormat* f : report_formats()) {
+    if ((f->commands & command) == 0) continue;
+    const char* help = command == kSweepCommand && f->sweep_help ? f->sweep_help : f->help;
+    app.add_option(f->flag, files.paths[f->flag], help)->type_name(f->value_name);
+  }
 }
 
 }  // namespace opcheck::cli

@@ -9,6 +9,7 @@
 
 #include "common/sha256.h"
 #include "report/report_error.h"
+#include "report/report_format.h"
 #include "settings/run_identity.h"
 #include "settings/run_settings.h"
 
@@ -111,10 +112,13 @@ void require_planned_cases(const RunReport& shard, const std::vector<std::string
 }
 
 // One machine running everything would not have been given --shard, nor the first shard's report paths (which
-// the reports shown would then seem to be).
+// the reports shown would then seem to be): every report format's flag (report_formats()).
 std::vector<std::string> one_machine_argv(const std::vector<std::string>& shard_argv) {
-  static const std::set<std::string> kPerShard = {"--shard", "--metrics-json", "--junit-xml", "--junit-dir",
-                                                  "--html", "--artifact-dir", "--durations-from"};
+  static const std::set<std::string> kPerShard = [] {
+    std::set<std::string> flags = {"--shard", "--artifact-dir", "--durations-from"};
+    for (const ReportFormat* f : report_formats()) flags.insert(f->flag);
+    return flags;
+  }();
   std::vector<std::string> argv;
   for (std::size_t i = 0; i < shard_argv.size(); ++i) {
     const std::string& a = shard_argv[i];

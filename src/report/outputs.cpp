@@ -6,17 +6,12 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <functional>
-#include <future>
 #include <map>
 #include <set>
 
 #include "common/text_escape.h"
 
 #include "report/atomic_file.h"
-#include "report/html.h"
-#include "report/junit.h"
-#include "report/metrics.h"
 
 namespace opcheck {
 namespace {
@@ -38,26 +33,26 @@ std::string cannot_write_in(const fs::path& folder) {
   return {};
 }
 
-std::string check_file(const char* flag, const std::string& path) {
+std::string check_file(const std::string& flag, const std::string& path) {
   if (path.empty()) return {};
   std::error_code ec;
   const fs::path p = fs::absolute(path, ec);
   if (std::string special = not_a_report_target(p.string()); !special.empty())
-    return std::string(flag) + " " + path + ": cannot write the report there: " + special +
+    return flag + " " + path + ": cannot write the report there: " + special +
            "\n  Fix: name a regular file (a new one, or a report to replace)";
   const std::string why = cannot_write_in(p.parent_path());
   if (why.empty()) return {};
-  return std::string(flag) + " " + path + ": cannot write the report there: " + why +
+  return flag + " " + path + ": cannot write the report there: " + why +
          "\n  Fix: pass a path in an existing, writable folder";
 }
 
-std::string check_folder(const char* flag, const std::string& path) {
+std::string check_folder(const std::string& flag, const std::string& path) {
   if (path.empty()) return {};
   std::error_code ec;
   const fs::path p = fs::absolute(path, ec);
   std::string why = cannot_write_in(p);
   if (why.empty()) return {};
-  return std::string(flag) + " " + path + ": cannot write the reports there: " + why +
+  return flag + " " + path + ": cannot write the reports there: " + why +
          "\n  Fix: pass a writable folder, or one whose parent folder is writable";
 }
 
@@ -86,18 +81,25 @@ std::string shown(const NamedPath& p) { return p.what + " " + printable_text(p.p
 
 }  // namespace
 
-std::vector<NamedPath> report_outputs(const ReportFiles& files, const std::vector<std::string>& junit_models) {
+const std::string& ReportFiles::path(const std::string& flag) const {
+  static const std::string none;
+  const auto it = paths.find(flag);
+  return it == paths.end() ? none : it->second;
+}
+
+bool ReportFiles::any() const {
+  for (const auto& [flag, path] : paths)
+    if (!path.empty()) return true;
+  return false;
+}
+
+std::vector<NamedPath> report_outputs(const ReportFiles& files, const std::vector<std::string>& models) {
   std::vector<NamedPath> out;
-  if (!files.junit_xml.empty()) out.push_back({"--junit-xml", files.junit_xml});
-  if (!files.metrics_json.empty()) out.push_back({"--metrics-json", files.metrics_json});
-  if (!files.html.empty()) out.push_back({"--html", files.html});
-  if (!files.junit_dir.empty()) {
-    std::set<std::string> seen;
-    for (const auto& model : junit_models)
-      if (seen.insert(model).second)
-        out.push_back({"--junit-dir's file for model '" + printable_text(model) + "'",
-                       (fs::path(files.junit_dir) / junit_file_name(model)).string()});
-  }
+  for (const ReportFormat* f : report_formats())
+    if (!f->folder && !files.path(f->flag).empty()) out.push_back({f->flag, files.path(f->flag)});
+  for (const ReportFormat* f : report_formats())
+    if (f->folder && !files.path(f->flag).empty())
+      for (auto& p : f->files(files.path(f->flag), models)) out.push_back(std::move(p));
   return out;
 }
 
@@ -150,29 +152,24 @@ std::vector<std::string> path_clashes(const std::vector<NamedPath>& outputs, con
 
 std::vector<std::string> check_report_paths(const ReportFiles& files) {
   std::vector<std::string> out;
-  for (std::string e : {check_file("--junit-xml", files.junit_xml), check_folder("--junit-dir", files.junit_dir),
-                        check_file("--metrics-json", files.metrics_json), check_file("--html", files.html)})
+  for (const ReportFormat* f : report_formats()) {
+    const std::string& path = files.path(f->flag);
+    std::string e = f->folder ? check_folder(f->flag, path) : check_file(f->flag, path);
     if (!e.empty()) out.push_back(std::move(e));
+  }
   return out;
 }
 
-std::vector<std::string> write_report_files(const RunReport& report, const ReportFiles& files) {
-  std::vector<std::function<void()>> writers;
-  if (!files.junit_xml.empty()) writers.push_back([&] { write_junit_xml(report, files.junit_xml); });
-  if (!files.junit_dir.empty()) writers.push_back([&] { write_junit_dir(report, files.junit_dir); });
-  if (!files.metrics_json.empty()) writers.push_back([&] { write_metrics_json(report, files.metrics_json); });
-  if (!files.html.empty()) writers.push_back([&] { write_html_report(report, {}, files.html); });
-  std::vector<std::future<void>> writing;
-  for (auto& w : writers) writing.push_back(std::async(std::launch::async, w));
-  std::vector<std::string> errors;
-  for (auto& w : writing) {
-    try {
-      w.get();
-    } catch (const std::exception& e) {
-      errors.push_back(e.what());
-    }
-  }
-  return errors;
+ReportEvents report_listeners(const ReportFiles& files, const ReportContext& context) {
+  ReportEvents events;
+  for (const ReportFormat* f : report_formats())
+    if (!files.path(f->flag).empty()) events.add(f->listener(files.path(f->flag), context));
+  return events;
+}
+
+std::vector<std::string> write_report_files(const RunReport& report, const ReportFiles& files,
+                                            const ReportContext& context) {
+  return report_listeners(files, context).run_finished(report);
 }
 
 }  // namespace opcheck

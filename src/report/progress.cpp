@@ -40,4 +40,21 @@ std::string ProgressLine::draw(Clock::time_point now) {
 
 std::string ProgressLine::clear() const { return drawn_ ? "\r\033[K" : ""; }
 
+ConsoleCases::ConsoleCases(std::ostream& out, std::ostream& err, std::size_t total, Options options)
+    : out_(out), err_(err), options_(options),
+      progress_(total, options.progress && !options.verbose && !options.quiet) {}
+
+void ConsoleCases::case_finished(const CaseRecord& record) {
+  // Failures are listed together at the end; -v shows every case as it finishes.
+  if (options_.verbose) out_ << case_line(record, options_.color) << std::flush;
+  if (options_.verbose || options_.quiet) return;
+  const std::string line = progress_.on_record(record);
+  if (!line.empty()) err_ << line << std::flush;
+}
+
+std::string ConsoleCases::end_of_cases() {
+  std::string out = progress_.finish();  // before clear(): drawing the last state may be what needs clearing
+  return out + progress_.clear();
+}
+
 }  // namespace opcheck

@@ -4,9 +4,11 @@
 
 #include <chrono>
 #include <cstddef>
+#include <ostream>
 #include <string>
 
 #include "opcheck/report.h"
+#include "report/report_format.h"
 #include "report/stats.h"
 
 namespace opcheck {
@@ -40,6 +42,29 @@ class ProgressLine {
   std::string last_id_;
   OutcomeCounts counts_;
   bool drawn_ = false;
+};
+
+/// The console's listener on a run's event list: with -v a line per finished occurrence on `out` (case_line), else,
+/// unless quiet, the progress line on `err`. The console's closing sections are the runner's (runner/run.cpp): they
+/// interleave with the run's own lines (the --baseline comparison before the summary line, the journal's error).
+class ConsoleCases : public ReportListener {
+ public:
+  struct Options {
+    bool verbose = false;   // -v: a line per case
+    bool quiet = false;     // -q: neither lines nor progress
+    bool color = false;     // colour on `out`
+    bool progress = false;  // `err` is a terminal: the progress line is drawn in place
+  };
+  ConsoleCases(std::ostream& out, std::ostream& err, std::size_t total, Options options);
+  void case_finished(const CaseRecord& record) override;
+  /// Once the last case finished: the progress line's last state (ProgressLine::finish), then what clears it.
+  std::string end_of_cases();
+
+ private:
+  std::ostream& out_;
+  std::ostream& err_;
+  Options options_;
+  ProgressLine progress_;
 };
 
 }  // namespace opcheck

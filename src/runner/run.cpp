@@ -39,11 +39,15 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 
 void note_to(std::ostream& err, const std::string& line) { err << "opcheck: " << line << "\n"; }
 
-// Writes the reports asked for; kInternalError when one could not be written, else 0.
-int write_reports(const RunReport& report, const RunRequest& r, std::ostream& err) {
-  const std::vector<std::string> errors = write_report_files(report, r.reports);
+// Says each report that could not be written; kInternalError when one could not, else 0.
+int say_report_errors(const std::vector<std::string>& errors, std::ostream& err) {
   for (const auto& e : errors) err << error_text(std::runtime_error(e), "writing reports: ");
   return errors.empty() ? 0 : kInternalError;
+}
+
+// Writes the reports asked for of a run that ended before its first case (no case event reached them).
+int write_reports(const RunReport& report, const RunRequest& r, std::ostream& err) {
+  return say_report_errors(write_report_files(report, r.reports), err);
 }
 
 // Nothing runnable, but what was rejected while loading is still the run's result: the reports say so.
@@ -322,8 +326,11 @@ RunInfo describe(const RunRequest& r, const Prepared& p) {
   return info;
 }
 
-// execute: the session serves earlier results, runs the rest in the worker pool, and stops as asked.
-int execute(const RunRequest& r, Prepared& p, RunSession& session, RunReport& report, RunHost& host) {
+// execute: the session serves earlier results, runs the rest in the worker pool, and stops as asked. Each record
+// goes to the run's event list: the report formats, the journal (once the session opened it), the console's case
+// lines last.
+int execute(const RunRequest& r, Prepared& p, RunSession& session, RunReport& report, ReportEvents& events,
+            RunHost& host) {
   PlanExecutionOptions run;
   run.device_name = p.executor->info().device_name;
   run.triage = triage_lookup(p.triaged);
@@ -350,15 +357,14 @@ int execute(const RunRequest& r, Prepared& p, RunSession& session, RunReport& re
     host.err << error_text(e, "cannot read the results cache: ");
     return kUsageError;
   }
-  ProgressLine progress(p.plan.occurrences.size(), r.progress && !r.verbose && !r.quiet);
-  session.execute(p.plan, *p.executor, pool, run, report, [&](const CaseRecord& rec) {
-    // Failures are listed together at the end; -v shows every case as it finishes.
-    if (r.verbose) host.out << case_line(rec, r.color) << std::flush;
-    if (r.verbose || r.quiet) return;
-    const std::string line = progress.on_record(rec);
-    if (!line.empty()) host.err << line << std::flush;
-  });
-  host.err << progress.finish() << progress.clear() << std::flush;
+  events.add(session.journal_listener());
+  auto console = std::make_unique<ConsoleCases>(host.out, host.err, p.plan.occurrences.size(),
+                                                ConsoleCases::Options{r.verbose, r.quiet, r.color, r.progress});
+  ConsoleCases& cases = *console;
+  events.add(std::move(console));
+  session.execute(p.plan, *p.executor, pool, run, report,
+                  [&events](const CaseRecord& rec) { events.case_finished(rec); });
+  host.err << cases.end_of_cases() << std::flush;
   return -1;
 }
 
@@ -407,7 +413,8 @@ std::vector<std::string> reference_cache_warnings(const RunReport& report) {
 
 // report: written whatever happened, interrupted runs included (partial but valid), with the manifests' problems:
 // errors as ERROR cases, warnings listed. Returns the run's exit code.
-int report_run(const RunRequest& r, const Prepared& p, const RunSession& session, RunReport& report, RunHost& host) {
+int report_run(const RunRequest& r, const Prepared& p, const RunSession& session, RunReport& report,
+               ReportEvents& events, RunHost& host) {
   const std::size_t earlier_warnings = report.info.warnings.size();
   add_load_problems(p.loaded.diagnostics, p.loaded.set, report);
   const std::size_t about_inputs = report.info.warnings.size() - earlier_warnings;
@@ -423,7 +430,7 @@ int report_run(const RunRequest& r, const Prepared& p, const RunSession& session
   RunEnd end;
   end.invalid_input = p.invalid_input;
   end.all_excluded = p.triaged.cases.empty() && p.triaged.excluded > 0;
-  end.report_failure = write_reports(report, r, host.err);
+  end.report_failure = say_report_errors(events.run_finished(report), host.err);
   if (!session.journal_error().empty()) {
     host.err << "opcheck: error: " << session.journal_error()
              << "\n  Fix: free space where --artifact-dir is, or pass another one; the reports hold every result\n";
@@ -528,7 +535,11 @@ int run_request(RunRequest r, RunHost& host) {
                            r.settings.shard_total, p.all_unique);
   RunReport report;
   report.info = describe(r, p);
-  if (int rc = execute(r, p, session, report, host); rc >= 0) return rc;
+  // The run's event list: the report formats asked for, then the journal and the console's case lines (execute adds
+  // them once the session is open).
+  ReportEvents events = report_listeners(r.reports);
+  events.run_started(report.info);
+  if (int rc = execute(r, p, session, report, events, host); rc >= 0) return rc;
   shrink_groups(r, p, report, host);
   report.info.duration_s = seconds_since(t0);
   try {
@@ -536,7 +547,7 @@ int run_request(RunRequest r, RunHost& host) {
   } catch (const std::exception& e) {
     host.err << error_text(e, "cannot write the results cache: ");
   }
-  const int rc = report_run(r, p, session, report, host);
+  const int rc = report_run(r, p, session, report, events, host);
   if (host.end) host.end(rc);
   return rc;
 }

@@ -28,6 +28,16 @@ std::string host_name() {
   return buf;
 }
 
+// A listener that hands each finished record to `on_record`.
+class RecordListener : public ReportListener {
+ public:
+  explicit RecordListener(std::function<void(const CaseRecord&)> on_record) : on_record_(std::move(on_record)) {}
+  void case_finished(const CaseRecord& record) override { on_record_(record); }
+
+ private:
+  std::function<void(const CaseRecord&)> on_record_;
+};
+
 std::string iso_now() {
   std::time_t t = std::time(nullptr);
   char buf[32];
@@ -187,10 +197,13 @@ void RunSession::execute(const Plan& plan, Executor& executor, PoolOptions pool,
     note_worker_starts(report.info, stats.worker_start_s);
     report.info.cases_wall_s += stats.cases_wall_s;
   };
-  execute_plan(plan, execution, runner, report, [&](const CaseRecord& r) {
+  execute_plan(plan, execution, runner, report, sink);
+}
+
+std::unique_ptr<ReportListener> RunSession::journal_listener() {
+  return std::make_unique<RecordListener>([this](const CaseRecord& r) {
     // A resumed run appends only new results: what the journal holds already stays as it is.
     if (!earlier_.journaled(r)) on_journal([&] { journal_->append(r); });
-    if (sink) sink(r);
   });
 }
 

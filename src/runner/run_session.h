@@ -14,6 +14,7 @@
 #include "opcheck/exit_code.h"
 #include "opcheck/report.h"
 #include "plan/plan.h"
+#include "report/report_format.h"
 #include "runner/artifact_lock.h"
 #include "runner/earlier_results.h"
 #include "runner/plan_execution.h"
@@ -76,8 +77,16 @@ class RunSession {
   /// journal cannot be written. Throws ReportError when the results cache cannot be read.
   bool open(const RunInfo& info, std::string& error);
 
+  /// The journal's listener on the run's event list (report/report_format.h), for after open(): case_finished
+  /// appends each record the run did not serve from the resumed journal (a resumed journal only gets new records).
+  /// A write failure is said through the note, and the run goes on without the journal (journal_error). Opening the
+  /// journal (open), flushing it after each batch of worker results (execute) and closing it (close) stay the
+  /// session's: they are no events of the list.
+  std::unique_ptr<ReportListener> journal_listener();
+
   /// Runs the plan: each unique case is served from the earlier results when they hold it, else run by `executor`
-  /// in the worker pool. Every record goes to the journal (a resumed one only gets new records), then to `sink`.
+  /// in the worker pool. Every record goes to `sink` (the run's event list, the journal's listener on it), and the
+  /// journal is flushed after each batch of results.
   void execute(const Plan& plan, Executor& executor, PoolOptions pool, const PlanExecutionOptions& execution,
                RunReport& report, const RecordSink& sink);
 

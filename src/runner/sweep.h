@@ -16,7 +16,7 @@ inline constexpr std::size_t kDefaultSweepVariants = 48;
 
 struct SweepRequest {
   ProbeRequest probe;
-  ReportFiles reports;  // --junit-xml, --metrics-json, --html
+  ReportFiles reports;  // the report formats sweep takes (kSweepCommand)
   std::size_t max_variants = kDefaultSweepVariants;
   bool color = false;
 };

@@ -126,8 +126,8 @@ TEST(ReportFiles, AReportThatCannotBeWrittenIsNamedAndTheOthersAreStillWritten) 
   RunReport report;
   report.cases.push_back(record("m::a", Outcome::Passed, Stage::PASSED));
   ReportFiles files;
-  files.junit_xml = (dir / "junit.xml").string();
-  files.metrics_json = (dir / "no-such-folder" / "metrics.json").string();
+  files.paths["--junit-xml"] = (dir / "junit.xml").string();
+  files.paths["--metrics-json"] = (dir / "no-such-folder" / "metrics.json").string();
   std::ofstream(dir / "no-such-folder");  // a file where a folder would have to be
   const std::vector<std::string> errors = write_report_files(report, files);
   ASSERT_EQ(errors.size(), 1u);

@@ -98,7 +98,8 @@ struct RunSessionTest : ::testing::Test {
     pool.isolation = false;
     PlanExecutionOptions so;
     so.device_name = "scripted";
-    s.execute(make_plan(chosen, true), ex, pool, so, report, {});
+    const std::unique_ptr<ReportListener> journal = s.journal_listener();
+    s.execute(make_plan(chosen, true), ex, pool, so, report, [&](const CaseRecord& r) { journal->case_finished(r); });
     s.close(report);
     return report;
   }
