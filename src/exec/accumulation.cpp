@@ -125,4 +125,9 @@ std::optional<RunValues> accumulation_allowance(const AccumulationRule& rule, co
   return out;
 }
 
+c10::IValue accumulation_bound_of(const AccumulationRule& rule, std::int64_t input_numel, const c10::IValue& golden,
+                                  const c10::IValue& ones, const c10::IValue& squares, const c10::IValue& magnitudes) {
+  return bound_of(golden, ones, squares, magnitudes, input_numel, rule.mean);
+}
+
 }  // namespace opcheck::exec

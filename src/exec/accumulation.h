@@ -35,4 +35,11 @@ using Float64Run = std::function<RunValues(const std::vector<at::Tensor>& host)>
 std::optional<RunValues> accumulation_allowance(const AccumulationRule& rule, const std::vector<at::Tensor>& host,
                                                 const RunValues& golden, const Float64Run& run, std::string& why);
 
+/// The bound of one output (a tensor, or a tuple or list of them) from the three runs made already, as
+/// accumulation_allowance makes it leaf by leaf: `golden` the float64 result, `ones`, `squares` and `magnitudes` the
+/// call on the changed inputs, `input_numel` the count of the first floating input's elements (a module trace's
+/// calls are run so in Python: src/pyhost/_opcheck_accumulation.py).
+c10::IValue accumulation_bound_of(const AccumulationRule& rule, std::int64_t input_numel, const c10::IValue& golden,
+                                  const c10::IValue& ones, const c10::IValue& squares, const c10::IValue& magnitudes);
+
 }  // namespace opcheck::exec

@@ -11,6 +11,8 @@ import os
 import time
 import traceback
 
+import _opcheck_accumulation as _accumulation
+
 _built = None  # (build key, built modules): the invocations of one module share its build
 _traced = None  # (request text, the CPU run's calls): the last trace, for write_calls
 
@@ -498,6 +500,10 @@ def trace(request_text, tensors):
         call["alone"] = len(alone) == len(exp)
         call["golden"] = len(golden) == len(exp)
         call["chain"] = bool(chain) and len(chain) == len(exp) and len(chain_golden) == len(exp)
+        bound = _accumulation.runs(func, saved, len(exp)) if (call["golden"] or call["chain"]) and \
+            _accumulation.accumulates(func, request) else None
+        if bound is not None:
+            call["accumulation"], call["input_numel"] = True, bound[0]
         out += exp
         if call["alone"]:
             out += alone
@@ -505,6 +511,8 @@ def trace(request_text, tensors):
             out += golden
         if call["chain"]:
             out += chain + chain_golden
+        if bound is not None:
+            out += bound[1]
         record["calls"].append(call)
     return json.dumps(record), out
 
@@ -568,7 +576,11 @@ def trace_device(request_text, tensors):
         if call["replay"]:
             golden = _golden(func, host)
             call["golden"] = len(golden) == len(got)
-            out += replay + got + (golden if call["golden"] else [])
+            bound = _accumulation.runs(func, host, len(got)) if call["golden"] and \
+                _accumulation.accumulates(func, request) else None
+            if bound is not None:
+                call["accumulation"], call["input_numel"] = True, bound[0]
+            out += replay + got + (golden if call["golden"] else []) + (bound[1] if bound is not None else [])
         record["device_calls"].append(call)
     return json.dumps(record), out
 

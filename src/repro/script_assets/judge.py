@@ -52,15 +52,19 @@ def step(g_abs, dtype):
     return torch.exp2(e - digits)
 
 
-def judged(e, a, g, rtol, atol, dtype, close):
-    """`close` (per part) with the float64 judge's: within atol + rtol|g| + JUDGE_MULTIPLE |e - g| + one step."""
+def judged(e, a, g, rtol, atol, dtype, close, allowance=None):
+    """`close` (per part) with the float64 judge's: within atol + rtol|g| + JUDGE_MULTIPLE |e - g| + one step; for an
+    op that accumulates (`allowance`: its accumulation bound, per element), the larger of JUDGE_MULTIPLE |e - g| and
+    the bound. Also counts the elements only the bound let through."""
     dg, eg = (a - g).abs(), (e - g).abs()
     eg = torch.where(torch.isfinite(e), eg, torch.zeros_like(eg))
-    bound = atol + rtol * g.abs() + JUDGE_MULTIPLE * eg + step(g.abs(), dtype)
+    own, rest = JUDGE_MULTIPLE * eg, atol + rtol * g.abs() + step(g.abs(), dtype)
+    bound = (own if allowance is None else torch.maximum(own, allowance)) + rest
     within = ((dg <= bound) & torch.isfinite(g)) | (a == g)
     rescued = int((within & ~close).sum())
     further = int((within & ~close & (eg > dg)).sum())
-    return close | within, rescued, further
+    only_bound = 0 if allowance is None else int((within & ~(dg <= own + rest) & ~close).sum())
+    return close | within, rescued, further, only_bound
 
 
 def take_writers(expected, device):
