@@ -87,9 +87,12 @@ std::optional<std::string> build_request(const ExecOptions& opts, const at::Devi
       j["kwargs"][in.keyword] = item;
   }
   for (const auto& [k, v] : c.kwargs) j["kwargs"][k] = json{"v", v.repr()};
-  // The traced calls of these ops get the accumulation bound's runs (src/pyhost/_opcheck_accumulation.py).
-  j["accumulating_ops"] = json::array();
-  for (const AccumulationRule& a : accumulation_rules()) j["accumulating_ops"].push_back(a.op);
+  // The traced calls these rules apply to get the accumulation bound's runs (src/pyhost/_opcheck_accumulation.py):
+  // each rule as [op, its condition, the argument its terms are counted with], in the table's order.
+  j["accumulation_rules"] = json::array();
+  const auto text = [](const char* s) { return s ? json(s) : json(nullptr); };
+  for (const AccumulationRule& a : accumulation_rules())
+    j["accumulation_rules"].push_back(json::array({a.op, text(a.only_with), text(a.counted_with)}));
   return std::nullopt;
 }
 
@@ -126,6 +129,7 @@ std::vector<LeafVerdict> judge_leaves(const Case& c, const json& record, const s
 struct TracedRuns {
   std::vector<at::Tensor> ones, squares, magnitudes;
   std::int64_t input_numel = 0;
+  const AccumulationRule* rule = nullptr;  // the rule the Python side found the call's (by its place in the table)
 };
 
 /// A traced call's verdict (its first failing output's comparison, else ok): `expected` (its CPU outputs) against
@@ -137,7 +141,7 @@ Comparison judge_call(const Case& c, const std::string& op, const std::vector<at
   Tolerance tol = tolerance_of(c);
   tol.resolved_op = op;
   tol.values = !returns_uninitialised(op);
-  const AccumulationRule* rule = runs && !golden.empty() ? accumulation_rule(op) : nullptr;
+  const AccumulationRule* rule = runs && !golden.empty() ? runs->rule : nullptr;
   for (std::size_t k = 0; k < expected.size(); ++k) {
     const c10::IValue g = golden.empty() ? c10::IValue() : c10::IValue(golden[k]);
     const std::string what = expected.size() == 1 ? "output" : "output " + std::to_string(k);
@@ -169,6 +173,10 @@ std::optional<TracedRuns> traced_runs(const json& call, const std::vector<at::Te
   runs.squares = next_tensors(all, at, n);
   runs.magnitudes = next_tensors(all, at, n);
   runs.input_numel = call.value("input_numel", std::int64_t{0});
+  const std::size_t rule = call.value("accumulation_rule", accumulation_rules().size());
+  if (rule >= accumulation_rules().size())
+    throw std::runtime_error("the trace names no accumulation rule of the table");
+  runs.rule = &accumulation_rules()[rule];
   return runs;
 }
 

@@ -500,10 +500,9 @@ def trace(request_text, tensors):
         call["alone"] = len(alone) == len(exp)
         call["golden"] = len(golden) == len(exp)
         call["chain"] = bool(chain) and len(chain) == len(exp) and len(chain_golden) == len(exp)
-        bound = _accumulation.runs(func, saved, len(exp)) if (call["golden"] or call["chain"]) and \
-            _accumulation.accumulates(func, request) else None
+        bound = _accumulation.runs(func, saved, len(exp), request) if call["golden"] or call["chain"] else None
         if bound is not None:
-            call["accumulation"], call["input_numel"] = True, bound[0]
+            call["accumulation"], call["accumulation_rule"], call["input_numel"] = True, bound[0], bound[1]
         out += exp
         if call["alone"]:
             out += alone
@@ -512,7 +511,7 @@ def trace(request_text, tensors):
         if call["chain"]:
             out += chain + chain_golden
         if bound is not None:
-            out += bound[1]
+            out += bound[2]
         record["calls"].append(call)
     return json.dumps(record), out
 
@@ -576,11 +575,10 @@ def trace_device(request_text, tensors):
         if call["replay"]:
             golden = _golden(func, host)
             call["golden"] = len(golden) == len(got)
-            bound = _accumulation.runs(func, host, len(got)) if call["golden"] and \
-                _accumulation.accumulates(func, request) else None
+            bound = _accumulation.runs(func, host, len(got), request) if call["golden"] else None
             if bound is not None:
-                call["accumulation"], call["input_numel"] = True, bound[0]
-            out += replay + got + (golden if call["golden"] else []) + (bound[1] if bound is not None else [])
+                call["accumulation"], call["accumulation_rule"], call["input_numel"] = True, bound[0], bound[1]
+            out += replay + got + (golden if call["golden"] else []) + (bound[2] if bound is not None else [])
         record["device_calls"].append(call)
     return json.dumps(record), out
 

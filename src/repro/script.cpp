@@ -440,10 +440,13 @@ std::string judge_text() {
     ties += py_str(t.op) + ": (" + std::to_string(t.output) + ", " + (t.reduced ? "True" : "False") + "), ";
   for (const NondeterministicRule& n : nondeterministic_rules())
     nondeterministic += py_str(n.op) + ": (" + (n.only_with ? py_str(n.only_with) : "None") + ", " + py_str(n.doc) + "), ";
-  std::string accumulation = "{";  // op: (sums in float32 at least, divides each sum by its count)
+  std::string accumulation = "[";  // (op, condition, in float32 at least, a mean, counted with, a product)
+  const auto py_bool = [](bool b) { return std::string(b ? "True" : "False"); };
+  const auto py_text = [](const char* s) { return s ? py_str(s) : std::string("None"); };
   for (const AccumulationRule& a : accumulation_rules())
-    accumulation += py_str(a.op) + ": (" + (a.in == AccumulatesIn::Float32AtLeast ? "True" : "False") + ", " +
-                    (a.mean ? "True" : "False") + "), ";
+    accumulation += "(" + py_str(a.op) + ", " + py_text(a.only_with) + ", " +
+                    py_bool(a.in == AccumulatesIn::Float32AtLeast) + ", " + py_bool(a.mean) + ", " +
+                    py_text(a.counted_with) + ", " + py_bool(a.product) + "), ";
   return filled(repro_script_judge(), {{"JUDGE_MULTIPLE", PyValue::real(kReferenceErrorMultiple).repr()},
                                        {"WIDENED_OUTPUTS", widened + "}"},
                                        {"NONDETERMINISTIC", nondeterministic + "}"},
@@ -452,7 +455,7 @@ std::string judge_text() {
                                        {"TIES", ties + "}"},
                                        {"COMPARATOR_VERDICTS", comparator_verdicts()}}) +
          filled(repro_script_accumulation(),
-                {{"ACCUMULATION", accumulation + "}"},
+                {{"ACCUMULATION", accumulation + "]"},
                  {"ACCUMULATION_MULTIPLE", PyValue::real(kAccumulationBoundMultiple).repr()}});
 }
 

@@ -41,13 +41,14 @@ def wider(x, compute):
     return moved(x, "cpu")
 
 
-def computed_in(host, compute):
-    """The cpu result and the arguments after the call, with floating inputs in `compute` (not cast back)."""
+def computed_in(host, compute, override=None):
+    """The cpu result and the arguments after the call, with floating inputs in `compute` (not cast back); with
+    `override` (name, value), the op's argument of that name so."""
     global UPCAST
     UPCAST = compute
     args = [wider(x, compute) for x in host]
     try:
-        with Dispatched(wide=True):
+        with Dispatched(wide=True, override=override):
             return call(args, "cpu"), args
     finally:
         UPCAST = None
