@@ -251,8 +251,9 @@ std::function<void(torch::jit::Stack&)> reorder(const c10::OperatorHandle& op, t
   } else if (any_writer && (name == "aten::scatter_" || name == "aten::scatter") &&
              (overload == "src" || overload == "src_out")) {
     permute_scatter(host, s, false);
-  } else if (shuffle && (name == "aten::scatter_add_" || name == "aten::scatter_add")) {
-    permute_scatter(host, s, true);
+  } else if (shuffle && (name == "aten::scatter_add_" || name == "aten::scatter_add" ||
+                         name == "aten::scatter_reduce_" || name == "aten::scatter_reduce")) {
+    permute_scatter(host, s, true);  // scatter_reduce's every reduction: amax and amin are the same in any order
   } else if (name == "aten::put_" || name == "aten::put") {
     const bool sum = accumulates(host, s);
     if (sum ? shuffle : any_writer) permute_put(host, s, /*shuffle=*/sum);

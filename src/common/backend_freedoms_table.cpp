@@ -192,11 +192,29 @@ const std::vector<AccumulationRule>& accumulation_rules() {
      "scatter_add: atomic adds in the output's dtype on CUDA (aten/src/ATen/native/cuda/ScatterGatherKernel.cu)"},
     {"aten::scatter_add_", OutputDtype, false, "scatter_add_: atomic adds in the output's dtype on CUDA"},
     {"aten::scatter_reduce", OutputDtype, false,
-     "scatter_reduce with reduce='sum': atomic adds on CUDA; its other reductions take one term per element here"},
-    {"aten::scatter_reduce_", OutputDtype, false, "scatter_reduce_ with reduce='sum': as scatter_reduce"},
+     "scatter_reduce with reduce='sum': atomic adds in the output's dtype on CUDA (ScatterGatherKernel.cu); amax and "
+     "amin take one term per element", "reduce=sum"},
+    {"aten::scatter_reduce_", OutputDtype, false, "scatter_reduce_ with reduce='sum': as scatter_reduce", "reduce=sum"},
+    {"aten::scatter_reduce", OutputDtype, true,
+     "scatter_reduce with reduce='mean': CUDA adds the terms with atomics (self's element among them with "
+     "include_self) and divides by their count, which the run with reduce='sum' on ones gives", "reduce=mean",
+     "reduce=sum"},
+    {"aten::scatter_reduce_", OutputDtype, true, "scatter_reduce_ with reduce='mean': as scatter_reduce", "reduce=mean",
+     "reduce=sum"},
+    {"aten::scatter_reduce", OutputDtype, false,
+     "scatter_reduce with reduce='prod': CUDA multiplies the terms with atomics (gpuAtomicMul) in the output's dtype, "
+     "in an order of its own; their count is the run with reduce='sum' on ones", "reduce=prod", "reduce=sum", true},
+    {"aten::scatter_reduce_", OutputDtype, false, "scatter_reduce_ with reduce='prod': as scatter_reduce",
+     "reduce=prod", "reduce=sum", true},
+    {"aten::embedding_dense_backward", OutputDtype, true,
+     "embedding_dense_backward with scale_grad_by_freq: each row's sum of gradient rows divided by the count of its "
+     "index (the run without scale_grad_by_freq on ones gives it), summed in an order of CUDA's own",
+     "scale_grad_by_freq", "scale_grad_by_freq=False"},
     {"aten::embedding_dense_backward", OutputDtype, false,
      "embedding_dense_backward: CUDA sums the gradient rows of each index in an order of its own "
      "(embedding_backward_cuda_kernel), the CPU with index_add in the gradient's dtype"},
+    {"aten::embedding_backward", OutputDtype, true, "embedding_backward with scale_grad_by_freq: as "
+     "embedding_dense_backward", "scale_grad_by_freq", "scale_grad_by_freq=False"},
     {"aten::embedding_backward", OutputDtype, false, "embedding_backward: embedding_dense_backward for a dense weight"},
     {"aten::sum", Float32AtLeast, false,
      "sum: float16/bfloat16 accumulate in float32 (at::opmath_type) on the CPU and CUDA, in a reduction tree whose "

@@ -100,11 +100,17 @@ enum class AccumulatesIn { OutputDtype, Float32AtLeast };
 struct AccumulationRule {
   const char* op;        // any overload
   AccumulatesIn in;      // the precision of its partial sums
-  bool mean;             // it divides each sum by its count: the terms are the input's elements over the output's
+  bool mean;             // it divides each sum by its count: the terms are the input's elements over the output's,
+                         // or the count of the run on ones with `counted_with`
   const char* rule;      // the PyTorch behaviour it encodes
+  const char* only_with = nullptr;     // a condition on the call, as NondeterministicRule's ("reduce=mean"), or none
+  const char* counted_with = nullptr;  // the terms are counted by the run on ones with this argument so
+                                       // ("reduce=sum", "scale_grad_by_freq=False"), or by the run on ones as it is
+  bool product = false;  // the terms are multiplied, not added: the bound is relative, u |g| min(5 sqrt(n-1), n-1)
 };
 const std::vector<AccumulationRule>& accumulation_rules();
-/// The rule of a resolved op ("aten::index_add_.default"), or nullptr.
+/// The first rule of a resolved op ("aten::index_add_.default"), whatever its condition, or nullptr (the exec layer's
+/// accumulation_rule_for reads the call's arguments for the condition).
 const AccumulationRule* accumulation_rule(const std::string& resolved_op);
 
 /// "aten::max" from "aten::max.dim": the op without its overload.

@@ -33,35 +33,52 @@ std::vector<at::Tensor> changed_inputs(const std::vector<at::Tensor>& host, Chan
   return out;
 }
 
+/// How a rule's terms are counted and combined (AccumulationRule).
+struct Terms {
+  std::int64_t input_numel = 0;  // the first floating input's elements: a mean's terms, over the leaf's
+  bool mean = false, counted = false, product = false;
+};
+
 /// One leaf's bound, in units of the unit roundoff (see the header): total T, count n, squares Q, magnitudes M.
-at::Tensor leaf_bound(const at::Tensor& total, at::Tensor n, at::Tensor q, at::Tensor m, double mean_count) {
+at::Tensor leaf_bound(const at::Tensor& total, at::Tensor n, at::Tensor q, at::Tensor m, const Terms& how) {
   at::Tensor t = total.to(at::kDouble);
-  if (mean_count > 0) {  // a mean: its sum has mean_count terms
-    n = at::full_like(t, mean_count);
-    t = t * mean_count;
-    q = q.to(at::kDouble) * mean_count;
-    m = m.to(at::kDouble) * mean_count;
+  n = n.to(at::kDouble);
+  if (how.product) {  // n - 1 roundings, each relative to its partial product: relative to the product as a whole
+    const at::Tensor k = (n - 1).clamp_min(0.0);
+    at::Tensor bound = at::minimum(k.sqrt() * kAccumulationBoundMultiple, k) * t.abs();
+    bound.masked_fill_(bound.isfinite().logical_not_(), 0.0);
+    return bound;
   }
-  n = n.to(at::kDouble).clamp_min(1.0);
+  at::Tensor count;  // a mean's count of terms per element: the sum is the mean times it
+  if (how.mean && how.counted) count = n.clamp_min(1.0);
+  else if (how.mean && t.numel() > 0)
+    count = at::full_like(t, static_cast<double>(how.input_numel) / static_cast<double>(t.numel()));
   q = q.to(at::kDouble);
+  m = m.to(at::kDouble);
+  if (count.defined()) {
+    n = count;
+    t = t * count;
+    q = q * count;
+    m = m * count;
+  }
+  n = n.clamp_min(1.0);
   const at::Tensor t2 = t * t;
   const at::Tensor squares = t2 * (n + 1) * (2 * n + 1) / (6 * n) + (q - t2 / n) * (n + 1) / 6 - q / n;
   const at::Tensor probable = squares.clamp_min(0.0).sqrt_() * kAccumulationBoundMultiple;
-  at::Tensor bound = at::minimum(probable, (n - 1) * m.to(at::kDouble).abs());
+  at::Tensor bound = at::minimum(probable, (n - 1) * m.abs());
   bound.masked_fill_(bound.isfinite().logical_not_(), 0.0);  // an overflowing sum widens nothing
-  return mean_count > 0 ? bound / mean_count : bound;
+  return count.defined() ? bound / count : bound;
 }
 
 /// Leaf by leaf over the float64 result and the three runs, which have its structure.
 c10::IValue bound_of(const c10::IValue& g, const c10::IValue& n, const c10::IValue& q, const c10::IValue& m,
-                     std::int64_t input_numel, bool mean) {
+                     const Terms& how) {
   if (g.isTensor() && n.isTensor() && q.isTensor() && m.isTensor()) {
     const at::Tensor& t = g.toTensor();
     if (!real_floating(t) || t.sizes() != n.toTensor().sizes() || t.sizes() != q.toTensor().sizes() ||
         t.sizes() != m.toTensor().sizes() || t.is_sparse())
       return c10::IValue();
-    const double count = mean && t.numel() > 0 ? static_cast<double>(input_numel) / static_cast<double>(t.numel()) : 0;
-    return leaf_bound(t, n.toTensor(), q.toTensor(), m.toTensor(), count);
+    return leaf_bound(t, n.toTensor(), q.toTensor(), m.toTensor(), how);
   }
   const auto seq = [](const c10::IValue& v) { return v.isTuple() || v.isList(); };
   if (!seq(g) || !seq(n) || !seq(q) || !seq(m)) return c10::IValue();
@@ -71,8 +88,12 @@ c10::IValue bound_of(const c10::IValue& g, const c10::IValue& n, const c10::IVal
   const auto gv = items(g), nv = items(n), qv = items(q), mv = items(m);
   if (nv.size() != gv.size() || qv.size() != gv.size() || mv.size() != gv.size()) return c10::IValue();
   std::vector<c10::IValue> out;
-  for (std::size_t i = 0; i < gv.size(); ++i) out.push_back(bound_of(gv[i], nv[i], qv[i], mv[i], input_numel, mean));
+  for (std::size_t i = 0; i < gv.size(); ++i) out.push_back(bound_of(gv[i], nv[i], qv[i], mv[i], how));
   return c10::ivalue::Tuple::create(std::move(out));
+}
+
+Terms terms_of(const AccumulationRule& rule, std::int64_t input_numel) {
+  return Terms{input_numel, rule.mean, rule.counted_with != nullptr, rule.product};
 }
 
 }  // namespace
@@ -90,7 +111,8 @@ double accumulation_unit(AccumulatesIn in, at::ScalarType dtype) {
 }
 
 std::optional<RunValues> accumulation_allowance(const AccumulationRule& rule, const std::vector<at::Tensor>& host,
-                                                const RunValues& golden, const Float64Run& run, std::string& why) {
+                                                const RunValues& golden, const Float64Run& run, std::string& why,
+                                                const Float64Run* count_run) {
   std::int64_t input_numel = -1;
   for (const at::Tensor& h : host) {
     if (h.defined() && h.is_complex()) {
@@ -103,26 +125,47 @@ std::optional<RunValues> accumulation_allowance(const AccumulationRule& rule, co
     why = "no floating input";
     return std::nullopt;
   }
+  if (rule.counted_with && !count_run) {
+    why = std::string("the call cannot be run with ") + rule.counted_with + " to count its terms";
+    return std::nullopt;
+  }
   RunValues ones, squares, magnitudes;
   try {
-    ones = run(changed_inputs(host, Change::Ones));
-    squares = run(changed_inputs(host, Change::Squares));
-    magnitudes = run(changed_inputs(host, Change::Magnitudes));
+    ones = (rule.counted_with ? *count_run : run)(changed_inputs(host, Change::Ones));
+    // A product's bound needs only the count of its factors.
+    squares = rule.product ? ones : run(changed_inputs(host, Change::Squares));
+    magnitudes = rule.product ? ones : run(changed_inputs(host, Change::Magnitudes));
   } catch (const std::exception& e) {
     const std::string m = e.what();
     why = m.substr(0, m.find('\n'));
     return std::nullopt;
   }
+  const Terms how = terms_of(rule, input_numel);
   RunValues out;
-  out.output = bound_of(golden.output, ones.output, squares.output, magnitudes.output, input_numel, rule.mean);
+  out.output = bound_of(golden.output, ones.output, squares.output, magnitudes.output, how);
   for (std::size_t w = 0; w < golden.written.size(); ++w) {
     const bool all = w < ones.written.size() && w < squares.written.size() && w < magnitudes.written.size();
     const c10::IValue b = all ? bound_of(golden.written[w], ones.written[w], squares.written[w], magnitudes.written[w],
-                                         input_numel, rule.mean)
+                                         how)
                               : c10::IValue();
     out.written.push_back(b.isTensor() ? b.toTensor() : at::Tensor());
   }
   return out;
+}
+
+c10::IValue accumulation_bound_of(const AccumulationRule& rule, std::int64_t input_numel, const c10::IValue& golden,
+                                  const c10::IValue& ones, const c10::IValue& squares, const c10::IValue& magnitudes) {
+  return bound_of(golden, ones, squares, magnitudes, terms_of(rule, input_numel));
+}
+
+std::unique_ptr<Invocation> counting_invocation(const AccumulationRule& rule, const Invocation& inv) {
+  if (!rule.counted_with) return nullptr;
+  const std::string spec = rule.counted_with;
+  const std::size_t eq = spec.find('=');
+  if (eq == std::string::npos) return nullptr;
+  const std::string name = spec.substr(0, eq), value = spec.substr(eq + 1);
+  const PyValue v = value == "True" || value == "False" ? PyValue::boolean(value == "True") : PyValue::string(value);
+  return inv.with_argument(name, v);
 }
 
 }  // namespace opcheck::exec

@@ -30,9 +30,24 @@ using Float64Run = std::function<RunValues(const std::vector<at::Tensor>& host)>
 /// where S_k are the partial sums of the terms in a random order, E[...] = T^2 (n+1)(2n+1)/(6n) + (Q - T^2/n)(n+1)/6
 /// - Q/n, and (n - 1) * M is the classic bound of recursive summation in any order (Higham, Accuracy and Stability
 /// of Numerical Algorithms, section 4.2, to first order in the unit roundoff). For a `mean` rule the terms are
-/// counted as the first floating input's elements over the leaf's. Leaves that are not real floating tensors are None. Returns nullopt with `why` when a run fails
-/// or an input is complex.
+/// counted as the first floating input's elements over the leaf's, or, with `counted_with`, by `count_run` (the call
+/// with that argument changed) on ones. A product's bound is relative: |T| min(kAccumulationBoundMultiple sqrt(n - 1),
+/// n - 1), its n - 1 roundings each within the unit roundoff of the partial product. Leaves that are not real
+/// floating tensors are None. Returns nullopt with `why` when a run fails, an input is complex, or a rule that counts
+/// with a changed argument has no `count_run`.
 std::optional<RunValues> accumulation_allowance(const AccumulationRule& rule, const std::vector<at::Tensor>& host,
-                                                const RunValues& golden, const Float64Run& run, std::string& why);
+                                                const RunValues& golden, const Float64Run& run, std::string& why,
+                                                const Float64Run* count_run = nullptr);
+
+/// `inv` with the argument of `rule.counted_with` ("reduce=sum": a string; "scale_grad_by_freq=False": a bool) set,
+/// or nullptr when the rule has none or the call cannot be changed so.
+std::unique_ptr<Invocation> counting_invocation(const AccumulationRule& rule, const Invocation& inv);
+
+/// The bound of one output (a tensor, or a tuple or list of them) from the three runs made already, as
+/// accumulation_allowance makes it leaf by leaf: `golden` the float64 result, `ones`, `squares` and `magnitudes` the
+/// call on the changed inputs, `input_numel` the count of the first floating input's elements (a module trace's
+/// calls are run so in Python: src/pyhost/_opcheck_accumulation.py).
+c10::IValue accumulation_bound_of(const AccumulationRule& rule, std::int64_t input_numel, const c10::IValue& golden,
+                                  const c10::IValue& ones, const c10::IValue& squares, const c10::IValue& magnitudes);
 
 }  // namespace opcheck::exec

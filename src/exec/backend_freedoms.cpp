@@ -298,6 +298,13 @@ std::string widened_output(const std::string& resolved_op, const std::string& wh
   return {};
 }
 
+const AccumulationRule* accumulation_rule_for(const std::string& resolved_op, const NamedArgs& args) {
+  const std::string op = op_without_overload(resolved_op);
+  for (const AccumulationRule& r : accumulation_rules())
+    if (op == r.op && rule_applies(args, r.only_with)) return &r;
+  return nullptr;
+}
+
 std::string nondeterministic_by_design(const std::string& resolved_op, const NamedArgs& args) {
   const std::string op = op_without_overload(resolved_op);
   for (const NondeterministicRule& n : nondeterministic_rules())

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/backend_freedoms_table.h"
 #include "exec/invocation.h"
 
 namespace opcheck::exec {
@@ -24,6 +25,10 @@ std::string widened_output(const std::string& resolved_op, const std::string& wh
 /// varies between runs, a sentence saying so; "" otherwise. Runs of such an op may differ: each is judged on its own,
 /// and their differences are a note, never NONDETERMINISTIC.
 std::string nondeterministic_by_design(const std::string& resolved_op, const NamedArgs& args);
+
+/// The accumulation rule (common/backend_freedoms_table.h, accumulation_rules) of `resolved_op` called with `args`:
+/// the first of its op whose condition holds, or nullptr.
+const AccumulationRule* accumulation_rule_for(const std::string& resolved_op, const NamedArgs& args);
 
 /// One run's results as the judge compares them: the output and the tensors the op wrote in place.
 struct RunValues {

@@ -1145,17 +1145,23 @@ class CaseRun {
   bool bound_accumulation() {
     if (accumulation_tried_) return accumulation_.has_value();
     accumulation_tried_ = true;
-    const AccumulationRule* rule = accumulation_rule(inv_->resolved_op);
+    const AccumulationRule* rule = accumulation_rule_for(inv_->resolved_op, named_args());
     if (!rule) return false;
     const auto t0 = Clock::now();
     accumulation_in_ = rule->in;
     std::string why;
-    const Float64Run run = [this](const std::vector<at::Tensor>& host) {
-      RunOutcome o = engine_.run_golden(c_, *inv_, host);
-      if (o.error) throw std::runtime_error(first_line(o.error->text()));
-      return RunValues{o.output, o.written};
+    // A rule that counts its terms with an argument changed (scatter_reduce's mean counted as its sum) runs that call.
+    const std::unique_ptr<Invocation> counting = counting_invocation(*rule, *inv_);
+    const auto run_of = [this](const Invocation& inv) {
+      return [this, &inv](const std::vector<at::Tensor>& host) {
+        RunOutcome o = engine_.run_golden(c_, inv, host);
+        if (o.error) throw std::runtime_error(first_line(o.error->text()));
+        return RunValues{o.output, o.written};
+      };
     };
-    accumulation_ = accumulation_allowance(*rule, host_, RunValues{golden_->output, golden_->written}, run, why);
+    const Float64Run run = run_of(*inv_), count_run = counting ? Float64Run(run_of(*counting)) : Float64Run();
+    accumulation_ = accumulation_allowance(*rule, host_, RunValues{golden_->output, golden_->written}, run, why,
+                                           counting ? &count_run : nullptr);
     r_.golden_ms += ms_since(t0);
     if (!accumulation_)
       note("the accumulation bound was not applied (" + why + "): the float64 judge decides as for any op");

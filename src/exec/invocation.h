@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,6 +29,13 @@ class Invocation {
 
   /// Whether run() honours RunContext::kernel_of: true for a call that is one dispatcher op.
   virtual bool runs_kernel_of() const { return false; }
+
+  /// The call with its argument `name` (a schema name) given `value` instead: the accumulation bound counts some ops'
+  /// terms so (AccumulationRule::counted_with). nullptr for a call that is no single dispatcher op, or has no such
+  /// argument.
+  virtual std::unique_ptr<Invocation> with_argument(const std::string& name, const PyValue& value) const {
+    return nullptr;
+  }
 
   std::string resolved_op;                 // "aten::add.Tensor"; the ops used, for a decomposition
   bool decomposed = false;                 // a reference decomposition stands in for an op libtorch lacks

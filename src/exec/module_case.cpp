@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/backend_freedoms_table.h"
+#include "exec/accumulation.h"
 #include "exec/compare.h"
 #include "exec/device_ops.h"
 #include "exec/inputs.h"
@@ -85,6 +87,12 @@ std::optional<std::string> build_request(const ExecOptions& opts, const at::Devi
       j["kwargs"][in.keyword] = item;
   }
   for (const auto& [k, v] : c.kwargs) j["kwargs"][k] = json{"v", v.repr()};
+  // The traced calls these rules apply to get the accumulation bound's runs (src/pyhost/_opcheck_accumulation.py):
+  // each rule as [op, its condition, the argument its terms are counted with], in the table's order.
+  j["accumulation_rules"] = json::array();
+  const auto text = [](const char* s) { return s ? json(s) : json(nullptr); };
+  for (const AccumulationRule& a : accumulation_rules())
+    j["accumulation_rules"].push_back(json::array({a.op, text(a.only_with), text(a.counted_with)}));
   return std::nullopt;
 }
 
@@ -116,18 +124,33 @@ std::vector<LeafVerdict> judge_leaves(const Case& c, const json& record, const s
   return out;
 }
 
-/// A traced call's verdict (its first failing output's comparison, else ok): `expected` (its CPU outputs) against `actual`, the float64 outputs `golden` (empty:
-/// none) widening the bound as for op cases, with the op's backend freedoms.
+/// The accumulation bound's runs of a traced call of an op that accumulates: the call on ones, on squares and on
+/// absolute values of its floating inputs (one tensor per output each), and its first floating input's count.
+struct TracedRuns {
+  std::vector<at::Tensor> ones, squares, magnitudes;
+  std::int64_t input_numel = 0;
+  const AccumulationRule* rule = nullptr;  // the rule the Python side found the call's (by its place in the table)
+};
+
+/// A traced call's verdict (its first failing output's comparison, else ok): `expected` (its CPU outputs) against
+/// `actual`, the float64 outputs `golden` (empty: none) widening the bound as for op cases, with the op's backend
+/// freedoms; where the op accumulates (`runs`, accumulation_rules), the accumulation bound too.
 Comparison judge_call(const Case& c, const std::string& op, const std::vector<at::Tensor>& expected,
-                      const std::vector<at::Tensor>& actual, const std::vector<at::Tensor>& golden) {
+                      const std::vector<at::Tensor>& actual, const std::vector<at::Tensor>& golden,
+                      const TracedRuns* runs = nullptr) {
   Tolerance tol = tolerance_of(c);
   tol.resolved_op = op;
   tol.values = !returns_uninitialised(op);
+  const AccumulationRule* rule = runs && !golden.empty() ? runs->rule : nullptr;
   for (std::size_t k = 0; k < expected.size(); ++k) {
     const c10::IValue g = golden.empty() ? c10::IValue() : c10::IValue(golden[k]);
     const std::string what = expected.size() == 1 ? "output" : "output " + std::to_string(k);
+    const c10::IValue bound = rule ? accumulation_bound_of(*rule, runs->input_numel, g, runs->ones.at(k),
+                                                           runs->squares.at(k), runs->magnitudes.at(k))
+                                   : c10::IValue();
+    const AccumulationAllowance acc{&bound, rule ? rule->in : AccumulatesIn::OutputDtype};
     Comparison cmp = compare_values(c10::IValue(expected[k]), c10::IValue(actual[k]), tol, what,
-                                    golden.empty() ? nullptr : &g);
+                                    golden.empty() ? nullptr : &g, rule ? &acc : nullptr);
     if (!cmp.ok) return cmp;  // the call's verdict is its first failing output's
   }
   return Comparison{};
@@ -139,6 +162,22 @@ std::vector<at::Tensor> next_tensors(const std::vector<at::Tensor>& all, std::si
   std::vector<at::Tensor> v(all.begin() + static_cast<std::ptrdiff_t>(at), all.begin() + static_cast<std::ptrdiff_t>(at + n));
   at += n;
   return v;
+}
+
+/// A traced call's accumulation runs, the last of its tensors when its record says it has them.
+std::optional<TracedRuns> traced_runs(const json& call, const std::vector<at::Tensor>& all, std::size_t& at,
+                                      std::size_t n) {
+  if (!call.value("accumulation", false)) return std::nullopt;
+  TracedRuns runs;
+  runs.ones = next_tensors(all, at, n);
+  runs.squares = next_tensors(all, at, n);
+  runs.magnitudes = next_tensors(all, at, n);
+  runs.input_numel = call.value("input_numel", std::int64_t{0});
+  const std::size_t rule = call.value("accumulation_rule", accumulation_rules().size());
+  if (rule >= accumulation_rules().size())
+    throw std::runtime_error("the trace names no accumulation rule of the table");
+  runs.rule = &accumulation_rules()[rule];
+  return runs;
 }
 
 /// The trace of a failing module: which calls are wrong alone, else where the device's run first leaves the float64
@@ -183,6 +222,7 @@ std::string trace_failure(PythonHost& host, const Case& c, const ModuleRequest& 
     const std::vector<at::Tensor> expected = take(true), alone = take(call.value("alone", false)),
                                   golden = take(call.value("golden", false)), chain = take(call.value("chain", false)),
                                   chain_golden = take(call.value("chain", false));
+    const std::optional<TracedRuns> runs = traced_runs(call, tensors, at, n);
     const std::string op = call.at("op").get<std::string>();
     const std::string signature = call.value("signature", op);
     json v = {{"op", op}, {"call", signature}};
@@ -198,7 +238,7 @@ std::string trace_failure(PythonHost& host, const Case& c, const ModuleRequest& 
         wrong_calls.push_back(i);
       }
     } else if (!alone.empty()) {
-      const Comparison cmp = judge_call(c, op, expected, alone, golden);
+      const Comparison cmp = judge_call(c, op, expected, alone, golden, runs ? &*runs : nullptr);
       v["verdict"] = cmp.ok ? "passed" : "failed";
       if (!cmp.ok) {
         blame(op, "is wrong with right inputs (call", i, signature, cmp.message);
@@ -206,7 +246,7 @@ std::string trace_failure(PythonHost& host, const Case& c, const ModuleRequest& 
       }
     }
     if (!left_bound && !chain.empty() && n > 0) {
-      const Comparison cmp = judge_call(c, op, expected, chain, chain_golden);
+      const Comparison cmp = judge_call(c, op, expected, chain, chain_golden, runs ? &*runs : nullptr);
       if (!cmp.ok) {
         left_bound = i;
         left_message = signature;
@@ -236,9 +276,10 @@ std::string trace_failure(PythonHost& host, const Case& c, const ModuleRequest& 
     const std::size_t n = call.at("outputs").get<std::size_t>();
     auto take = [&](bool present) { return present ? next_tensors(device_tensors, at, n) : std::vector<at::Tensor>(); };
     const std::vector<at::Tensor> expected = take(true), actual = take(true), golden = take(call.value("golden", false));
+    const std::optional<TracedRuns> runs = traced_runs(call, device_tensors, at, n);
     if (n == 0) continue;
     const std::string op = call.at("op").get<std::string>();
-    const Comparison cmp = judge_call(c, op, expected, actual, golden);
+    const Comparison cmp = judge_call(c, op, expected, actual, golden, runs ? &*runs : nullptr);
     if (!cmp.ok)
       blame(op, "is wrong with the inputs the device's own run gave it (device call", i,
             call.value("signature", op), cmp.message);

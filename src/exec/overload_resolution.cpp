@@ -46,6 +46,16 @@ class DispatcherCall final : public Invocation {
     return outputs_of(stack, op_.schema().returns().size());
   }
   bool runs_kernel_of() const override { return true; }
+  std::unique_ptr<Invocation> with_argument(const std::string& name, const PyValue& value) const override {
+    const auto& args = op_.schema().arguments();
+    for (std::size_t i = 0; i < args.size() && i < binding_.args.size(); ++i) {
+      if (args[i].name() != name) continue;
+      Binding changed = binding_;
+      changed.args[i] = ArgRef::of_value(value);
+      return std::make_unique<DispatcherCall>(op_, std::move(changed));
+    }
+    return nullptr;
+  }
   NamedArgs named_arguments(const std::vector<at::Tensor>& tensors) const override {
     const c10::Stack stack = make_stack(op_.schema(), binding_, tensors, RunContext{});
     NamedArgs out;

@@ -11,6 +11,8 @@ import os
 import time
 import traceback
 
+import _opcheck_accumulation as _accumulation
+
 _built = None  # (build key, built modules): the invocations of one module share its build
 _traced = None  # (request text, the CPU run's calls): the last trace, for write_calls
 
@@ -498,6 +500,9 @@ def trace(request_text, tensors):
         call["alone"] = len(alone) == len(exp)
         call["golden"] = len(golden) == len(exp)
         call["chain"] = bool(chain) and len(chain) == len(exp) and len(chain_golden) == len(exp)
+        bound = _accumulation.runs(func, saved, len(exp), request) if call["golden"] or call["chain"] else None
+        if bound is not None:
+            call["accumulation"], call["accumulation_rule"], call["input_numel"] = True, bound[0], bound[1]
         out += exp
         if call["alone"]:
             out += alone
@@ -505,6 +510,8 @@ def trace(request_text, tensors):
             out += golden
         if call["chain"]:
             out += chain + chain_golden
+        if bound is not None:
+            out += bound[2]
         record["calls"].append(call)
     return json.dumps(record), out
 
@@ -568,7 +575,10 @@ def trace_device(request_text, tensors):
         if call["replay"]:
             golden = _golden(func, host)
             call["golden"] = len(golden) == len(got)
-            out += replay + got + (golden if call["golden"] else [])
+            bound = _accumulation.runs(func, host, len(got), request) if call["golden"] else None
+            if bound is not None:
+                call["accumulation"], call["accumulation_rule"], call["input_numel"] = True, bound[0], bound[1]
+            out += replay + got + (golden if call["golden"] else []) + (bound[2] if bound is not None else [])
         record["device_calls"].append(call)
     return json.dumps(record), out
 

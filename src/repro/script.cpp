@@ -428,8 +428,8 @@ static std::string comparator_verdicts() {
   return defs + "\n\n" + table + "}";
 }
 
-/// The judgement's Python twin with opcheck's tables written in: backend freedoms (common/backend_freedoms_table.h)
-/// and comparators (opcheck/comparators.h).
+/// The judgement's Python twin with opcheck's tables written in: backend freedoms and the accumulation bound's ops
+/// (common/backend_freedoms_table.h) and comparators (opcheck/comparators.h).
 std::string judge_text() {
   std::string widened = "{", nondeterministic = "{";
   for (const WidenedOutputRule& w : widened_output_rules())
@@ -440,13 +440,23 @@ std::string judge_text() {
     ties += py_str(t.op) + ": (" + std::to_string(t.output) + ", " + (t.reduced ? "True" : "False") + "), ";
   for (const NondeterministicRule& n : nondeterministic_rules())
     nondeterministic += py_str(n.op) + ": (" + (n.only_with ? py_str(n.only_with) : "None") + ", " + py_str(n.doc) + "), ";
+  std::string accumulation = "[";  // (op, condition, in float32 at least, a mean, counted with, a product)
+  const auto py_bool = [](bool b) { return std::string(b ? "True" : "False"); };
+  const auto py_text = [](const char* s) { return s ? py_str(s) : std::string("None"); };
+  for (const AccumulationRule& a : accumulation_rules())
+    accumulation += "(" + py_str(a.op) + ", " + py_text(a.only_with) + ", " +
+                    py_bool(a.in == AccumulatesIn::Float32AtLeast) + ", " + py_bool(a.mean) + ", " +
+                    py_text(a.counted_with) + ", " + py_bool(a.product) + "), ";
   return filled(repro_script_judge(), {{"JUDGE_MULTIPLE", PyValue::real(kReferenceErrorMultiple).repr()},
                                        {"WIDENED_OUTPUTS", widened + "}"},
                                        {"NONDETERMINISTIC", nondeterministic + "}"},
                                        {"COMPARATORS", comparators_table()},
                                        {"WRITES", writes + ")"},
                                        {"TIES", ties + "}"},
-                                       {"COMPARATOR_VERDICTS", comparator_verdicts()}});
+                                       {"COMPARATOR_VERDICTS", comparator_verdicts()}}) +
+         filled(repro_script_accumulation(),
+                {{"ACCUMULATION", accumulation + "]"},
+                 {"ACCUMULATION_MULTIPLE", PyValue::real(kAccumulationBoundMultiple).repr()}});
 }
 
 std::string python_repro_script(const Case& c, const ScriptDevice& device, const ScriptBundle& bundle) {

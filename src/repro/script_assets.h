@@ -30,6 +30,9 @@ std::string_view repro_script_rms_norm_reference();
 std::string_view repro_script_call();
 /// judge.py: opcheck's judgement (the float64 judge, backend freedoms, undefined results), tables as placeholders.
 std::string_view repro_script_judge();
+/// accumulation.py: the accumulation bound of an op that sums terms (its three runs, per element), its table as a
+/// placeholder.
+std::string_view repro_script_accumulation();
 /// main.py: the reference and device runs, the comparison, the bundle check and main().
 std::string_view repro_script_main();
 

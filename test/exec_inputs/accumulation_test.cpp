@@ -5,7 +5,10 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 
+#include <tuple>
+
 #include "exec/accumulation.h"
+#include "exec/backend_freedoms.h"
 #include "exec/compare.h"
 
 namespace opcheck::exec {
@@ -77,6 +80,73 @@ TEST(AccumulationBound, IsNoWiderThanTheClassicBoundAndZeroForOneTerm) {
   ASSERT_TRUE(n.eq(1).any().item<bool>());
   EXPECT_TRUE(b.masked_select(n.eq(1)).eq(0).all().item<bool>()) << "an element of one term is widened by nothing";
   EXPECT_TRUE(b.masked_select(n.gt(1)).gt(0).all().item<bool>());
+}
+
+/// scatter_reduce(self [R], 0, index [K*R], src [K*R], reduce) in float16, each element taking exactly K terms and
+/// self: the CPU's result, the float64 one, a device's that rounds every step to float16 (as CUDA's atomics do) in
+/// another order for each element, and the bound, from the rule the call's arguments choose and runs of the call in
+/// float64 (the count with reduce='sum', as the rule says).
+struct SteppedScatterReduce {
+  at::Tensor self, index, src, cpu, golden, device;
+  std::optional<RunValues> bound;
+  std::string why;
+  const AccumulationRule* rule = nullptr;
+  SteppedScatterReduce(const std::string& reduce, double low, double high, std::int64_t rows = 4096,
+                       std::int64_t k = 16) {
+    auto gen = at::make_generator<at::CPUGeneratorImpl>(41);
+    self = (at::rand({rows}, gen, at::kFloat) * (high - low) + low).to(at::kHalf);
+    const at::Tensor terms = (at::rand({k, rows}, gen, at::kFloat) * (high - low) + low).to(at::kHalf);
+    index = at::arange(rows, at::kLong).repeat({k});
+    src = terms.reshape(-1);
+    const auto run_with = [](const std::string& how) {
+      return [how](const std::vector<at::Tensor>& h) {
+        const at::Tensor out = h[0].to(at::kDouble).scatter_reduce(0, h[1], h[2].to(at::kDouble), how);
+        return RunValues{out, {}};
+      };
+    };
+    cpu = self.scatter_reduce(0, index, src, reduce);
+    golden = self.to(at::kDouble).scatter_reduce(0, index, src.to(at::kDouble), reduce);
+    at::Tensor acc = self.to(at::kFloat);  // one rounding to float16 per step, the terms of each element shuffled
+    const at::Tensor order = at::argsort(at::rand({k, rows}, gen, at::kFloat), /*dim=*/0, /*descending=*/false);
+    const at::Tensor shuffled = terms.to(at::kFloat).gather(0, order);
+    for (std::int64_t j = 0; j < k; ++j)
+      acc = (reduce == "prod" ? acc * shuffled[j] : acc + shuffled[j]).to(at::kHalf).to(at::kFloat);
+    device = (reduce == "mean" ? acc / static_cast<double>(k + 1) : acc).to(at::kHalf);
+    rule = accumulation_rule_for("aten::scatter_reduce.two", {{"reduce", c10::IValue(reduce)}});
+    if (!rule) return;
+    const Float64Run run = run_with(reduce), count = run_with("sum");
+    bound = accumulation_allowance(*rule, {self, index, src}, RunValues{golden, {}}, run, why, &count);
+  }
+  Comparison judge(const at::Tensor& d, bool with_bound) const {
+    const c10::IValue g(golden);
+    const AccumulationAllowance acc{&bound->output, AccumulatesIn::OutputDtype};
+    return compare_values(cpu, d, Tolerance{}, "output", &g, with_bound ? &acc : nullptr);
+  }
+};
+
+TEST(AccumulationBound, AMeanOrAProductRoundedEveryStepInAnotherOrderPassesAndOneWrongElementFails) {
+  // 64 terms per mean (a mean divides the sum's error by its count), 16 factors per product; the wrong element is
+  // 5% off for the mean, 2% for the product (its bound, 16 roundings of its value, is 0.8% of it: a sum's bound on
+  // the same count would let 2% through).
+  using Kind = std::tuple<std::string, double, double, std::int64_t, double>;
+  for (const auto& [reduce, low, high, k, off] : {Kind{"mean", 0.0, 1.0, 64, 1.05}, Kind{"prod", 0.9, 1.1, 16, 1.02}}) {
+    const SteppedScatterReduce s(reduce, low, high, 4096, k);
+    ASSERT_NE(s.rule, nullptr) << reduce;
+    EXPECT_EQ(s.rule->counted_with, std::string("reduce=sum")) << reduce;
+    EXPECT_EQ(s.rule->product, reduce == "prod");
+    ASSERT_TRUE(s.bound) << s.why;
+    EXPECT_FALSE(s.judge(s.device, false).ok) << reduce << ": the CPU keeps a wider accumulator, so 3 times its "
+                                                 "error is narrower than float16 steps in another order";
+    const Comparison judged = s.judge(s.device, true);
+    EXPECT_TRUE(judged.ok) << reduce << ": " << judged.message;
+    at::Tensor wrong = s.device.clone();
+    wrong[0] = wrong[0].item<double>() * off;
+    const Comparison caught = s.judge(wrong, true);
+    EXPECT_FALSE(caught.ok) << reduce;
+    EXPECT_NE(caught.message.find("Against float64 at index (0,)"), std::string::npos) << caught.message;
+  }
+  // amax takes one term per element: no rule, so nothing widens it.
+  EXPECT_EQ(accumulation_rule_for("aten::scatter_reduce.two", {{"reduce", c10::IValue(std::string("amax"))}}), nullptr);
 }
 
 TEST(AccumulationBound, UnitRoundoffFollowsThePrecisionTheOpAccumulatesIn) {

@@ -359,6 +359,18 @@ cases:
     EXPECT_TRUE(has(script, "'" + std::string(t.op) + "': (" + std::to_string(t.output) + ", " +
                                 (t.reduced ? "True" : "False") + ")"))
         << t.op;
+  // The accumulation bound's ops and how each sums, from the table; the static Python names none of them.
+  EXPECT_FALSE(has(std::string(repro_script_accumulation()), "aten::")) << "an op is spelt in the bound's own Python";
+  const std::size_t table = script.find("ACCUMULATION = [");
+  ASSERT_NE(table, std::string::npos) << script;
+  const std::string accumulation = script.substr(table, script.find('\n', table) - table);
+  const auto py_bool = [](bool b) { return std::string(b ? "True" : "False"); };
+  const auto py_text = [](const char* s) { return s ? "'" + std::string(s) + "'" : std::string("None"); };
+  for (const AccumulationRule& a : accumulation_rules())
+    EXPECT_TRUE(has(accumulation, "('" + std::string(a.op) + "', " + py_text(a.only_with) + ", " +
+                                      py_bool(a.in == AccumulatesIn::Float32AtLeast) + ", " + py_bool(a.mean) + ", " +
+                                      py_text(a.counted_with) + ", " + py_bool(a.product) + ")"))
+        << a.op << "\n" << accumulation;
   TempDir tmp("cmp");
   const auto [status, output] = run_python(script, tmp.path);
   EXPECT_EQ(status, 0) << output << "\n" << script;

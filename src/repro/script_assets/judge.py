@@ -15,16 +15,27 @@ CALLED = []  # (aten op, its arguments by name) of each call the cpu reference d
 
 class Dispatched(torch.utils._python_dispatch.TorchDispatchMode):
     """Records the aten ops a call dispatches (the first is the op as resolved). In a wider run (`wide`), a
-    half-to-float conversion asks for no conversion: its input is no longer float16, as opcheck runs it then."""
+    half-to-float conversion asks for no conversion: its input is no longer float16, as opcheck runs it then. With
+    `override` (name, value), the first op gets that argument so (the accumulation bound counts terms so)."""
 
-    def __init__(self, wide=False):
+    def __init__(self, wide=False, override=None):
         super().__init__()
         self.wide = wide
+        self.override = override
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = dict(kwargs or {})
         names = [a.name for a in func._schema.arguments]
         named = dict(zip(names, args), **kwargs)
+        override, self.override = self.override, None  # the first op's only: the op as resolved
+        if override is not None and override[0] in names:
+            name, value = override
+            place = names.index(name)
+            if place < len(args):
+                args = tuple(value if k == place else a for k, a in enumerate(args))
+            else:
+                kwargs[name] = value
+            named[name] = value
         if self.wide and named.get("half_to_float") is True:
             args = tuple(False if n == "half_to_float" else a for n, a in zip(names, args))
             kwargs = {k: (False if k == "half_to_float" else v) for k, v in kwargs.items()}
@@ -52,15 +63,19 @@ def step(g_abs, dtype):
     return torch.exp2(e - digits)
 
 
-def judged(e, a, g, rtol, atol, dtype, close):
-    """`close` (per part) with the float64 judge's: within atol + rtol|g| + JUDGE_MULTIPLE |e - g| + one step."""
+def judged(e, a, g, rtol, atol, dtype, close, allowance=None):
+    """`close` (per part) with the float64 judge's: within atol + rtol|g| + JUDGE_MULTIPLE |e - g| + one step; for an
+    op that accumulates (`allowance`: its accumulation bound, per element), the larger of JUDGE_MULTIPLE |e - g| and
+    the bound. Also counts the elements only the bound let through."""
     dg, eg = (a - g).abs(), (e - g).abs()
     eg = torch.where(torch.isfinite(e), eg, torch.zeros_like(eg))
-    bound = atol + rtol * g.abs() + JUDGE_MULTIPLE * eg + step(g.abs(), dtype)
+    own, rest = JUDGE_MULTIPLE * eg, atol + rtol * g.abs() + step(g.abs(), dtype)
+    bound = (own if allowance is None else torch.maximum(own, allowance)) + rest
     within = ((dg <= bound) & torch.isfinite(g)) | (a == g)
     rescued = int((within & ~close).sum())
     further = int((within & ~close & (eg > dg)).sum())
-    return close | within, rescued, further
+    only_bound = 0 if allowance is None else int((within & ~(dg <= own + rest) & ~close).sum())
+    return close | within, rescued, further, only_bound
 
 
 def take_writers(expected, device):
