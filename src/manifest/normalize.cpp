@@ -61,14 +61,6 @@ const Keys kConditionKeys{"expr", "reason"};
 struct Settings : SettingsLayer {
   std::optional<DType> dtype;
   std::string dtype_spelling;
-
-  void override_with(const Settings& o) {
-    SettingsLayer::override_with(o);
-    if (o.dtype) {
-      dtype = o.dtype;
-      dtype_spelling = o.dtype_spelling;
-    }
-  }
 };
 
 /// Walks one v1 manifest document: the file's keys, its defaults and marks, then each case.
@@ -244,7 +236,6 @@ bool Normalizer::read_case(NodeRef c, const Settings& defaults, const std::vecto
                "e.g. torch.add, torch.Tensor.view, aten::add.Tensor");
   }
 
-  Settings s = defaults;
   Settings own;
   NodeRef inputs, attrs, kwmap;
   for (std::size_t i = 0; i < c.size(); ++i) {
@@ -268,10 +259,12 @@ bool Normalizer::read_case(NodeRef c, const Settings& defaults, const std::vecto
       read_conditions(v, k, out.xfail_if);
     }
   }
-  s.override_with(own);
-  out.dtype = s.dtype.value_or(DType::Float32);
-  out.dtype_spelling = s.dtype ? s.dtype_spelling : "fp32";
-  s.apply_to(out);
+  // The file's defaults, then the case's own keys over them, straight into the case (no merged copy per case).
+  const Settings& d = own.dtype ? own : defaults;
+  out.dtype = d.dtype.value_or(DType::Float32);
+  out.dtype_spelling = d.dtype ? d.dtype_spelling : "fp32";
+  defaults.apply_to(out);
+  own.apply_to(out);
 
   read_marks(c, out.marks);  // own_reader: `marks` or `mark`, the file's marks merged in
   for (const auto& m : file_marks)

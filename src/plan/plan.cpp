@@ -73,24 +73,34 @@ void put_field(std::string& out, const Owner& o, const Field<Owner>& f) {
       [&](auto m) {
         using T = std::decay_t<decltype(o.*m)>;
         const T& v = o.*m;
+        // Appended piece by piece: the key is computed for every case of a run, with no temporary strings.
+        const auto label = [&] {
+          out += '|';
+          out += f.key_label ? f.key_label : f.name;
+          out += '=';
+        };
         if constexpr (std::is_same_v<T, bool>) {
           out += v ? f.key_true : f.key_false;
           return;
         } else if constexpr (std::is_same_v<T, std::optional<ExpectedError>>) {
-          if (v) out += std::string("|") + (f.key_label ? f.key_label : f.name) + "=" + v->type + "/" + v->match;
+          if (!v) return;
+          label();
+          out += v->type;
+          out += '/';
+          out += v->match;
           return;
         } else {
-          out += std::string("|") + (f.key_label ? f.key_label : f.name) + "=";
+          label();
           if constexpr (std::is_same_v<T, std::int64_t>) out += std::to_string(v);
           else if constexpr (std::is_same_v<T, double>) out += PyValue::real(v).repr();
           else if constexpr (std::is_same_v<T, std::optional<double>>)
-            out += v ? PyValue::real(*v).repr() : std::string("default");
+            out += v ? PyValue::real(*v).repr() : "default";
           else if constexpr (std::is_same_v<T, Comparator>) out += comparator_name(v);
           else if constexpr (std::is_same_v<T, std::string>) out += v;
           else if constexpr (std::is_same_v<T, std::vector<std::string>>)
-            for (const std::string& s : v) out += s + ",";
+            for (const std::string& s : v) (out += s) += ',';
           else if constexpr (std::is_same_v<T, std::vector<PyValue>>)
-            for (const PyValue& x : v) out += x.repr() + ",";
+            for (const PyValue& x : v) (out += x.repr()) += ',';
           else if constexpr (std::is_same_v<T, KwArgs>) put_kwargs(out, v, /*sort=*/true);
           else static_assert(unhandled_field_type<T>, "the dedupe key spells every field type");
         }
