@@ -275,7 +275,7 @@ constexpr bool keys_well_formed(const Field<Owner> (&fields)[N]) {
   }
   return true;
 }
-// Only string fields are labels of the case record; only fields a reader can spell have a range.
+// Only string fields are labels of the case record (CaseRecord::labels holds strings).
 constexpr bool labels_are_strings() {
   for (const CaseField& f : kCaseFields)
     if (f.record_label && !std::holds_alternative<std::string CaseSettings::*>(f.member)) return false;
