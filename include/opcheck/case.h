@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "opcheck/case_fields.h"
 #include "opcheck/cond_expr.h"
 #include "opcheck/diagnostic.h"
 #include "opcheck/dtype.h"
@@ -76,12 +77,6 @@ struct Condition {
   bool strict = true;  // xfail_if: a pass (XPASS) fails the run; false for a v2 `mode: xfail` (pytest's non-strict)
 };
 
-/// `expects_error`: both runs must raise an error of this Python type whose message matches `match` (regex search).
-struct ExpectedError {
-  std::string type;   // RuntimeError, ValueError, TypeError, IndexError, NotImplementedError, AssertionError, ...
-  std::string match;  // ECMAScript regex; empty = any message
-};
-
 /// A module case's module: a class (a Hugging Face transformers layer, or any torch.nn.Module importable from the
 /// installed packages) built from its constructor arguments; the case's call is one invocation of its forward, with
 /// the case's inputs and kwargs. The invocations of one module share its build (`build_key`). See docs/modules.md.
@@ -104,22 +99,30 @@ struct ModuleSpec {
   std::string build_key;                     // equal for the invocations of one module build (set by the reader)
 };
 
-/// One field of ModuleSpec, declared once: its name (the wire, the dedupe key, the case record and messages read
-/// it), and whether it decides what the case computes (part of the dedupe key). Readers and writers loop over
-/// module_fields(), so a field added to ModuleSpec and to this table reaches all of them.
-struct ModuleField {
-  const char* name;
-  enum class Kind { String, Int, Values, KwArgs } kind;
-  bool in_key;
-  std::string ModuleSpec::*string_member = nullptr;
-  std::int64_t ModuleSpec::*int_member = nullptr;
-  std::vector<PyValue> ModuleSpec::*values_member = nullptr;
-  KwArgs ModuleSpec::*kwargs_member = nullptr;
+/// The fields of ModuleSpec, declared once as the case's settings are (case_fields.h): their names (the wire, the
+/// dedupe key, the case record and messages read them), and whether they decide what the case computes (part of the
+/// dedupe key, after the case's own fields, in table order). Readers and writers loop over kModuleFields, so a field
+/// added to ModuleSpec and to this table reaches all of them.
+using ModuleField = Field<ModuleSpec>;
+inline constexpr ModuleField kModuleFields[] = {
+    // The entry's name labels the case; two entries that build the same module with the same inputs are one call.
+    ModuleField("name", &ModuleSpec::name),
+    ModuleField("module_path", &ModuleSpec::module_path).in_key(KeyPlace::AfterInputs, 100),
+    ModuleField("constructor_args", &ModuleSpec::ctor_args).in_key(KeyPlace::AfterInputs, 101),
+    ModuleField("constructor_kwargs", &ModuleSpec::ctor_kwargs).in_key(KeyPlace::AfterInputs, 102),
+    ModuleField("sizes", &ModuleSpec::sizes).in_key(KeyPlace::AfterInputs, 103),
+    ModuleField("sizes_file", &ModuleSpec::sizes_file).in_key(KeyPlace::AfterInputs, 104),
+    ModuleField("attn_implementation", &ModuleSpec::attn_implementation).in_key(KeyPlace::AfterInputs, 105),
+    ModuleField("invocation", &ModuleSpec::invocation),
+    ModuleField("invocations", &ModuleSpec::invocations),
+    ModuleField("build_key", &ModuleSpec::build_key),
 };
-const std::vector<ModuleField>& module_fields();
+static_assert(field_checks::names_unique(kModuleFields), "every module field has its own name");
+static_assert(field_checks::keys_well_formed(kModuleFields), "module key ranks are distinct");
 
-/// One op call from a manifest, normalized.
-struct Case {
+/// One op call from a manifest, normalized. Its settings (seed, tolerances, comparator, marks, ...) are CaseSettings,
+/// declared in kCaseFields.
+struct Case : CaseSettings {
   std::string model;    // as declared by `model:`
   std::string variant;  // "" or the backend variant ("spyre") from a <model>_spyre.yaml / -spyre.yaml file
   std::string name;     // case name as written (may contain dots)
@@ -130,19 +133,8 @@ struct Case {
   KwArgs kwargs;        // attrs, then kwmap merged over it
   DType dtype = DType::Float32;   // case dtype (case field, else manifest defaults, else fp32)
   std::string dtype_spelling;     // as written, for skip_if's dtype / dtype_str
-  std::int64_t seed = 0;
-  std::optional<double> rtol, atol;  // absent => per-dtype defaults of torch.testing.assert_close
-  Comparator compare = Comparator::AllClose;
-  double pcc_min = 0.999;           // for Comparator::Pcc
-  bool equal_nan = true;
-  std::vector<std::string> marks;
-  std::string description;
-  std::optional<ExpectedError> expects_error;
   std::vector<Condition> skip_if;
   std::vector<Condition> xfail_if;
-  std::optional<double> timeout_s;
-  bool nondeterministic_ok = false;  // `nondeterministic: true`: repeated device runs may differ
-  std::string upstream_test;  // v2 configs: the test name torch-spyre's runner gives this entry (for dashboards)
   /// Set for a module case (a second kind of case, with the same life: selected, deduped, run in a worker, judged by
   /// the same rule, reported): `op` is then the module's path, `inputs` and `kwargs` its forward's arguments.
   std::shared_ptr<const ModuleSpec> module;

@@ -5,9 +5,11 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "opcheck/case_fields.h"
 #include "opcheck/result.h"
 
 namespace opcheck {
@@ -84,6 +86,12 @@ inline void note_worker_starts(RunInfo& info, const std::vector<double>& start_s
 
 /// One selected occurrence of a case and its verdict (a deduplicated occurrence carries the result of the
 /// occurrence that ran, with deduplicated_from naming it).
+/// One label of a case record: a case field's value that reports carry along (case_fields.h: record_label).
+struct CaseLabel {
+  const CaseField* field;  // an entry of kCaseFields
+  std::string value;
+};
+
 struct CaseRecord {
   std::string id;           // model::name
   int index = -1;           // position in the whole selection before sharding (orders merged shards); -1 unknown
@@ -102,7 +110,15 @@ struct CaseRecord {
   std::string status_reason;
   Outcome outcome = Outcome::Passed;  // after skip/xfail rules
   XfailStrictness xfail_strictness = XfailStrictness::Strict;  // NonStrict: v2 `mode: xfail`, `strict: false`
-  std::string upstream_test;  // v2 configs: torch-spyre's test name of the entry
+  /// The case's labels (kCaseFields' record_label: upstream_test, issue, ...), in table order, the non-empty ones.
+  std::vector<CaseLabel> labels;
+  /// The label's value, "" when the case has none.
+  const std::string& label(std::string_view record_label) const {
+    static const std::string none;
+    for (const CaseLabel& l : labels)
+      if (record_label == l.field->record_label) return l.value;
+    return none;
+  }
   Result result;            // stage, message, figures, timings of the run that decided it
 };
 

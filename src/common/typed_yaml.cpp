@@ -1,6 +1,7 @@
 #include "common/typed_yaml.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "common/spelling.h"
@@ -196,79 +197,26 @@ bool TypedYaml::check_keys(NodeRef map, const std::vector<std::string_view>& all
 }
 
 // ------------------------------------------------------------------------------------------------------------------
-// Comparison settings
+// Case fields
 
-void ComparisonSettings::override_with(const ComparisonSettings& o) {
-  if (o.rtol) rtol = o.rtol;
-  if (o.atol) atol = o.atol;
-  if (o.pcc_min) pcc_min = o.pcc_min;
-  if (o.timeout_s) timeout_s = o.timeout_s;
-  if (o.compare) compare = o.compare;
-  if (o.equal_nan) equal_nan = o.equal_nan;
-}
-
-void ComparisonSettings::apply_to(Case& c) const {
-  if (rtol) c.rtol = rtol;
-  if (atol) c.atol = atol;
-  if (compare) c.compare = *compare;
-  if (pcc_min) c.pcc_min = *pcc_min;
-  if (equal_nan) c.equal_nan = *equal_nan;
-  if (timeout_s) c.timeout_s = timeout_s;
-}
-
-bool ComparisonSettings::has_any() const { return rtol || atol || pcc_min || timeout_s || compare || equal_nan; }
-
-const std::vector<std::string_view>& comparison_setting_keys() {
-  static const std::vector<std::string_view> keys{"rtol", "atol", "compare", "pcc_min", "equal_nan", "timeout"};
-  return keys;
-}
-
-bool is_comparison_setting(std::string_view key) {
-  const auto& keys = comparison_setting_keys();
-  return std::find(keys.begin(), keys.end(), key) != keys.end();
+int case_field_for_key(std::string_view key, bool manifest) {
+  // The keys as string_views, measured once: the normaliser asks for every key of every case.
+  using Keys = std::array<std::string_view, kCaseFieldCount>;
+  static const std::array<Keys, 2> keys = [] {
+    std::array<Keys, 2> k{};
+    for (std::size_t i = 0; i < kCaseFieldCount; ++i) {
+      if (kCaseFields[i].config_key) k[0][i] = kCaseFields[i].config_key;
+      if (kCaseFields[i].manifest_key) k[1][i] = kCaseFields[i].manifest_key;
+    }
+    return k;
+  }();
+  const Keys& in = keys[manifest ? 1 : 0];
+  for (std::size_t i = 0; i < kCaseFieldCount; ++i)
+    if (!in[i].empty() && in[i] == key) return static_cast<int>(i);
+  return -1;
 }
 
 namespace {
-
-// A numeric setting's range, and how each voice says a value lies outside it.
-struct NumberRange {
-  std::string_view key;
-  bool (*holds)(double);
-  const char* manifest_rule;  // "rtol must <rule>, got X"
-  const char* config_rule;    // "`rtol` must <rule>, not X" (the status config has refused non-finite numbers)
-  const char* config_fix;
-};
-
-const NumberRange kRanges[]{
-    {"rtol", [](double x) { return x >= 0 && !std::isinf(x); }, "be a finite number >= 0", "be >= 0", ""},
-    {"atol", [](double x) { return x >= 0 && !std::isinf(x); }, "be a finite number >= 0", "be >= 0", ""},
-    {"pcc_min", [](double x) { return x >= -1.0 && x <= 1.0; }, "be between -1 and 1", "lie between -1 and 1",
-     "a Pearson correlation is at most 1; 0.999 is usual"},
-    {"timeout", [](double x) { return x > 0 && !std::isinf(x); }, "be a positive number of seconds",
-     "be a positive number of seconds", ""},
-};
-
-std::optional<double>& number_slot(ComparisonSettings& s, std::string_view key) {
-  if (key == "rtol") return s.rtol;
-  if (key == "atol") return s.atol;
-  if (key == "pcc_min") return s.pcc_min;
-  return s.timeout_s;
-}
-
-bool read_ranged_number(TypedYaml& r, const NumberRange& range, NodeRef v, ComparisonSettings& out) {
-  double x = 0;
-  if (!r.read_number(v, range.key, x)) return false;
-  if (!range.holds(x)) {
-    const std::string key(range.key), text(v.text());
-    if (r.voice() == YamlVoice::Manifest)
-      r.error(v, key + " must " + range.manifest_rule + ", got " + text);
-    else
-      r.error(v, "`" + key + "` must " + range.config_rule + ", not " + text, range.config_fix);
-    return false;
-  }
-  number_slot(out, range.key) = x;
-  return true;
-}
 
 // "allclose, pcc or exact": every comparator kComparators lists.
 std::string comparator_choices() {
@@ -279,14 +227,10 @@ std::string comparator_choices() {
   return out;
 }
 
-bool read_comparator(TypedYaml& r, NodeRef key, NodeRef v, ComparisonSettings& out) {
+bool read_comparator(TypedYaml& r, NodeRef key, NodeRef v, Comparator& out) {
   std::string name;
   if (!r.read_string(v, "compare", name, key)) return false;
-  Comparator c;
-  if (parse_comparator(name, c)) {
-    out.compare = c;
-    return true;
-  }
+  if (parse_comparator(name, out)) return true;
   const std::string guess = did_you_mean(name, all_comparator_names());
   r.error(v,
           r.voice() == YamlVoice::Manifest ? "unknown compare kind " + in_quotes(name) + guess
@@ -295,20 +239,56 @@ bool read_comparator(TypedYaml& r, NodeRef key, NodeRef v, ComparisonSettings& o
   return false;
 }
 
+// A number outside the field's range, in the reader's voice.
+bool within(TypedYaml& r, const CaseField& f, NodeRef v, double x) {
+  if (!f.number.holds || f.number.holds(x)) return true;
+  const std::string key(f.name), text(v.text());
+  if (r.voice() == YamlVoice::Manifest)
+    r.error(v, key + " must " + f.number.manifest_rule + ", got " + text);
+  else
+    r.error(v, "`" + key + "` must " + f.number.config_rule + ", not " + text, f.number.config_fix);
+  return false;
+}
+
 }  // namespace
 
-bool read_comparison_setting(TypedYaml& r, NodeRef key, NodeRef v, ComparisonSettings& out) {
+bool read_case_field(TypedYaml& r, std::size_t field, NodeRef key, NodeRef v, SettingsLayer& out) {
+  const CaseField& f = kCaseFields[field];
   const std::string_view k = key.text();
-  for (const auto& range : kRanges)
-    if (range.key == k) return read_ranged_number(r, range, v, out);
-  if (k == "compare") return read_comparator(r, key, v, out);
-  if (k == "equal_nan") {
-    bool b = false;
-    if (!r.read_bool(v, k, b)) return false;
-    out.equal_nan = b;
-    return true;
-  }
-  return false;
+  const bool ok = std::visit(
+      [&](auto m) {
+        using T = std::decay_t<decltype(out.values.*m)>;
+        T& slot = out.values.*m;
+        if constexpr (std::is_same_v<T, bool>) {
+          return r.read_bool(v, k, slot);
+        } else if constexpr (std::is_same_v<T, std::int64_t>) {
+          std::int64_t x = 0;
+          if (!r.read_int(v, k, x) || !within(r, f, v, static_cast<double>(x))) return false;
+          slot = x;
+          return true;
+        } else if constexpr (std::is_same_v<T, double> || std::is_same_v<T, std::optional<double>>) {
+          double x = 0;
+          if (!r.read_number(v, k, x) || !within(r, f, v, x)) return false;
+          slot = x;
+          return true;
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          if (!f.any_scalar) return r.read_string(v, k, slot, key);
+          if (!v.is_scalar()) {
+            r.error(v, "expected a string for " + in_quotes(k) + ", got " + v.describe());
+            return false;
+          }
+          slot.assign(v.text());
+          return true;
+        } else if constexpr (std::is_same_v<T, Comparator>) {
+          return read_comparator(r, key, v, slot);
+        } else {
+          // marks, expects_error: their readers are the normaliser's own (own_reader); module fields: v2_module.
+          return false;
+        }
+      },
+      f.member);
+  if (ok) out.mark(field);
+  return ok;
 }
 
 }  // namespace opcheck

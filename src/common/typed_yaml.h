@@ -1,6 +1,6 @@
 // Typed reads of YAML values with located diagnostics, for every file opcheck reads (manifests, v2 configs, the
-// status config), and the comparison settings (rtol, atol, pcc_min, timeout, compare, equal_nan) that manifests and
-// the status config both set: their checks live here once.
+// status config), and the typed read of each case field (opcheck/case_fields.h) that manifests and the status config
+// set: their checks live here once.
 #pragma once
 
 #include <cstdint>
@@ -82,26 +82,12 @@ std::string in_quotes(std::string_view text);
 /// True for a plain `~`, `null` or empty scalar.
 bool is_yaml_null(yaml::NodeRef n);
 
-/// The settings that decide how a case's outputs are compared, as a manifest (its defaults and cases) and the status
-/// config (its rules and device overrides) write them; an absent one leaves the case's value alone.
-struct ComparisonSettings {
-  std::optional<double> rtol, atol, pcc_min, timeout_s;
-  std::optional<Comparator> compare;
-  std::optional<bool> equal_nan;
+/// The index in kCaseFields of the field whose v1 manifest key (`manifest`) or status-config key (else) is `key`;
+/// -1 for none.
+int case_field_for_key(std::string_view key, bool manifest);
 
-  /// Takes every setting `o` gives.
-  void override_with(const ComparisonSettings& o);
-  /// Sets in `c` every setting given here.
-  void apply_to(Case& c) const;
-  bool has_any() const;
-};
-
-/// rtol, atol, compare, pcc_min, equal_nan, timeout.
-const std::vector<std::string_view>& comparison_setting_keys();
-bool is_comparison_setting(std::string_view key);
-
-/// Reads `key: value` (key one of comparison_setting_keys) into `out`, checking its type and range in the reader's
-/// voice. False, reported, when the value is unusable.
-bool read_comparison_setting(TypedYaml& r, yaml::NodeRef key, yaml::NodeRef value, ComparisonSettings& out);
+/// Reads `key: value` into field `field` of kCaseFields (one the table reads: not own_reader), checking its type and
+/// its range in the reader's voice, and marks it given in `out`. False, reported, when the value is unusable.
+bool read_case_field(TypedYaml& r, std::size_t field, yaml::NodeRef key, yaml::NodeRef value, SettingsLayer& out);
 
 }  // namespace opcheck

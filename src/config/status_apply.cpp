@@ -90,27 +90,38 @@ std::string number_text(double x) {
   return buf;
 }
 
+// A field's value as a conflict message shows it: 0.01, pcc, true, the text (a status-config key is never a list).
+std::string setting_text(const CaseSettings& s, const CaseField& f) {
+  return std::visit(
+      [&](auto m) -> std::string {
+        using T = std::decay_t<decltype(s.*m)>;
+        const T& v = s.*m;
+        if constexpr (std::is_same_v<T, bool>) return v ? "true" : "false";
+        else if constexpr (std::is_same_v<T, std::int64_t>) return std::to_string(v);
+        else if constexpr (std::is_same_v<T, double>) return number_text(v);
+        else if constexpr (std::is_same_v<T, std::optional<double>>) return v ? number_text(*v) : "unset";
+        else if constexpr (std::is_same_v<T, std::string>) return "'" + v + "'";
+        else if constexpr (std::is_same_v<T, Comparator>) return comparator_name(v);
+        else return "another value";  // lists and expects_error have no status-config key
+      },
+      f.member);
+}
+
 // Fields both layers set to different values, as "status (xfail vs skip)".
 std::vector<std::string> conflicts(const RuleSettings& a, const RuleSettings& b) {
   std::vector<std::string> out;
-  auto num = [&](const char* name, const std::optional<double>& x, const std::optional<double>& y) {
-    if (x && y && *x != *y) out.push_back(std::string(name) + " (" + number_text(*x) + " vs " + number_text(*y) + ")");
-  };
   if (a.status != TriageStatus::Unset && b.status != TriageStatus::Unset && a.status != b.status)
     out.push_back(std::string("status (") + triage_status_name(a.status) + " vs " + triage_status_name(b.status) + ")");
   if (a.reason && b.reason && *a.reason != *b.reason) out.push_back("reason");
-  num("rtol", a.rtol, b.rtol);
-  num("atol", a.atol, b.atol);
-  num("pcc_min", a.pcc_min, b.pcc_min);
-  num("timeout", a.timeout_s, b.timeout_s);
-  if (a.compare && b.compare && *a.compare != *b.compare)
-    out.push_back(std::string("compare (") + comparator_name(*a.compare) + " vs " + comparator_name(*b.compare) + ")");
   if (a.strict && b.strict && *a.strict != *b.strict)
     out.push_back(std::string("strict (") + (*a.strict ? "true" : "false") + " vs " + (*b.strict ? "true" : "false") +
                   ")");
-  if (a.equal_nan && b.equal_nan && *a.equal_nan != *b.equal_nan)
-    out.push_back(std::string("equal_nan (") + (*a.equal_nan ? "true" : "false") + " vs " +
-                  (*b.equal_nan ? "true" : "false") + ")");
+  for (std::size_t i = 0; i < kCaseFieldCount; ++i) {
+    const CaseField& f = kCaseFields[i];
+    if (!f.config_key || !a.has(i) || !b.has(i) || field_equal(a.values, b.values, f)) continue;
+    out.push_back(std::string(f.config_key) + " (" + setting_text(a.values, f) + " vs " + setting_text(b.values, f) +
+                  ")");
+  }
   return out;
 }
 

@@ -57,8 +57,12 @@ const std::vector<std::string>& selector_keys() {
   return k;
 }
 const std::vector<std::string>& settings_keys() {
-  static const std::vector<std::string> k{"status", "reason", "strict", "rtol", "atol", "compare", "pcc_min", "equal_nan",
-                                          "timeout"};
+  static const std::vector<std::string> k = [] {
+    std::vector<std::string> keys{"status", "reason", "strict"};
+    for (const CaseField& f : kCaseFields)
+      if (f.config_key) keys.emplace_back(f.config_key);
+    return keys;
+  }();
   return k;
 }
 
@@ -153,8 +157,8 @@ class ConfigReader {
     } else if (k == "strict") {
       bool b = false;
       if (r_.read_bool(v, k, b)) s.strict = b;
-    } else {
-      read_comparison_setting(r_, key, v, s);
+    } else if (const int field = case_field_for_key(k, /*manifest=*/false); field >= 0) {
+      read_case_field(r_, static_cast<std::size_t>(field), key, v, s);
     }
   }
 

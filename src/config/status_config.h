@@ -10,7 +10,7 @@
 //       status: xfail                       # expected_passing | xfail | skip | exclude
 //       strict: false                       # xfail only: a pass is XPASS but does not fail the run (default true)
 //       reason: https://github.com/org/repo/issues/123
-//       rtol: 1.0e-2                        # also atol, compare, pcc_min, equal_nan, timeout (seconds)
+//       rtol: 1.0e-2                        # also atol, compare, pcc_min, equal_nan, timeout (seconds), issue
 //       device_overrides:
 //         spyre: {atol: 5.0e-2}             # any of the settings above, for one device under test only
 //
@@ -51,9 +51,9 @@ std::optional<TriageStatus> parse_triage_status(std::string_view s);
 /// The spellings a config may use, for messages and did-you-mean.
 const std::vector<std::string>& all_triage_status_names();
 
-/// What one rule (or one device override of it) sets: the comparison settings a manifest may also set, the status and
-/// its reason; absent fields leave the case alone.
-struct RuleSettings : ComparisonSettings {
+/// What one rule (or one device override of it) sets: the case fields with a status-config key (kCaseFields), the
+/// status and its reason; absent fields leave the case alone.
+struct RuleSettings : SettingsLayer {
   TriageStatus status = TriageStatus::Unset;
   std::optional<std::string> reason;
   std::optional<bool> strict;  // xfail strictness; unset = strict

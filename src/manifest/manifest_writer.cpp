@@ -160,6 +160,50 @@ std::string kwargs_flow(const KwArgs& kw) {
   return out + "}";
 }
 
+namespace {
+
+bool comparator_reads(const Case& c, const char* setting) {
+  for (const char* s : comparator_spec(c.compare).settings)
+    if (s && std::string_view(s) == setting) return true;
+  return false;
+}
+
+// The case fields the table says the writer writes, in table order, before or after the inputs: `    rtol: 0.01`.
+void put_fields(std::string& y, const Case& c, bool before_inputs) {
+  for (const CaseField& f : kCaseFields) {
+    if (f.written == Written::Never || f.written_before_inputs != before_inputs || !f.manifest_key) continue;
+    if (f.written == Written::WhenSet && field_is_unset(c, f)) continue;
+    if (f.written == Written::WhenComparatorReads && !comparator_reads(c, f.name)) continue;
+    y += std::string("    ") + f.manifest_key + ": ";
+    std::visit(
+        [&](auto m) {
+          using T = std::decay_t<decltype(c.*m)>;
+          const T& v = c.*m;
+          if constexpr (std::is_same_v<T, bool>) y += v ? "true" : "false";
+          else if constexpr (std::is_same_v<T, std::int64_t>) y += std::to_string(v);
+          else if constexpr (std::is_same_v<T, double>) y += real(v);
+          else if constexpr (std::is_same_v<T, std::optional<double>>) y += real(*v);  // WhenSet: present
+          else if constexpr (std::is_same_v<T, Comparator>) y += comparator_name(v);
+          else if constexpr (std::is_same_v<T, std::string>) y += quoted(v);
+          else if constexpr (std::is_same_v<T, std::optional<ExpectedError>>)
+            y += "{type: " + quoted(v->type) + ", match: " + quoted(v->match) + "}";
+          else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+            y += "[";
+            for (std::size_t i = 0; i < v.size(); ++i) y += (i ? ", " : "") + quoted(v[i]);
+            y += "]";
+          } else {
+            static_assert(std::is_same_v<T, std::vector<PyValue>> || std::is_same_v<T, KwArgs>,
+                          "the manifest writer writes every case field type");
+            y += "null";  // no case setting holds Python values
+          }
+        },
+        f.member);
+    y += "\n";
+  }
+}
+
+}  // namespace
+
 std::string case_manifest(const Case& c, const std::vector<std::vector<TensorSource>>& tensors,
                           const std::string& header_comment) {
   std::string y;
@@ -170,7 +214,7 @@ std::string case_manifest(const Case& c, const std::vector<std::vector<TensorSou
   y += "  - name: " + quoted(c.name) + "\n";
   y += "    op: " + quoted(c.op) + "\n";
   y += "    dtype: " + std::string(dtype_name(c.dtype)) + "\n";
-  y += "    seed: " + std::to_string(c.seed) + "\n";
+  put_fields(y, c, /*before_inputs=*/true);  // seed
   if (!c.inputs.empty()) {
     y += "    inputs:\n";
     for (std::size_t i = 0; i < c.inputs.size(); ++i) {
@@ -198,23 +242,7 @@ std::string case_manifest(const Case& c, const std::vector<std::vector<TensorSou
     y += "    kwmap:\n";
     for (const auto& [k, v] : c.kwargs) y += "      " + key(k) + ": " + value(v) + "\n";
   }
-  if (c.rtol) y += "    rtol: " + real(*c.rtol) + "\n";
-  if (c.atol) y += "    atol: " + real(*c.atol) + "\n";
-  y += std::string("    compare: ") + comparator_name(c.compare) + "\n";
-  for (const char* setting : comparator_spec(c.compare).settings)  // pcc_min where the comparator reads it
-    if (setting && std::string_view(setting) == "pcc_min") y += "    pcc_min: " + real(c.pcc_min) + "\n";
-  y += std::string("    equal_nan: ") + (c.equal_nan ? "true" : "false") + "\n";
-  if (c.timeout_s) y += "    timeout: " + real(*c.timeout_s) + "\n";
-  if (c.nondeterministic_ok) y += "    nondeterministic: true\n";
-  if (c.expects_error)
-    y += "    expects_error: {type: " + quoted(c.expects_error->type) + ", match: " + quoted(c.expects_error->match) +
-         "}\n";
-  if (!c.marks.empty()) {
-    y += "    marks: [";
-    for (std::size_t i = 0; i < c.marks.size(); ++i) y += (i ? ", " : "") + quoted(c.marks[i]);
-    y += "]\n";
-  }
-  if (!c.description.empty()) y += "    description: " + quoted(c.description) + "\n";
+  put_fields(y, c, /*before_inputs=*/false);
   return y;
 }
 

@@ -21,44 +21,46 @@ using yaml::ScalarStyle;
 using Keys = std::vector<std::string_view>;
 
 const Keys kTopKeys{"model", "description", "defaults", "default", "marks", "mark", "cases"};
-const Keys kSettingKeys{"dtype", "seed", "rtol", "atol", "compare", "pcc_min", "equal_nan", "timeout"};
-const Keys kCaseKeys{"name",
-                     "op",
-                     "inputs",
-                     "description",
-                     "marks",
-                     "mark",
-                     "attrs",
-                     "kwmap",
-                     "dtype",
-                     "seed",
-                     "rtol",
-                     "atol",
-                     "compare",
-                     "pcc_min",
-                     "equal_nan",
-                     "timeout",
-                     "nondeterministic",
-                     "expects_error",
-                     "skip_if",
-                     "xfail_if"};
+// `defaults:` holds dtype and the case fields the table lets it hold (in_defaults).
+const Keys& setting_keys() {
+  static const Keys keys = [] {
+    Keys k{"dtype"};
+    for (const CaseField& f : kCaseFields)
+      if (f.manifest_key && f.in_defaults) k.emplace_back(f.manifest_key);
+    return k;
+  }();
+  return keys;
+}
+// A case's keys: its call, then every case field with a v1 key (kCaseFields), then its conditions.
+const Keys& case_keys() {
+  static const Keys keys = [] {
+    Keys k{"name", "op", "inputs", "description", "marks", "mark", "attrs", "kwmap", "dtype"};
+    for (const CaseField& f : kCaseFields)
+      if (f.manifest_key && std::find(k.begin(), k.end(), f.manifest_key) == k.end()) k.emplace_back(f.manifest_key);
+    k.insert(k.end(), {"skip_if", "xfail_if"});
+    return k;
+  }();
+  return keys;
+}
+// "defaults only hold dtype, seed, rtol, atol, compare, pcc_min, equal_nan and timeout".
+const std::string& defaults_fix() {
+  static const std::string fix = [] {
+    const Keys& k = setting_keys();
+    std::string out = "defaults only hold ";
+    for (std::size_t i = 0; i < k.size(); ++i)
+      out += std::string(i == 0 ? "" : i + 1 == k.size() ? " and " : ", ") + std::string(k[i]);
+    return out;
+  }();
+  return fix;
+}
 const Keys kExpectsErrorKeys{"type", "match"};
 const Keys kConditionKeys{"expr", "reason"};
 
-/// Case-level settings that `defaults:` may also give; a case's own value wins.
-struct Settings : ComparisonSettings {
+/// Case-level settings: the file's `defaults:`, then the case's own keys over them (a case's own value wins). The
+/// dtype is not a table field: it labels the case and is the default of its tensors' dtypes (input_reader).
+struct Settings : SettingsLayer {
   std::optional<DType> dtype;
   std::string dtype_spelling;
-  std::optional<std::int64_t> seed;
-
-  void override_with(const Settings& o) {
-    ComparisonSettings::override_with(o);
-    if (o.dtype) {
-      dtype = o.dtype;
-      dtype_spelling = o.dtype_spelling;
-    }
-    if (o.seed) seed = o.seed;
-  }
 };
 
 /// Walks one v1 manifest document: the file's keys, its defaults and marks, then each case.
@@ -123,17 +125,8 @@ bool Normalizer::read_setting(NodeRef key, NodeRef v, Settings& s) {
     s.dtype = t;
     return true;
   }
-  if (k == "seed") {
-    std::int64_t x;
-    if (!r_.read_int(v, k, x)) return false;
-    if (x < 0) {
-      r_.error(v, "seed must be >= 0, got " + std::to_string(x));
-      return false;
-    }
-    s.seed = x;
-    return true;
-  }
-  return read_comparison_setting(r_, key, v, s);
+  const int field = case_field_for_key(k, /*manifest=*/true);
+  return field >= 0 && read_case_field(r_, static_cast<std::size_t>(field), key, v, s);
 }
 
 bool Normalizer::read_conditions(NodeRef n, std::string_view key, std::vector<Condition>& out) {
@@ -229,7 +222,7 @@ bool Normalizer::read_case(NodeRef c, const Settings& defaults, const std::vecto
   std::size_t errors_before = r_.diagnostics().error_count();
   out.loc = r_.loc(c);
   out.model = model_;
-  r_.check_keys(c, kCaseKeys, "in a case");
+  r_.check_keys(c, case_keys(), "in a case");
 
   NodeRef op = c.find("op");
   if (!op) {
@@ -243,13 +236,13 @@ bool Normalizer::read_case(NodeRef c, const Settings& defaults, const std::vecto
                "e.g. torch.add, torch.Tensor.view, aten::add.Tensor");
   }
 
-  Settings s = defaults;
   Settings own;
   NodeRef inputs, attrs, kwmap;
   for (std::size_t i = 0; i < c.size(); ++i) {
     std::string_view k = c.key(i).text();
     NodeRef v = c.value(i);
-    if (is_one_of(k, kSettingKeys)) {
+    const int field = case_field_for_key(k, /*manifest=*/true);
+    if (k == "dtype" || (field >= 0 && !kCaseFields[field].own_reader)) {
       read_setting(c.key(i), v, own);
     } else if (k == "inputs") {
       inputs = v;
@@ -257,14 +250,7 @@ bool Normalizer::read_case(NodeRef c, const Settings& defaults, const std::vecto
       attrs = v;
     } else if (k == "kwmap") {
       kwmap = v;
-    } else if (k == "description") {
-      if (!v.is_scalar())
-        r_.error(v, "expected a string for 'description', got " + v.describe());
-      else
-        out.description.assign(v.text());
-    } else if (k == "nondeterministic") {
-      r_.read_bool(v, k, out.nondeterministic_ok);
-    } else if (k == "expects_error") {
+    } else if (k == "expects_error") {  // own_reader: a {type, match} mapping with its regex checked
       ExpectedError e;
       if (read_expects_error(v, e)) out.expects_error = std::move(e);
     } else if (k == "skip_if") {
@@ -273,13 +259,14 @@ bool Normalizer::read_case(NodeRef c, const Settings& defaults, const std::vecto
       read_conditions(v, k, out.xfail_if);
     }
   }
-  s.override_with(own);
-  out.dtype = s.dtype.value_or(DType::Float32);
-  out.dtype_spelling = s.dtype ? s.dtype_spelling : "fp32";
-  out.seed = s.seed.value_or(0);
-  s.apply_to(out);
+  // The file's defaults, then the case's own keys over them, straight into the case (no merged copy per case).
+  const Settings& d = own.dtype ? own : defaults;
+  out.dtype = d.dtype.value_or(DType::Float32);
+  out.dtype_spelling = d.dtype ? d.dtype_spelling : "fp32";
+  defaults.apply_to(out);
+  own.apply_to(out);
 
-  read_marks(c, out.marks);
+  read_marks(c, out.marks);  // own_reader: `marks` or `mark`, the file's marks merged in
   for (const auto& m : file_marks)
     if (std::find(out.marks.begin(), out.marks.end(), m) == out.marks.end()) out.marks.push_back(m);
 
@@ -323,7 +310,7 @@ bool Normalizer::run(const yaml::Tree& tree, Manifest& out) {
     return false;
   }
   std::size_t errors_before = r_.diagnostics().error_count();
-  r_.check_keys(top, kTopKeys, "at the top level of the manifest", &kCaseKeys,
+  r_.check_keys(top, kTopKeys, "at the top level of the manifest", &case_keys(),
                 "case fields belong inside a list item of `cases:`");
 
   NodeRef model = top.find("model");
@@ -353,8 +340,8 @@ bool Normalizer::run(const yaml::Tree& tree, Manifest& out) {
     r_.error(default_, "both 'defaults' and 'default' are given", "keep one 'defaults' mapping");
   } else if (NodeRef d = defaults ? defaults : default_) {
     if (r_.want_mapping(d, defaults ? "defaults" : "default") &&
-        r_.check_keys(d, kSettingKeys, defaults ? "in defaults" : "in default", &kCaseKeys,
-                      "defaults only hold dtype, seed, rtol, atol, compare, pcc_min, equal_nan and timeout")) {
+        r_.check_keys(d, setting_keys(), defaults ? "in defaults" : "in default", &case_keys(),
+                      defaults_fix().c_str())) {
       for (std::size_t i = 0; i < d.size(); ++i) read_setting(d.key(i), d.value(i), settings);
     }
   }

@@ -63,13 +63,68 @@ void put_tensor(std::string& out, const TensorSpec& t) {
 
 }  // namespace
 
+namespace {
+
+// A field's part of the canonical text, as key format k4 spells it: `|rtol=0.01` (`default` when absent),
+// `|cmp=allclose`, `|nan=eq` (a bool's own spellings), `|err=Type/match` (nothing when absent).
+template <class Owner>
+void put_field(std::string& out, const Owner& o, const Field<Owner>& f) {
+  std::visit(
+      [&](auto m) {
+        using T = std::decay_t<decltype(o.*m)>;
+        const T& v = o.*m;
+        // Appended piece by piece: the key is computed for every case of a run, with no temporary strings.
+        const auto label = [&] {
+          out += '|';
+          out += f.key_label ? f.key_label : f.name;
+          out += '=';
+        };
+        if constexpr (std::is_same_v<T, bool>) {
+          out += v ? f.key_true : f.key_false;
+          return;
+        } else if constexpr (std::is_same_v<T, std::optional<ExpectedError>>) {
+          if (!v) return;
+          label();
+          out += v->type;
+          out += '/';
+          out += v->match;
+          return;
+        } else {
+          label();
+          if constexpr (std::is_same_v<T, std::int64_t>) out += std::to_string(v);
+          else if constexpr (std::is_same_v<T, double>) out += PyValue::real(v).repr();
+          else if constexpr (std::is_same_v<T, std::optional<double>>)
+            out += v ? PyValue::real(*v).repr() : "default";
+          else if constexpr (std::is_same_v<T, Comparator>) out += comparator_name(v);
+          else if constexpr (std::is_same_v<T, std::string>) out += v;
+          else if constexpr (std::is_same_v<T, std::vector<std::string>>)
+            for (const std::string& s : v) (out += s) += ',';
+          else if constexpr (std::is_same_v<T, std::vector<PyValue>>)
+            for (const PyValue& x : v) (out += x.repr()) += ',';
+          else if constexpr (std::is_same_v<T, KwArgs>) put_kwargs(out, v, /*sort=*/true);
+          else static_assert(unhandled_field_type<T>, "the dedupe key spells every field type");
+        }
+      },
+      f.member);
+}
+
+const std::array<const CaseField*, kCaseFieldCount>& key_order() {
+  static const auto order = case_fields_in_key_order();
+  return order;
+}
+
+}  // namespace
+
 std::string canonical_case_text(const Case& c) {
   std::string out = kDedupeKeyVersion;
   out += '|';
   out += canonical_op(c.op);
   // Not the case dtype: it only labels the case (a v1 manifest's `defaults: {dtype: fp16}` and a v2 config's
   // first-argument dtype name one call differently); what it decides, the dtype of every input, is covered below.
-  out += "|seed=" + std::to_string(c.seed);
+  // The case fields in the key (kCaseFields' in_key, seed before the inputs), then the inputs and keywords: their
+  // spelling and order are format k4's.
+  for (const CaseField* f : key_order())
+    if (f->key == KeyPlace::BeforeInputs) put_field<CaseSettings>(out, c, *f);
   out += "|in=";
   for (const auto& in : c.inputs) {
     if (!in.keyword.empty()) out += "K(" + in.keyword + ")";  // only keyword inputs: other cases keep their keys
@@ -86,27 +141,12 @@ std::string canonical_case_text(const Case& c) {
   }
   out += "|kw=";
   put_kwargs(out, c.kwargs, /*sort=*/true);
-  out += std::string("|cmp=") + comparator_name(c.compare);
-  out += "|rtol=" + (c.rtol ? PyValue::real(*c.rtol).repr() : std::string("default"));
-  out += "|atol=" + (c.atol ? PyValue::real(*c.atol).repr() : std::string("default"));
-  out += "|pcc_min=" + PyValue::real(c.pcc_min).repr();
-  out += c.equal_nan ? "|nan=eq" : "|nan=ne";
-  if (c.expects_error) out += "|err=" + c.expects_error->type + "/" + c.expects_error->match;
-  if (c.nondeterministic_ok) out += "|nondet";
+  for (const CaseField* f : key_order())
+    if (f->key == KeyPlace::AfterInputs) put_field<CaseSettings>(out, c, *f);
   if (c.module) {  // a module case: the module and how it is built decide what it computes too
     out += "|module";
-    for (const ModuleField& f : module_fields()) {
-      if (!f.in_key) continue;
-      out += std::string("|") + f.name + "=";
-      switch (f.kind) {
-        case ModuleField::Kind::String: out += (*c.module).*f.string_member; break;
-        case ModuleField::Kind::Int: out += std::to_string((*c.module).*f.int_member); break;
-        case ModuleField::Kind::Values:
-          for (const PyValue& v : (*c.module).*f.values_member) out += v.repr() + ",";
-          break;
-        case ModuleField::Kind::KwArgs: put_kwargs(out, (*c.module).*f.kwargs_member, /*sort=*/true); break;
-      }
-    }
+    for (const ModuleField& f : kModuleFields)
+      if (f.key != KeyPlace::None) put_field(out, *c.module, f);
   }
   return out;
 }

@@ -288,6 +288,8 @@ std::string failure_entry(const CaseRecord& rec, const FailureReportOptions& o, 
     if (!worst.empty()) out += worst + "\n";
     if (!rec.result.reference_made.empty()) out += "reference: " + rec.result.reference_made + "\n";
     for (const auto& n : rec.result.judge_notes) out += "judge: " + n + "\n";
+    for (const CaseLabel& l : rec.labels)  // a known bug's tracker link beside its failure (kCaseFields' shown)
+      if (l.field->shown) out += std::string(l.field->record_label) + ": " + printable_text(l.value) + "\n";
     if (long_style) {
       const std::string figures = figures_text(rec.result.figures);
       if (!figures.empty()) out += "figures: " + figures + "\n";

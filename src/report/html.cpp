@@ -527,6 +527,12 @@ void failures_section(std::string& out, const RunReport& run, const RunStats& st
     if (!rec->call.empty()) out += "<div class=\"sub mono\" data-col=\"call\">" + esc(rec->call) + "</div>";
     const std::string worst = worst_element_text(f);
     if (!worst.empty()) out += "<div class=\"sub mono\" data-col=\"worst\">" + esc(worst) + "</div>";
+    for (const CaseLabel& l : rec->labels) {  // kCaseFields' shown labels: a tracker link is one click away
+      if (!l.field->shown) continue;
+      const bool link = l.value.rfind("https://", 0) == 0 || l.value.rfind("http://", 0) == 0;
+      out += std::string("<div class=\"sub\" data-col=\"") + l.field->record_label + "\">" + l.field->record_label +
+             ": " + (link ? "<a href=\"" + esc(l.value) + "\">" + esc(l.value) + "</a>" : esc(l.value)) + "</div>";
+    }
     // The rest (whole message, why it was expected to fail, stderr) folds away so the table stays scannable.
     std::string more;
     if (r.message.find('\n') != std::string::npos) {

@@ -121,7 +121,7 @@ void write_case_properties(XmlOut& x, const CaseRecord& rec) {
   if (!rec.status_reason.empty()) x.property(d, "status_reason", rec.status_reason);
   const auto loc = location(rec);
   if (!loc.empty()) x.property(d, "location", loc);
-  if (!rec.upstream_test.empty()) x.property(d, "upstream_test", rec.upstream_test);
+  for (const CaseLabel& l : rec.labels) x.property(d, l.field->record_label, l.value);  // upstream_test, issue, ...
   if (rec.outcome == Outcome::XPassed) x.property(d, "xfail_strict", rec.xfail_strictness == XfailStrictness::Strict ? "true" : "false");
   // torch-spyre's ingest takes op_name, dtype and model from these tags only.
   x.property(d, "tag", op_mark(rec.op));

@@ -201,7 +201,7 @@ void write_case_record(JsonWriter& w, const CaseRecord& rec) {
   w.field("status_reason", rec.status_reason);
   w.field("outcome", outcome_name(rec.outcome));
   w.field("xfail_strict", rec.xfail_strictness == XfailStrictness::Strict);
-  if (!rec.upstream_test.empty()) w.field("upstream_test", rec.upstream_test);
+  for (const CaseLabel& l : rec.labels) w.field(l.field->record_label, l.value);  // upstream_test, issue, ...
   w.field("stage", stage_name(r.stage));
   if (r.phase != CasePhase::None) w.field("phase", case_phase_name(r.phase));
   w.field("result_outcome", outcome_name(r.outcome));
@@ -281,7 +281,9 @@ CaseRecord case_record_from_json(const json& j, const JsonWhere& w) {
   rec.outcome = get_outcome(j, w, "outcome");
   rec.xfail_strictness = !j.contains("xfail_strict") || get_bool(j, w, "xfail_strict") ? XfailStrictness::Strict
                                                                                      : XfailStrictness::NonStrict;
-  rec.upstream_test = get_string_or(j, w, "upstream_test", "");
+  for (const CaseField& f : kCaseFields)
+    if (f.record_label)
+      if (std::string v = get_string_or(j, w, f.record_label, ""); !v.empty()) rec.labels.push_back({&f, std::move(v)});
   Result& r = rec.result;
   r.stage = get_stage(j, w, "stage");
   // Written when the case got as far as building its inputs; absent in files of earlier runs.

@@ -83,7 +83,7 @@ CaseSource case_source(const CaseRecord& rec) {
   const auto marked = [&](const char* m) { return std::find(rec.marks.begin(), rec.marks.end(), m) != rec.marks.end(); };
   if (marked("opinfo")) return CaseSource::OpInfo;
   if (marked("trace")) return CaseSource::Traces;
-  if (!rec.upstream_test.empty()) return CaseSource::V2Configs;
+  if (!rec.label("upstream_test").empty()) return CaseSource::V2Configs;
   return CaseSource::Manifests;
 }
 

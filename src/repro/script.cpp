@@ -197,7 +197,7 @@ std::map<std::string, std::string> head_values(const Case& c, const ScriptDevice
   const auto real_or_none = [](const std::optional<double>& v) {
     return v ? py_literal(PyValue::real(*v), LiteralUse::Data) : "None";
   };
-  return {
+  std::map<std::string, std::string> values{
       {"PYTHON", python},
       {"PYTHON_STR", py_str(python)},
       {"RUN_PYTHON", py_str_or_none(device.python)},
@@ -217,15 +217,36 @@ std::map<std::string, std::string> head_values(const Case& c, const ScriptDevice
       {"COMPILE_BACKEND", py_str_or_none(device.compile_backend)},
       {"BUNDLE", py_str_or_none(bundle.folder)},
       {"WRITTEN", py_list(written)},
-      {"COMPARE", py_str(comparator_name(c.compare))},
-      {"RTOL", real_or_none(c.rtol)},
-      {"ATOL", real_or_none(c.atol)},
-      {"PCC_MIN", PyValue::real(c.pcc_min).repr()},
-      {"EQUAL_NAN", c.equal_nan ? "True" : "False"},
-      {"EXPECTED_ERROR", c.expects_error ? "(" + py_str(c.expects_error->type) + ", " + py_str(c.expects_error->match) +
-                                               ")  # both runs must raise this (type, regex)"
-                                         : "None  # (type, regex) when both runs must raise"},
   };
+  // The case fields the script reads (kCaseFields' script_name), each as a Python literal of its type.
+  for (const CaseField& f : kCaseFields) {
+    if (!f.script_name) continue;
+    values[f.script_name] = std::visit(
+        [&](auto m) -> std::string {
+          using T = std::decay_t<decltype(c.*m)>;
+          const T& v = c.*m;
+          if constexpr (std::is_same_v<T, bool>) return v ? "True" : "False";
+          else if constexpr (std::is_same_v<T, std::int64_t>) return std::to_string(v);
+          else if constexpr (std::is_same_v<T, double>) return PyValue::real(v).repr();
+          else if constexpr (std::is_same_v<T, std::optional<double>>) return real_or_none(v);
+          else if constexpr (std::is_same_v<T, Comparator>) return py_str(comparator_name(v));
+          else if constexpr (std::is_same_v<T, std::string>) return py_str(v);
+          else if constexpr (std::is_same_v<T, std::optional<ExpectedError>>)
+            return v ? "(" + py_str(v->type) + ", " + py_str(v->match) + ")  # both runs must raise this (type, regex)"
+                     : "None  # (type, regex) when both runs must raise";
+          else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+            std::vector<std::string> items;
+            for (const auto& x : v) items.push_back(py_str(x));
+            return py_list(items);
+          } else {
+            static_assert(std::is_same_v<T, std::vector<PyValue>> || std::is_same_v<T, KwArgs>,
+                          "the repro script spells every case field type");
+            return "None";  // no case setting holds Python values
+          }
+        },
+        f.member);
+  }
+  return values;
 }
 
 /// What the script's inputs() needs: the lines that build each tensor, the call's positional arguments, and which

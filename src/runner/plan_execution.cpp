@@ -67,7 +67,10 @@ CaseRecord record_for(const Case& c, const std::string& key, const std::string& 
   r.file = c.loc.file;
   r.line = c.loc.line;
   r.marks = c.marks;
-  r.upstream_test = c.upstream_test;
+  for (const CaseField& f : kCaseFields)  // labels are string fields (case_fields.h checks it)
+    if (f.record_label)
+      if (const auto* m = std::get_if<std::string CaseSettings::*>(&f.member); m && !(c.*(*m)).empty())
+        r.labels.push_back({&f, c.*(*m)});
   r.key = key;
   r.signature = signature;
   r.call = call_signature(c);

@@ -328,6 +328,68 @@ struct CaseReader : Reader {
   }
 };
 
+// One field of a table on the wire, by its type: the encoder and the decoder of every field type, in one place.
+template <class Owner>
+void put_field(std::vector<std::uint8_t>& out, const Owner& o, const Field<Owner>& f) {
+  std::visit(
+      [&](auto m) {
+        using T = std::decay_t<decltype(o.*m)>;
+        const T& v = o.*m;
+        if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, Comparator>) put(out, static_cast<std::uint8_t>(v));
+        else if constexpr (std::is_same_v<T, std::int64_t> || std::is_same_v<T, double>) put(out, v);
+        else if constexpr (std::is_same_v<T, std::optional<double>>) put_optional(out, v);
+        else if constexpr (std::is_same_v<T, std::string>) put_string(out, v);
+        else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+          put(out, static_cast<std::uint32_t>(v.size()));
+          for (const auto& x : v) put_string(out, x);
+        } else if constexpr (std::is_same_v<T, std::optional<ExpectedError>>) {
+          put(out, static_cast<std::uint8_t>(v.has_value()));
+          if (v) {
+            put_string(out, v->type);
+            put_string(out, v->match);
+          }
+        } else if constexpr (std::is_same_v<T, std::vector<PyValue>>) {
+          put(out, static_cast<std::uint32_t>(v.size()));
+          for (const PyValue& x : v) put_value(out, x);
+        } else if constexpr (std::is_same_v<T, KwArgs>) put_kwargs(out, v);
+        else static_assert(unhandled_field_type<T>, "the worker wire encodes every field type");
+      },
+      f.member);
+}
+
+template <class Owner>
+void get_field(CaseReader& in, Owner& o, const Field<Owner>& f) {
+  std::visit(
+      [&](auto m) {
+        using T = std::decay_t<decltype(o.*m)>;
+        T& v = o.*m;
+        if constexpr (std::is_same_v<T, bool>) v = in.get<std::uint8_t>() != 0;
+        else if constexpr (std::is_same_v<T, Comparator>) v = static_cast<Comparator>(in.get<std::uint8_t>());
+        else if constexpr (std::is_same_v<T, std::int64_t> || std::is_same_v<T, double>) v = in.get<T>();
+        else if constexpr (std::is_same_v<T, std::optional<double>>) v = in.get_optional();
+        else if constexpr (std::is_same_v<T, std::string>) v = in.get_string();
+        else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+          v.clear();
+          const auto n = in.get<std::uint32_t>();
+          for (std::uint32_t k = 0; in.ok && k < n; ++k) v.push_back(in.get_string());
+        } else if constexpr (std::is_same_v<T, std::optional<ExpectedError>>) {
+          v.reset();
+          if (in.get<std::uint8_t>() != 0) {
+            ExpectedError e;
+            e.type = in.get_string();
+            e.match = in.get_string();
+            v = std::move(e);
+          }
+        } else if constexpr (std::is_same_v<T, std::vector<PyValue>>) {
+          v.clear();
+          const auto n = in.get<std::uint32_t>();
+          for (std::uint32_t k = 0; in.ok && k < n; ++k) v.push_back(in.value());
+        } else if constexpr (std::is_same_v<T, KwArgs>) v = in.kwargs();
+        else static_assert(unhandled_field_type<T>, "the worker wire decodes every field type");
+      },
+      f.member);
+}
+
 }  // namespace
 
 void encode_case(const Case& c, std::vector<std::uint8_t>& out) {
@@ -347,36 +409,12 @@ void encode_case(const Case& c, std::vector<std::uint8_t>& out) {
   put_kwargs(out, c.kwargs);
   put(out, static_cast<std::uint8_t>(c.dtype));
   put_string(out, c.dtype_spelling);
-  put(out, c.seed);
-  put_optional(out, c.rtol);
-  put_optional(out, c.atol);
-  put(out, static_cast<std::uint8_t>(c.compare));
-  put(out, c.pcc_min);
-  put(out, static_cast<std::uint8_t>(c.equal_nan));
-  put(out, static_cast<std::uint32_t>(c.marks.size()));
-  for (const auto& m : c.marks) put_string(out, m);
-  put_string(out, c.description);
-  put(out, static_cast<std::uint8_t>(c.expects_error.has_value()));
-  if (c.expects_error) {
-    put_string(out, c.expects_error->type);
-    put_string(out, c.expects_error->match);
-  }
   put_conditions(out, c.skip_if);
   put_conditions(out, c.xfail_if);
-  put_optional(out, c.timeout_s);
-  put(out, static_cast<std::uint8_t>(c.nondeterministic_ok));
-  put_string(out, c.upstream_test);
+  for (const CaseField& f : kCaseFields) put_field<CaseSettings>(out, c, f);
   put(out, static_cast<std::uint8_t>(c.is_module()));
   if (!c.module) return;
-  for (const ModuleField& f : module_fields()) switch (f.kind) {
-      case ModuleField::Kind::String: put_string(out, (*c.module).*f.string_member); break;
-      case ModuleField::Kind::Int: put(out, (*c.module).*f.int_member); break;
-      case ModuleField::Kind::Values:
-        put(out, static_cast<std::uint32_t>(((*c.module).*f.values_member).size()));
-        for (const PyValue& v : (*c.module).*f.values_member) put_value(out, v);
-        break;
-      case ModuleField::Kind::KwArgs: put_kwargs(out, (*c.module).*f.kwargs_member); break;
-    }
+  for (const ModuleField& f : kModuleFields) put_field(out, *c.module, f);
 }
 
 bool decode_case(const std::uint8_t* data, std::size_t size, Case& c, std::string& error) {
@@ -400,41 +438,13 @@ bool decode_case(const std::uint8_t* data, std::size_t size, Case& c, std::strin
   c.kwargs = in.kwargs();
   c.dtype = static_cast<DType>(in.get<std::uint8_t>());
   c.dtype_spelling = in.get_string();
-  c.seed = in.get<std::int64_t>();
-  c.rtol = in.get_optional();
-  c.atol = in.get_optional();
-  c.compare = static_cast<Comparator>(in.get<std::uint8_t>());
-  c.pcc_min = in.get<double>();
-  c.equal_nan = in.get<std::uint8_t>() != 0;
-  const auto marks = in.get<std::uint32_t>();
-  c.marks.clear();
-  for (std::uint32_t k = 0; in.ok && k < marks; ++k) c.marks.push_back(in.get_string());
-  c.description = in.get_string();
-  c.expects_error.reset();
-  if (in.get<std::uint8_t>() != 0) {
-    ExpectedError e;
-    e.type = in.get_string();
-    e.match = in.get_string();
-    c.expects_error = std::move(e);
-  }
   c.skip_if = in.conditions();
   c.xfail_if = in.conditions();
-  c.timeout_s = in.get_optional();
-  c.nondeterministic_ok = in.get<std::uint8_t>() != 0;
-  c.upstream_test = in.get_string();
+  for (const CaseField& f : kCaseFields) get_field<CaseSettings>(in, c, f);
   c.module.reset();
   if (in.get<std::uint8_t>() != 0) {
     auto m = std::make_shared<ModuleSpec>();
-    for (const ModuleField& f : module_fields()) switch (f.kind) {
-        case ModuleField::Kind::String: (*m).*f.string_member = in.get_string(); break;
-        case ModuleField::Kind::Int: (*m).*f.int_member = in.get<std::int64_t>(); break;
-        case ModuleField::Kind::Values: {
-          const auto n = in.get<std::uint32_t>();
-          for (std::uint32_t k = 0; in.ok && k < n; ++k) ((*m).*f.values_member).push_back(in.value());
-          break;
-        }
-        case ModuleField::Kind::KwArgs: (*m).*f.kwargs_member = in.kwargs(); break;
-      }
+    for (const ModuleField& f : kModuleFields) get_field(in, *m, f);
     c.module = std::move(m);
   }
   if (!in.ok || in.p != in.end) {

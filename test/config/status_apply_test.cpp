@@ -271,7 +271,7 @@ TEST(StatusConfigApply, IsAPureFunction) {
   EXPECT_EQ(second.atol, first.atol);
   EXPECT_EQ(base.atol, make_case("m", "a", "torch.add").atol);  // the case it was copied from is as it was
   ASSERT_EQ(cfg.rules.size(), 1u);
-  EXPECT_EQ(cfg.rules[0].settings.atol, 1.0);
+  EXPECT_EQ(cfg.rules[0].settings.get(&CaseSettings::atol), 1.0);
   EXPECT_EQ(cfg.rules[0].settings.status, TriageStatus::Skip);
 }
 

@@ -56,16 +56,16 @@ TEST(StatusConfigLoad, ReadsTheDocumentedLayout) {
   const ConfigRule& b = cfg.rules[1];
   EXPECT_EQ(b.op, "torch.nn.functional.linear");
   EXPECT_EQ(b.dtype, "bf16");  // canonical, whatever the spelling
-  EXPECT_EQ(b.settings.atol, 1.0e-2);
-  EXPECT_EQ(b.settings.rtol, 0.0);
-  EXPECT_EQ(b.settings.compare, Comparator::Pcc);
-  EXPECT_EQ(b.settings.pcc_min, 0.99);
-  EXPECT_EQ(b.settings.equal_nan, false);
-  EXPECT_EQ(b.settings.timeout_s, 30.0);
+  EXPECT_EQ(b.settings.get(&CaseSettings::atol), 1.0e-2);
+  EXPECT_EQ(b.settings.get(&CaseSettings::rtol), 0.0);
+  EXPECT_EQ(b.settings.get(&CaseSettings::compare), Comparator::Pcc);
+  EXPECT_EQ(b.settings.get(&CaseSettings::pcc_min), 0.99);
+  EXPECT_EQ(b.settings.get(&CaseSettings::equal_nan), false);
+  EXPECT_EQ(b.settings.get(&CaseSettings::timeout_s), 30.0);
   EXPECT_EQ(b.settings.status, TriageStatus::Unset);
   ASSERT_EQ(b.device_overrides.count("spyre"), 1u);
   const RuleSettings& spyre = b.device_overrides.at("spyre");
-  EXPECT_EQ(spyre.atol, 5.0e-2);
+  EXPECT_EQ(spyre.get(&CaseSettings::atol), 5.0e-2);
   EXPECT_EQ(spyre.status, TriageStatus::Skip);
   EXPECT_EQ(spyre.reason, "kernel missing");
   EXPECT_EQ(spyre.loc.line, 15);

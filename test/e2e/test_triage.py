@@ -107,3 +107,31 @@ def test_stale_entry_is_a_validate_error_with_a_suggestion(manifests, tmp_path):
     assert f"{cfg}:2:" in r.err, r
     fresh = write_config(tmp_path, XFAIL_EXP)
     assert opcheck("validate", "--config", fresh, manifests).rc == 0
+
+
+def test_a_known_bugs_issue_is_one_click_away_in_every_report(tmp_path):
+    """`issue:` (a case field of kCaseFields), from the manifest and from the status config, reaches the console's
+    failure line, the metrics record, the JUnit testcase property and the HTML row; a case without one shows none."""
+    from conftest import case, write_manifest
+    m = write_manifest(tmp_path / "bugs.yaml", "bugs", [
+        case("exp.1", "torch.exp", [[4, 8]], ["issue: https://tracker.example/ISSUE-1"]),
+        case("exp.2", "torch.exp", [[5, 3]]),
+        case("add.1", "torch.add", [[4, 8], [4, 8]]),
+    ])
+    cfg = write_config(tmp_path, 'rules:\n  - id: "bugs::exp.2"\n    issue: https://tracker.example/ISSUE-2\n')
+    r = opcheck("run", "--manifests", m, "--device", "loopback", "--config", cfg, "--metrics-json",
+                tmp_path / "m.json", "--junit-xml", tmp_path / "j.xml", "--html", tmp_path / "r.html",
+                "--artifact-dir", tmp_path / "art", env=FAULT)
+    assert r.rc == 1, r
+    want = {"bugs::exp.1": "https://tracker.example/ISSUE-1", "bugs::exp.2": "https://tracker.example/ISSUE-2"}
+    by_id = {c["id"]: c for c in cases(tmp_path)}
+    assert {i: c.get("issue") for i, c in by_id.items()} == {**want, "bugs::add.1": None}
+    assert all(by_id[i]["outcome"] == "failed" for i in want), by_id
+    props = {tc.get("name"): {p.get("name"): p.get("value") for p in tc.iter("property")}
+             for tc in ET.parse(tmp_path / "j.xml").getroot().iter("testcase")}
+    assert props["exp.1"].get("issue") == want["bugs::exp.1"] and props["exp.2"].get("issue") == want["bugs::exp.2"]
+    assert "issue" not in props["add.1"], props["add.1"]
+    for url in want.values():
+        assert f"issue: {url}" in r.out, r  # the failure's own lines on the console
+        assert f'<a href="{url}">{url}</a>' in (tmp_path / "r.html").read_text()
+    assert r.out.count("issue: ") == 2, r

@@ -241,7 +241,9 @@ CaseRecord sample_record() {
   rec.status_reason = "known bf16 softmax drift";
   rec.outcome = Outcome::XPassed;
   rec.xfail_strictness = XfailStrictness::NonStrict;
-  rec.upstream_test = "test_model_ops_db_torch_nn_functional_softmax__3_spyre_bfloat16";
+  rec.labels.push_back(
+      {find_case_field("upstream_test"), "test_model_ops_db_torch_nn_functional_softmax__3_spyre_bfloat16"});
+  rec.labels.push_back({find_case_field("issue"), "https://github.com/org/repo/issues/7"});
   rec.result = sample_result();
   rec.result.case_id = "gpt_oss::softmax.1";  // the occurrence that ran
   return rec;
@@ -268,7 +270,8 @@ TEST(RecordJson, RoundTripsEveryField) {
   EXPECT_EQ(back.status_reason, rec.status_reason);
   EXPECT_EQ(back.outcome, rec.outcome);
   EXPECT_EQ(back.xfail_strictness, rec.xfail_strictness);
-  EXPECT_EQ(back.upstream_test, rec.upstream_test);
+  EXPECT_EQ(back.label("upstream_test"), rec.label("upstream_test"));
+  EXPECT_EQ(back.label("issue"), "https://github.com/org/repo/issues/7");
   expect_same_result(rec.result, back.result);
 }
 
@@ -340,7 +343,8 @@ TEST(RecordJunit, WritesEveryFieldItShows) {
   EXPECT_EQ(property_of(tc_ran, "outcome"), "failed");
   EXPECT_EQ(property_of(tc_dedup, "outcome"), "xpassed");
   EXPECT_EQ(property_of(tc_dedup, "xfail_strict"), "false");                      // xfail_strictness
-  EXPECT_EQ(property_of(tc_ran, "upstream_test"), ran.upstream_test);
+  EXPECT_EQ(property_of(tc_ran, "upstream_test"), ran.label("upstream_test"));
+  EXPECT_EQ(property_of(tc_ran, "issue"), ran.label("issue"));
   // Not in JUnit: index (orders merged shards in the metrics file) and signature (coverage in the metrics file).
 
   // Result fields.

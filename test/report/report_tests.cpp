@@ -289,7 +289,8 @@ TEST(JUnit, NonStrictXpassIsABareTestcaseFirstAndCountedForTheIngest) {
     CaseRecord& c = find_case(rep, id);
     c.outcome = Outcome::XPassed;
     c.xfail_strictness = XfailStrictness::NonStrict;
-    c.upstream_test = std::string("test_model_ops_db_") + c.name + "__0_spyre_float16";
+    c.labels.push_back(
+        {find_case_field("upstream_test"), std::string("test_model_ops_db_") + c.name + "__0_spyre_float16"});
   }
   EXPECT_FALSE(fails_run(find_case(rep, "llama::add_f16"), rep.info));
   EXPECT_TRUE(fails_run(find_case(rep, "llama::neg"), rep.info));
@@ -526,7 +527,7 @@ TEST(Metrics, EnabledOpsReachedOnTheDeviceAreExercised) {
 TEST(Metrics, EnabledOpsGiveCasesBySourceAndPassRate) {
   RunReport report = sample_report();
   for (auto& rec : report.cases)
-    if (rec.id == "llama::mul") rec.upstream_test = "test_mul_0_float32";  // a v2 entry
+    if (rec.id == "llama::mul") rec.labels.push_back({find_case_field("upstream_test"), "test_mul_0_float32"});  // v2
   const auto j = nlohmann::json::parse(written_metrics_json(report));
   const auto& per_op = j["coverage"]["enabled_ops"]["per_op"];
   const auto sources = [](int manifests, int v2, int traces, int opinfo) {

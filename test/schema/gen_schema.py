@@ -28,7 +28,34 @@ def comparators_described():
     return ", ".join(words[:-1]) + " or " + words[-1] if len(words) > 1 else words[0]
 
 
+def read_described_case_fields():
+    """(key, JSON type, description) of each entry of kCaseFields in include/opcheck/case_fields.h that has a v1 key
+    (`.manifest(`) and a description (`.described("...")`): the case fields this script does not describe itself."""
+    header = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "include", "opcheck",
+                          "case_fields.h")
+    with open(header) as f:
+        text = f.read()
+    members = dict((name, ctype) for ctype, name in
+                   re.findall(r"^  (bool|std::int64_t|double|std::optional<double>|std::string) (\w+)(?: = [^;]*)?;",
+                              text[text.index("struct CaseSettings {"):], re.M))
+    types = {"bool": "boolean", "std::int64_t": "integer", "double": "number", "std::optional<double>": "number",
+             "std::string": "string"}
+    table = text[text.index("kCaseFields[] = {"):]
+    out = []
+    for entry in re.split(r"\n    CaseField\(", table)[1:]:
+        m = re.match(r'"(\w+)", &CaseSettings::(\w+)\)', entry)
+        doc = re.search(r'\.described\(((?:\s*"(?:[^"\\]|\\.)*")+)\)', entry)
+        if not m or not doc or ".manifest(" not in entry:
+            continue
+        if m.group(2) not in members:
+            sys.exit(f"{header}: case field {m.group(1)}: its member's type is not one the schema knows")
+        out.append((m.group(1), types[members[m.group(2)]], "".join(re.findall(r'"((?:[^"\\]|\\.)*)"',
+                                                                              doc.group(1)))))
+    return out
+
+
 COMPARATORS = read_comparators()
+DESCRIBED_CASE_FIELDS = read_described_case_fields()
 # Every dtype spelling the loader accepts (src/common/dtype.cpp), each also with a `torch.` prefix.
 sp = ["fp16","float16","half","f16","bf16","bfloat16","fp32","float32","float","f32","fp64","float64","double","f64",
       "int8","i8","int16","short","i16","int32","int","i32","int64","long","i64","uint8","u8","bool","b8",
@@ -311,6 +338,8 @@ case_props = {
     "skip_if": {"$ref": "#/$defs/conditions"},
     "xfail_if": {"$ref": "#/$defs/conditions"},
 }
+for key, json_type, doc in DESCRIBED_CASE_FIELDS:  # the case fields kCaseFields describes (issue, ...)
+    case_props.setdefault(key, d(key, doc, type=json_type))
 settings = defs["settings"]["properties"]
 for k in settings:
     case_props[k] = {"$ref": "#/$defs/settings/properties/" + k}
