@@ -26,11 +26,8 @@ inline double ms_since(std::chrono::steady_clock::time_point t0) {
 
 inline std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
-inline std::string slot_name(const Case& c, const TensorSlot& s) {
-  std::string out = "input " + std::to_string(s.input);
-  if (c.inputs.at(s.input).kind == Input::Kind::TensorList) out += "[" + std::to_string(s.element) + "]";
-  return out;
-}
+/// A tensor slot as messages name it: "input 2", "input 1[0]" (engine_steps.cpp).
+std::string slot_name(const Case& c, const TensorSlot& s);
 
 /// Runs `inv` once on `tensors`, catching what it raises (engine_device_run.cpp).
 RunOutcome run_once(const Invocation& inv, const std::vector<at::Tensor>& tensors, const RunContext& ctx);

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "exec/device_ops.h"
 #include "exec/inputs.h"
 
 namespace opcheck::exec {
@@ -25,6 +26,14 @@ std::string bytes_text(std::int64_t b) {
 }
 
 }  // namespace
+
+std::string slot_name(const Case& c, const TensorSlot& s) {
+  std::string out = "input " + std::to_string(s.input);
+  // Appended piece by piece: gcc 12 at -O3 takes "[" + std::string for an overflowing copy (-Wstringop-overflow).
+  if (c.inputs.at(s.input).kind == Input::Kind::TensorList)
+    out.append("[").append(std::to_string(s.element)).append("]");
+  return out;
+}
 
 std::optional<Verdict> CaseRun::steps() {
   if (auto v = resolve()) return v;

@@ -16,8 +16,6 @@ namespace opcheck::exec {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 /// The first defined tensor in `v` (tensors, lists, tuples) that is not on a device of type `want`: its path
 /// ("output[1]") in `where` and its device in `got`.
 bool leaf_elsewhere(const c10::IValue& v, at::DeviceType want, const std::string& path, std::string& where,
