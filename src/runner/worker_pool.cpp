@@ -1,3 +1,7 @@
+// The worker pool's supervision: spawning workers (forked, or from a start-up process), handing them cases,
+// reading their frames, timeouts, deaths and restarts, and --no-isolation's run in this process. The wire is in
+// worker_protocol.h, a worker's own side in worker_process.h.
+
 #include "runner/worker_pool.h"
 
 #include <dirent.h>
@@ -5,8 +9,6 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,118 +20,30 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
-#include <new>
 #include <optional>
 #include <string>
 
-#include "common/stop_request.h"
 #include "runner/result_wire.h"
+#include "runner/worker_process.h"
+#include "runner/worker_protocol.h"
 
 namespace opcheck {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Worker -> parent frames: a fixed header, then `length` bytes (an encoded Result, the start-up error text, or the
-// seconds the worker took to start as a double).
-enum class FrameKind : std::uint32_t { Result = 1, StartFailed = 2, Ready = 3 };
-struct FrameHeader {
-  FrameKind kind;
-  std::uint32_t length;
-  std::uint64_t position;  // index into the cases vector
-};
-
-// Parent -> worker: each request is one little-endian std::uint64_t case position. A closed pipe means "exit".
-
-bool write_all(int fd, const void* data, std::size_t n) {
-  const char* p = static_cast<const char*>(data);
-  while (n > 0) {
-    ssize_t w = ::write(fd, p, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    p += w;
-    n -= static_cast<std::size_t>(w);
-  }
-  return true;
-}
-
-/// What a case printed (stdout and stderr share one in-memory file per worker); long output keeps head and tail.
-std::string read_capture(int fd, std::size_t max_bytes) {
-  struct stat st {};
-  if (fd < 0 || ::fstat(fd, &st) != 0 || st.st_size <= 0) return {};
-  const auto size = static_cast<std::size_t>(st.st_size);
-  auto read_at = [fd](std::size_t offset, std::size_t n) {
-    std::string out(n, '\0');
-    std::size_t got = 0;
-    while (got < n) {
-      ssize_t r = ::pread(fd, &out[got], n - got, static_cast<off_t>(offset + got));
-      if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) break;
-      got += static_cast<std::size_t>(r);
-    }
-    out.resize(got);
-    return out;
-  };
-  if (size <= max_bytes) return read_at(0, size);
-  const std::size_t head = max_bytes / 2, tail = max_bytes - head;
-  return read_at(0, head) + "\n[... opcheck: " + std::to_string(size - head - tail) + " bytes of output omitted ...]\n" +
-         read_at(size - tail, tail);
-}
-
-/// Empties the capture file. stdout and stderr share its file offset, so one lseek rewinds both.
-void reset_capture(int fd) {
-  if (::ftruncate(fd, 0) == 0) ::lseek(fd, 0, SEEK_SET);
-}
-
-/// What the case just printed; leaves the file empty for the next one. A quiet case costs one fstat.
-std::string take_capture(int fd, std::size_t max_bytes) {
-  std::fflush(stdout);
-  std::fflush(stderr);
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || st.st_size <= 0) return {};
-  std::string out = read_capture(fd, max_bytes);
-  reset_capture(fd);
-  return out;
-}
-
-int make_capture_file() {
-  int fd = ::memfd_create("opcheck-case-output", MFD_CLOEXEC);
-  if (fd >= 0) return fd;
-  FILE* f = std::tmpfile();  // kernels without memfd: an unlinked temporary file does the same
-  return f ? ::dup(::fileno(f)) : -1;
-}
-
-/// Writes one frame whose payload `fill` appends; `buf` is reused so a case costs no allocation here.
-template <class Fill>
-bool send_frame(int fd, std::vector<std::uint8_t>& buf, FrameKind kind, std::uint64_t position, Fill fill) {
-  buf.resize(sizeof(FrameHeader));
-  fill(buf);
-  const FrameHeader h{kind, static_cast<std::uint32_t>(buf.size() - sizeof(FrameHeader)), position};
-  std::memcpy(buf.data(), &h, sizeof h);
-  return write_all(fd, buf.data(), buf.size());
-}
-
-Result failure(const Case& c, Stage stage, std::string message, std::string captured = {}) {
-  Result r;
-  r.case_id = c.id;
-  r.stage = stage;
-  r.outcome = stage_outcome(stage);
-  r.message = std::move(message);
-  r.captured_stderr = std::move(captured);
-  return r;
-}
-
-/// What a case was doing in `phase`, for the message of a worker lost in it.
-const char* doing_in(CasePhase phase) {
-  switch (phase) {
-    case CasePhase::Inputs: return "building the inputs of";
-    case CasePhase::Reference: return "computing the CPU reference of";
-    case CasePhase::Compare: return "comparing the outputs of";
-    default: return "running";
-  }
-}
+using workers::doing_in;
+using workers::failure;
+using workers::FrameHeader;
+using workers::FrameKind;
+using workers::make_capture_file;
+using workers::read_capture;
+using workers::run_guarded;
+using workers::start_worker;
+using workers::startup_worker_main;
+using workers::WorkerStart;
+using workers::worker_main;
+using workers::write_all;
 
 /// The result of a case whose worker died (not a timeout): lost while opcheck built its inputs or computed its
 /// reference, it is opcheck's failure of that phase, not a crash of the device. A SIGKILL nobody here sent is most
@@ -146,171 +60,6 @@ Result lost_worker_result(const Case& c, const std::string& how, bool killed_fro
   Result r = failure(c, stage, std::move(message), std::move(captured));
   r.phase = phase;
   return r;
-}
-
-/// Runs one case in the current process; an exception the Executor let escape becomes a CRASHED result.
-Result run_guarded(Executor& ex, const Case& c) {
-  try {
-    Result r = ex.run(c);
-    if (r.case_id.empty()) r.case_id = c.id;
-    return r;
-  } catch (const std::bad_alloc&) {
-    return failure(c, Stage::CRASHED, "out of memory (std::bad_alloc escaped the executor) while running " + c.id);
-  } catch (const std::exception& e) {
-    return failure(c, Stage::CRASHED, std::string("uncaught exception while running ") + c.id + ": " + e.what());
-  } catch (...) {
-    return failure(c, Stage::CRASHED, "uncaught non-standard exception while running " + c.id);
-  }
-}
-
-/// How a worker's start (Executor::prepare_worker: device set-up, a Python device's interpreter and imports) went.
-struct WorkerStart {
-  bool ready = false;
-  std::string error;   // why it is not ready
-  double seconds = 0;  // what it took
-};
-
-/// A worker's start, in a forked worker or in this process (--no-isolation) alike.
-WorkerStart start_worker(Executor& ex, int device_index) {
-  WorkerStart start;
-  const auto t0 = Clock::now();
-  try {
-    start.ready = ex.prepare_worker(device_index, &start.error);
-  } catch (const std::exception& e) {
-    start.error = e.what();
-  }
-  start.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  return start;
-}
-
-/// The cases a worker is sent: case positions into `cases` it inherited, or (cases == nullptr) each position followed
-/// by the case itself (a u32 length, then encode_case's bytes).
-struct RequestReader {
-  explicit RequestReader(const std::vector<const Case*>* inherited) : cases(inherited), in(65536) {}
-  const std::vector<const Case*>* cases;
-  std::vector<std::uint8_t> in;  // in[used, end) is read and not yet taken
-  std::size_t used = 0;
-  std::size_t end = 0;
-  Case decoded;
-  bool malformed = false;
-
-  /// The next case; false when the pipe closed or a request was malformed.
-  bool next(int fd, const Case*& c, std::uint64_t& position) {
-    for (;;) {
-      if (take(c, position)) return true;
-      if (malformed) return false;
-      if (used > 0) std::memmove(in.data(), in.data() + used, end - used);
-      end -= used;
-      used = 0;
-      if (end == in.size()) in.resize(2 * in.size());  // a case larger than what is read at once
-      const ssize_t r = ::read(fd, in.data() + end, in.size() - end);
-      if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) return false;
-      end += static_cast<std::size_t>(r);
-    }
-  }
-
-  bool take(const Case*& c, std::uint64_t& position) {
-    const std::size_t have = end - used;
-    if (have < sizeof position) return false;
-    std::memcpy(&position, in.data() + used, sizeof position);
-    if (cases != nullptr) {
-      if (position >= cases->size()) return !(malformed = true);
-      c = (*cases)[position];
-      used += sizeof position;
-      return true;
-    }
-    std::uint32_t length = 0;
-    if (have < sizeof position + sizeof length) return false;
-    std::memcpy(&length, in.data() + used + sizeof position, sizeof length);
-    if (have < sizeof position + sizeof length + length) return false;
-    std::string error;
-    if (!decode_case(in.data() + used + sizeof position + sizeof length, length, decoded, error))
-      return !(malformed = true);
-    used += sizeof position + sizeof length + length;
-    c = &decoded;
-    return true;
-  }
-};
-
-/// The body of a worker process (cases == nullptr: they come in full with each request). Never returns.
-[[noreturn]] void worker_main(Executor& ex, const std::vector<const Case*>* cases, int request_fd, int result_fd,
-                              int capture_fd, int device_index, std::size_t max_output, pid_t parent,
-                              CaseClock* clock) {
-  // Die with the parent, and leave Ctrl-C and a CI runner's SIGTERM (sent to the whole process group) to it: the
-  // parent stops handing out cases and lets the running ones finish, so an interrupted run reports what it ran
-  // truthfully instead of calling the device crashed.
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (::getppid() != parent) ::_exit(1);
-  ::prctl(PR_SET_NAME, "opcheck-worker");
-  for (const int sig : kStopSignals) ::signal(sig, SIG_IGN);
-  // A Python host's faulthandler takes SIGUSR2 (its stacks before a timeout's SIGKILL); a worker forked from a
-  // Python device's start-up process has it already, any other ignores it until its host registers it.
-  struct sigaction usr2 {};
-  if (::sigaction(SIGUSR2, nullptr, &usr2) != 0 || usr2.sa_handler == SIG_DFL) ::signal(SIGUSR2, SIG_IGN);
-  ::signal(SIGPIPE, SIG_DFL);
-  ::signal(SIGCHLD, SIG_DFL);
-  // Out of memory, the kernel ends a worker (one case, reported) rather than the run that holds the reports.
-  if (FILE* adj = std::fopen("/proc/self/oom_score_adj", "w")) {
-    std::fputs("1000", adj);
-    std::fclose(adj);
-  }
-  ::dup2(capture_fd, STDOUT_FILENO);
-  ::dup2(capture_fd, STDERR_FILENO);
-
-  std::vector<std::uint8_t> out;
-  out.reserve(4096);
-
-  reset_capture(capture_fd);
-  WorkerStart start = start_worker(ex, device_index);
-  const std::string start_output = take_capture(capture_fd, max_output);
-  if (!start.ready) {
-    if (!start_output.empty()) start.error += "\n" + start_output;
-    send_frame(result_fd, out, FrameKind::StartFailed, 0,
-               [&](std::vector<std::uint8_t>& b) { b.insert(b.end(), start.error.begin(), start.error.end()); });
-    ::_exit(3);
-  }
-  // The parent starts the first case's clock on this frame: a worker's own start (a Python device's interpreter and
-  // imports) is not charged to the case it runs first.
-  if (!send_frame(result_fd, out, FrameKind::Ready, 0, [&](std::vector<std::uint8_t>& b) {
-        const auto* p = reinterpret_cast<const std::uint8_t*>(&start.seconds);
-        b.insert(b.end(), p, p + sizeof start.seconds);
-      }))
-    ::_exit(1);
-
-  if (clock) ex.set_case_clock(clock);
-
-  RequestReader requests(cases);
-  for (;;) {
-    const Case* c = nullptr;
-    std::uint64_t position = 0;
-    if (!requests.next(request_fd, c, position)) ::_exit(requests.malformed ? 2 : 0);  // closed pipe: no more work
-    if (clock) {
-      clock->own_since_ns.store(0, std::memory_order_relaxed);
-      clock->own_ns.store(0, std::memory_order_relaxed);
-      clock->phase.store(0, std::memory_order_relaxed);
-      clock->case_tag.store(position + 1, std::memory_order_release);
-    }
-    Result result = run_guarded(ex, *c);
-    result.captured_stderr += take_capture(capture_fd, max_output);
-    if (!send_frame(result_fd, out, FrameKind::Result, position,
-                    [&](std::vector<std::uint8_t>& b) { encode_result(result, b); }))
-      ::_exit(1);  // the parent is gone
-  }
-}
-
-/// A worker from a Python device's start-up process (Executor::start_worker): it shares no memory with the pool,
-/// so cases come in full and its case clock is mapped from a descriptor.
-[[noreturn]] void startup_worker_main(Executor& ex, const WorkerChannels& ch) {
-  // Until the start-up process's middle process has ended, this one is not yet the pool's child.
-  for (int waited_ms = 0; ::getppid() != ch.parent && waited_ms < 5000; ++waited_ms) ::usleep(1000);
-  CaseClock* clock = nullptr;
-  if (ch.clock_fd >= 0) {
-    void* shared = ::mmap(nullptr, sizeof(CaseClock), PROT_READ | PROT_WRITE, MAP_SHARED, ch.clock_fd, 0);
-    if (shared != MAP_FAILED) clock = static_cast<CaseClock*>(shared);
-  }
-  worker_main(ex, nullptr, ch.request_fd, ch.result_fd, ch.capture_fd, ch.device_index,
-              static_cast<std::size_t>(ch.max_output), ch.parent, clock);
 }
 
 int thread_count() {
@@ -591,8 +340,9 @@ class Pool {
   /// A request: the case's position, and for a worker from a start-up process the case itself.
   void append_request(std::size_t p, std::vector<std::uint8_t>& out) {
     const auto position = static_cast<std::uint64_t>(p);
-    const auto* bytes = reinterpret_cast<const std::uint8_t*>(&position);
-    out.insert(out.end(), bytes, bytes + sizeof position);
+    const std::size_t start = out.size();
+    out.resize(start + sizeof position);
+    std::memcpy(out.data() + start, &position, sizeof position);
     if (!from_startup_) return;
     const std::size_t at = out.size();
     std::uint32_t length = 0;
