@@ -13,14 +13,14 @@
 
 #include "cli/cli.h"
 #include "cli/exec_library.h"
-#include "cli/opinfo_assets.h"
-#include "common/device_choice.h"
 #include "common/opened_files.h"
 #include "common/text_escape.h"
 #include "opinfo/expectation_check.h"
 #include "opinfo/importer_process.h"
+#include "opinfo/opinfo_assets.h"
 #include "opinfo/opinfo_report.h"
 #include "runner/op_check.h"
+#include "settings/device_choice.h"
 
 namespace fs = std::filesystem;
 

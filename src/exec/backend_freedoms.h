@@ -32,7 +32,7 @@ struct RunValues {
 };
 
 /// Where `resolved_op` grows a tensor and leaves its new elements uninitialised (a growing resize_, resize_as_:
-/// uninitialised_tail_rules in common/backend_freedoms_table.h), the tensors of `expected` take the device's values
+/// uninitialised_tail_rules in judge/backend_freedoms_table.h), the tensors of `expected` take the device's values
 /// at those elements: the ones at storage positions (from the tensor's storage offset) past the storage `self` had
 /// before the call (`args` hold the call's inputs as they were), so only the old elements are compared by value and
 /// the new ones by shape and dtype. The returned sentence says how many were left to the device, "" when none were
