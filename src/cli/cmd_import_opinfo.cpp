@@ -145,16 +145,7 @@ int cmd_import_opinfo(const OpinfoFlags& f) {
         resolver = exec_library.create(opts, error, setup_failed);
         if (!resolver) return out;  // the bind check after the import reports it
       }
-      for (const auto& name : names) {
-        Case c;
-        c.op = name;
-        c.model = "opinfo";
-        c.name = "resolve";
-        c.id = "opinfo::resolve";
-        const std::string why = resolver->check_call(c).message;
-        if (why.rfind("unknown op", 0) == 0 || why.rfind("op name", 0) == 0) out.push_back(name);
-      }
-      return out;
+      return unresolved_op_names(*resolver, names);
     };
   }
   const fs::path dir = f.out_dir;

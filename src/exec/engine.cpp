@@ -508,6 +508,7 @@ Result Engine::run(const Case& c) {
       // opcheck's own work (the host copy of an output, its comparison) needs more memory than there is: the case
       // is too large for this machine, which is no finding about the device.
       r.stage = Stage::INVALID_CASE;
+      r.kind = VerdictKind::TooLargeForMachine;
       r.message = own_allocation_failure(c, r.phase, op_error_of(std::current_exception()).message);
     } else {
       // Every stage catches its own errors; reaching here is a bug in opcheck, reported rather than fatal.
@@ -551,6 +552,7 @@ class OwnWork {
 struct Verdict {
   Stage stage;
   std::string message;
+  VerdictKind kind = VerdictKind::None;
 };
 
 /// One case on its way through Engine::run_case: each step returns the verdict that ends the case, or nothing when
@@ -617,7 +619,7 @@ class CaseRun {
   std::optional<Verdict> resolve() {
     res_ = engine_.resolver_.resolve(c_);
     if (!res_.skip_reason.empty()) return Verdict{Stage::SKIPPED, res_.skip_reason};
-    if (!res_.invocation) return Verdict{Stage::INVALID_CASE, res_.error};
+    if (!res_.invocation) return Verdict{Stage::INVALID_CASE, res_.error, res_.kind};
     inv_ = res_.invocation.get();
     r_.resolved_op = inv_->resolved_op;
     r_.decomposed = inv_->decomposed;
@@ -1229,6 +1231,7 @@ void Engine::run_case(const Case& c, Result& r, CaseEvidence* ev) {
   CaseRun run(*this, c, r, ev);
   if (std::optional<Verdict> verdict = run.steps()) {
     r.stage = verdict->stage;
+    r.kind = verdict->kind;
     r.message = std::move(verdict->message);
     // A decomposition or the fallback that ran instead of the device's kernel is said, not left to be guessed.
     const std::string note = device_ops_note(r.resolved_op, r.device_ops);
@@ -1257,6 +1260,7 @@ Result Engine::check_call(const Case& c) {
       r.message = res.skip_reason;
     } else if (!res.invocation) {
       r.stage = Stage::INVALID_CASE;
+      r.kind = res.kind;
       r.message = res.error;
     } else {
       r.stage = Stage::PASSED;
@@ -1264,6 +1268,7 @@ Result Engine::check_call(const Case& c) {
     }
   } catch (...) {
     r.stage = Stage::INVALID_CASE;
+    r.kind = VerdictKind::InternalError;
     r.message = "opcheck internal error: " + op_error_of(std::current_exception()).text();
   }
   r.outcome = stage_outcome(r.stage);
