@@ -22,7 +22,7 @@ declare -A may=(
   [report]="common judge repro settings"
   [runner]="common config manifest plan report repro select settings"
   [pyhost]="exec"
-  [opinfo]="common judge runner"
+  [opinfo]="common judge report runner settings"
   [cli]="common config manifest opinfo plan report repro runner select settings traces"
 )
 
