@@ -36,7 +36,7 @@ struct ExecOptions {
   /// The interpreter whose environment the Python host uses; "" = the one opcheck was built with.
   std::string python;
   /// The interpreter's `torch.backends` entry points ("name = module:attr (distribution version)"), listed by the run's
-  /// settings when the device may be one of them (common/device_choice.h). `import torch` loads them, so a device one
+  /// settings when the device may be one of them (settings/device_choice.h). `import torch` loads them, so a device one
   /// registers is hosted by Python in the workers with no --device-import.
   std::vector<std::string> installed_backends;
   /// Why no entry point is used although some may be installed (TORCH_DEVICE_BACKEND_AUTOLOAD=0, the interpreter

@@ -1,6 +1,7 @@
 // Outcomes, stages and the Result of one executed case: the vocabulary every report speaks.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -42,6 +43,60 @@ enum class Stage {
 
 /// The last stage of the enum: loops over every stage run from PASSED to it.
 inline constexpr Stage kLastStage = Stage::NO_DEVICE_OP;
+
+/// What kind of verdict a result is within its stage, where a consumer needs more than the stage: `validate --ops`
+/// gives each kind of INVALID_CASE its own Fix, `import-opinfo` writes the samples of an op opcheck does not know as
+/// their ATen calls. Set where the result is made (the exec layer; the runner for cases that did not load), carried
+/// on the worker wire and in the journal and metrics (`verdict_kind`), so that no consumer reads it from the message.
+/// New kinds go last, so that the numbers of the others (the worker wire) keep their values.
+enum class VerdictKind {
+  None,                // nothing to say beyond the stage
+  UnknownOp,           // INVALID_CASE: a well-formed op name that no op, decomposition or builtin has
+  BadOpName,           // INVALID_CASE: not an op name at all (its characters or its form)
+  NoSuchOverload,      // INVALID_CASE: the op exists, the overload named does not
+  ArgumentsDoNotBind,  // INVALID_CASE: the op exists, the arguments fit none of its overloads
+  DecompositionLimit,  // INVALID_CASE: the op's reference decomposition does not support a value the case gives
+  TooLargeForMachine,  // INVALID_CASE: opcheck cannot allocate its own copies and comparisons of the case
+  NotLoaded,           // INVALID_CASE: the case, or its manifest, did not load
+  InternalError,       // INVALID_CASE: resolving the case hit a bug in opcheck, reported rather than fatal
+};
+
+/// One kind: its enum value, its spelling in the journal and the metrics, and the stage it is a kind of.
+struct VerdictKindSpec {
+  VerdictKind id;
+  const char* name;
+  Stage stage;
+};
+
+inline constexpr VerdictKindSpec kVerdictKinds[] = {
+    {VerdictKind::None, "", Stage::PASSED},  // any stage: written as no key at all
+    {VerdictKind::UnknownOp, "unknown_op", Stage::INVALID_CASE},
+    {VerdictKind::BadOpName, "bad_op_name", Stage::INVALID_CASE},
+    {VerdictKind::NoSuchOverload, "no_such_overload", Stage::INVALID_CASE},
+    {VerdictKind::ArgumentsDoNotBind, "arguments_do_not_bind", Stage::INVALID_CASE},
+    {VerdictKind::DecompositionLimit, "decomposition_limit", Stage::INVALID_CASE},
+    {VerdictKind::TooLargeForMachine, "too_large_for_machine", Stage::INVALID_CASE},
+    {VerdictKind::NotLoaded, "not_loaded", Stage::INVALID_CASE},
+    {VerdictKind::InternalError, "internal_error", Stage::INVALID_CASE},
+};
+inline constexpr std::size_t kVerdictKindCount = sizeof(kVerdictKinds) / sizeof(kVerdictKinds[0]);
+inline constexpr VerdictKind kLastVerdictKind = VerdictKind::InternalError;  // the range a stored kind is checked in
+
+constexpr bool verdict_kinds_in_enum_order() {
+  if (kVerdictKindCount != static_cast<std::size_t>(kLastVerdictKind) + 1) return false;
+  for (std::size_t i = 0; i < kVerdictKindCount; ++i)
+    if (static_cast<std::size_t>(kVerdictKinds[i].id) != i) return false;
+  return true;
+}
+static_assert(verdict_kinds_in_enum_order(), "kVerdictKinds must list every VerdictKind once, in enum order");
+
+/// "unknown_op", ...; "" for VerdictKind::None.
+constexpr const char* verdict_kind_name(VerdictKind k) { return kVerdictKinds[static_cast<std::size_t>(k)].name; }
+/// A kind's spelling back to the enum ("" is None); false for anything else.
+bool parse_verdict_kind(std::string_view s, VerdictKind& out);
+/// Whether the result says its op name names no op opcheck can resolve (unknown, or not an op name at all), whatever
+/// the arguments: the names `import-opinfo` writes as the ATen calls their samples make.
+constexpr bool names_no_op(VerdictKind k) { return k == VerdictKind::UnknownOp || k == VerdictKind::BadOpName; }
 
 /// "passed", "failed", "error", "skipped", "xfailed", "xpassed", "not_supported", "no_device_op"
 const char* outcome_name(Outcome o);
@@ -139,6 +194,7 @@ struct DeviceOp {
 struct Result {
   std::string case_id;
   Stage stage = Stage::PASSED;
+  VerdictKind kind = VerdictKind::None;  // the kind of verdict within the stage, for consumers that need one
   Outcome outcome = Outcome::Passed;
   std::string message;           // assert_close-like explanation for failures, reason for skips
   std::string resolved_op;       // e.g. "aten::add.Tensor"; several joined with ", " for decompositions

@@ -29,6 +29,15 @@ bool parse_stage(const std::string& s, Stage& out) {
   return false;
 }
 
+bool parse_verdict_kind(std::string_view s, VerdictKind& out) {
+  for (const VerdictKindSpec& k : kVerdictKinds)
+    if (s == k.name) {
+      out = k.id;
+      return true;
+    }
+  return false;
+}
+
 namespace {
 constexpr std::array<const char*, 5> kPhases{"", "inputs", "reference", "device", "compare"};
 }  // namespace

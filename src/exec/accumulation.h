@@ -1,5 +1,5 @@
 // The accumulation bound of the float64 judge (docs/judgement.md): for an op that sums terms into each output element
-// (common/backend_freedoms_table.h, accumulation_rules), how far a sum of those terms in another order may be from
+// (judge/backend_freedoms_table.h, accumulation_rules), how far a sum of those terms in another order may be from
 // the float64 result, computed from the call's inputs rather than from the CPU's error at that element.
 #pragma once
 
@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "common/backend_freedoms_table.h"
 #include "exec/backend_freedoms.h"
 #include "exec/pch.h"
+#include "judge/backend_freedoms_table.h"
 
 namespace opcheck::exec {
 

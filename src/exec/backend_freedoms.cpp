@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "common/backend_freedoms_table.h"
+#include "judge/backend_freedoms_table.h"
 
 namespace opcheck::exec {
 namespace {
@@ -49,7 +49,7 @@ int64_t dim_arg(const NamedArgs& args, const at::Tensor& self) {
 
 /// The writes of an op whose result is undefined where they repeat; nullopt for any other op or call.
 std::optional<Writes> writes_of(const std::string& resolved_op, const NamedArgs& args) {
-  if (!leaves_repeated_writes_undefined(resolved_op)) return std::nullopt;  // the ops: common/backend_freedoms_table
+  if (!leaves_repeated_writes_undefined(resolved_op)) return std::nullopt;  // the ops: judge/backend_freedoms_table
   const std::string op = op_without_overload(resolved_op);
   const c10::IValue* self_v = named_arg(args, "self");
   if (!self_v || !self_v->isTensor() || self_v->toTensor().dim() == 0) return std::nullopt;
@@ -156,7 +156,7 @@ struct IndexOutput {
 };
 
 std::optional<IndexOutput> index_output_of(const std::string& resolved_op, const NamedArgs& args) {
-  const TiedIndexRule* rule = tied_index_rule(resolved_op);  // the ops: common/backend_freedoms_table
+  const TiedIndexRule* rule = tied_index_rule(resolved_op);  // the ops: judge/backend_freedoms_table
   if (!rule) return std::nullopt;
   const std::string op = op_without_overload(resolved_op);
   if (op == "aten::sort" && flag(args, "stable")) return std::nullopt;  // a stable sort defines the order of ties

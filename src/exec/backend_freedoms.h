@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/backend_freedoms_table.h"
+#include "judge/backend_freedoms_table.h"
 #include "exec/invocation.h"
 
 namespace opcheck::exec {
@@ -26,7 +26,7 @@ std::string widened_output(const std::string& resolved_op, const std::string& wh
 /// and their differences are a note, never NONDETERMINISTIC.
 std::string nondeterministic_by_design(const std::string& resolved_op, const NamedArgs& args);
 
-/// The accumulation rule (common/backend_freedoms_table.h, accumulation_rules) of `resolved_op` called with `args`:
+/// The accumulation rule (judge/backend_freedoms_table.h, accumulation_rules) of `resolved_op` called with `args`:
 /// the first of its op whose condition holds, or nullptr.
 const AccumulationRule* accumulation_rule_for(const std::string& resolved_op, const NamedArgs& args);
 
@@ -37,7 +37,7 @@ struct RunValues {
 };
 
 /// Where `resolved_op` grows a tensor and leaves its new elements uninitialised (a growing resize_, resize_as_:
-/// uninitialised_tail_rules in common/backend_freedoms_table.h), the tensors of `expected` take the device's values
+/// uninitialised_tail_rules in judge/backend_freedoms_table.h), the tensors of `expected` take the device's values
 /// at those elements: the ones at storage positions (from the tensor's storage offset) past the storage `self` had
 /// before the call (`args` hold the call's inputs as they were), so only the old elements are compared by value and
 /// the new ones by shape and dtype. The returned sentence says how many were left to the device, "" when none were

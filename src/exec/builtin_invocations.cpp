@@ -146,6 +146,7 @@ Resolution resolve_builtin(Builtin builtin, const std::string& python, CaseCall 
   const CallArgs& a = call.args;
   auto fail = [&](const std::string& why) {
     r.error = python + a.describe() + ": " + why;
+    r.kind = VerdictKind::ArgumentsDoNotBind;
     return std::move(r);
   };
   switch (builtin) {

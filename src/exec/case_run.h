@@ -62,6 +62,7 @@ class OwnWork {
 struct Verdict {
   Stage stage;
   std::string message;
+  VerdictKind kind = VerdictKind::None;
 };
 
 /// One case on its way through Engine::run_case: each step returns the verdict that ends the case, or nothing when

@@ -4,8 +4,8 @@
 #include "exec/accumulation.h"
 #include "exec/backend_freedoms.h"
 
-#include "common/backend_freedoms_table.h"
 #include "exec/op_error.h"
+#include "judge/backend_freedoms_table.h"
 
 #include <algorithm>
 #include <cmath>

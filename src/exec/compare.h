@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "common/backend_freedoms_table.h"
+#include "judge/backend_freedoms_table.h"
 #include "opcheck/case.h"
 #include "opcheck/result.h"
 #include "exec/pch.h"
@@ -22,13 +22,13 @@ struct Tolerance {
 
 // The float64 judge (docs/judgement.md): an element of a floating output that misses the tolerance against the CPU
 // reference still passes when its distance from the float64 result is within the tolerance of that result, widened
-// by kReferenceErrorMultiple (common/backend_freedoms_table.h) times the CPU reference's own distance from it at
+// by kReferenceErrorMultiple (judge/backend_freedoms_table.h) times the CPU reference's own distance from it at
 // that element and by one step (unit in the last place) of the output's dtype.
 
 Tolerance tolerance_of(const Case& c);
 
 /// Whether an op (resolved ATen name, e.g. "aten::empty.memory_format") returns fresh, uninitialised memory:
-/// empty, empty_like, empty_strided, empty_permuted, new_empty and new_empty_strided (common/backend_freedoms_table.h,
+/// empty, empty_like, empty_strided, empty_permuted, new_empty and new_empty_strided (judge/backend_freedoms_table.h,
 /// uninitialised_output_ops). Their values mean nothing, so, as PyTorch's own OpInfo tests do, only shape, dtype,
 /// strides and device are compared.
 bool returns_uninitialised(const std::string& resolved_op);

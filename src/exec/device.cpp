@@ -21,10 +21,10 @@
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <torch/version.h>
 
-#include "common/device_choice.h"
 #include "common/regular_file.h"
 #include "common/sha256.h"
 #include "exec/op_error.h"
+#include "settings/device_choice.h"
 
 namespace opcheck::exec {
 

@@ -10,8 +10,8 @@
 #include <ATen/record_function.h>
 #include <c10/core/TensorOptions.h>
 
-#include "common/op_categories.h"
 #include "common/text.h"
+#include "judge/op_categories.h"
 
 namespace opcheck::exec {
 namespace {

@@ -89,6 +89,7 @@ Result Engine::run(const Case& c) {
       // opcheck's own work (the host copy of an output, its comparison) needs more memory than there is: the case
       // is too large for this machine, which is no finding about the device.
       r.stage = Stage::INVALID_CASE;
+      r.kind = VerdictKind::TooLargeForMachine;
       r.message = own_allocation_failure(c, r.phase, op_error_of(std::current_exception()).message);
     } else {
       // Every stage catches its own errors; reaching here is a bug in opcheck, reported rather than fatal.
@@ -119,6 +120,7 @@ void Engine::run_case(const Case& c, Result& r, CaseEvidence* ev) {
   CaseRun run(*this, c, r, ev);
   if (std::optional<Verdict> verdict = run.steps()) {
     r.stage = verdict->stage;
+    r.kind = verdict->kind;
     r.message = std::move(verdict->message);
     // A decomposition or the fallback that ran instead of the device's kernel is said, not left to be guessed.
     const std::string note = device_ops_note(r.resolved_op, r.device_ops);
@@ -147,6 +149,7 @@ Result Engine::check_call(const Case& c) {
       r.message = res.skip_reason;
     } else if (!res.invocation) {
       r.stage = Stage::INVALID_CASE;
+      r.kind = res.kind;
       r.message = res.error;
     } else {
       r.stage = Stage::PASSED;
@@ -154,6 +157,7 @@ Result Engine::check_call(const Case& c) {
     }
   } catch (...) {
     r.stage = Stage::INVALID_CASE;
+    r.kind = VerdictKind::InternalError;
     r.message = "opcheck internal error: " + op_error_of(std::current_exception()).text();
   }
   r.outcome = stage_outcome(r.stage);

@@ -85,7 +85,7 @@ void CaseRun::enter(CasePhase phase) {
 std::optional<Verdict> CaseRun::resolve() {
   res_ = engine_.resolver_.resolve(c_);
   if (!res_.skip_reason.empty()) return Verdict{Stage::SKIPPED, res_.skip_reason};
-  if (!res_.invocation) return Verdict{Stage::INVALID_CASE, res_.error};
+  if (!res_.invocation) return Verdict{Stage::INVALID_CASE, res_.error, res_.kind};
   inv_ = res_.invocation.get();
   r_.resolved_op = inv_->resolved_op;
   r_.decomposed = inv_->decomposed;

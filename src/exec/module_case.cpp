@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/backend_freedoms_table.h"
+#include "judge/backend_freedoms_table.h"
 #include "exec/accumulation.h"
 #include "exec/compare.h"
 #include "exec/device_ops.h"

@@ -74,6 +74,7 @@ Resolution OpResolver::resolve(const std::string& op, CaseCall call) const {
   if (name.form == OpName::Form::Invalid) {
     Resolution r;
     r.error = name.error;
+    r.kind = VerdictKind::BadOpName;
     r.call = std::move(call);
     return r;
   }
@@ -92,6 +93,7 @@ Resolution OpResolver::resolve_schema_form(const OpName& name, CaseCall call) co
   const std::string written = name.written_prefix + name.qualified.substr(name.qualified.find("::") + 2) +
                               (name.overload && !name.overload->empty() ? "." + *name.overload : "");
   r.error = "unknown op '" + written + "'";
+  r.kind = VerdictKind::UnknownOp;
   const std::string near = suggest(name);
   if (!near.empty()) r.error += " (did you mean " + near + "?)";
   r.call = std::move(call);
@@ -135,6 +137,7 @@ Resolution OpResolver::resolve_python_form(const OpName& name, CaseCall call) co
   }
   Resolution r;
   r.error = "unknown op '" + name.written_prefix + name.python.substr(name.python.rfind('.') + 1) + "'";
+  r.kind = VerdictKind::UnknownOp;
   const std::string near = suggest(name);
   if (!near.empty()) r.error += " (did you mean " + near + "?)";
   r.call = std::move(call);
@@ -224,6 +227,7 @@ Resolution OpResolver::resolve_table_rows(const OpName& name, const std::vector<
   }
   Resolution r;
   r.error = "arguments " + call.args.describe() + " do not fit " + name.python + ":" + errors;
+  r.kind = VerdictKind::ArgumentsDoNotBind;
   r.call = std::move(call);
   return r;
 }

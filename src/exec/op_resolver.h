@@ -22,6 +22,7 @@ namespace opcheck::exec {
 struct Resolution {
   std::unique_ptr<Invocation> invocation;  // set when the op resolved and the arguments bound
   std::string error;                       // INVALID_CASE: the op or its arguments did not resolve
+  VerdictKind kind = VerdictKind::None;    // with `error`: which of those it was
   std::string skip_reason;                 // not a tensor op (torch._C._log_api_usage_once)
   CaseCall call;                           // the case's tensor slots and arguments
 };

@@ -114,6 +114,7 @@ Resolution OpResolver::resolve_overloads(const std::string& qualified, const std
   auto it = ops_.find(qualified);
   if (it == ops_.end()) {
     r.error = "internal: " + qualified + " vanished from the dispatcher";
+    r.kind = VerdictKind::InternalError;
     r.call = std::move(call);
     return r;
   }
@@ -148,6 +149,7 @@ Resolution OpResolver::resolve_overloads(const std::string& qualified, const std
     const std::string near = closest_name(*overload, names);
     if (!near.empty()) r.error += " (did you mean " + qualified + "." + near + "?)";
     r.error += "; its overloads: " + list;
+    r.kind = VerdictKind::NoSuchOverload;
     r.call = std::move(call);
     return r;
   }
@@ -155,6 +157,7 @@ Resolution OpResolver::resolve_overloads(const std::string& qualified, const std
     r.error = "arguments " + call.args.describe() + " do not bind to " +
               (overload ? qualified + (overload->empty() ? "" : "." + *overload) : "any overload of " + qualified) + ":" +
               reasons;
+    r.kind = VerdictKind::ArgumentsDoNotBind;
     r.call = std::move(call);
     return r;
   }
@@ -170,6 +173,7 @@ Resolution resolve_decomposition(const Decomposition& d, CaseCall call) {
   auto b = bind_to_schema(schema, call.args, call.slots, why);
   if (!b) {
     r.error = "arguments " + call.args.describe() + " do not bind to " + schema.name() + ": " + why;
+    r.kind = VerdictKind::ArgumentsDoNotBind;
     r.call = std::move(call);
     return r;
   }
@@ -184,6 +188,7 @@ Resolution resolve_decomposition(const Decomposition& d, CaseCall call) {
         r.error = std::string(d.qualified) + " is not in this libtorch; its reference decomposition supports only " +
                   name + "=" + value.repr() + ", got " + (given.kind == ArgRef::Kind::Value ? given.value.repr() : given.describe()) +
                   ". Fix: set " + name + "=" + value.repr() + " in the case";
+        r.kind = VerdictKind::DecompositionLimit;
         r.call = std::move(call);
         return r;
       }

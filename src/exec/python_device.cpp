@@ -4,9 +4,9 @@
 
 #include <torch/version.h>
 
-#include "common/device_choice.h"
 #include "exec/device.h"
 #include "exec/startup_process.h"
+#include "settings/device_choice.h"
 
 namespace opcheck::exec {
 namespace {

@@ -388,7 +388,7 @@ def outer_torch_call(fn, sample, out, torch):
 
 def is_allocation(op):
     """An op whose output is memory it leaves unwritten (empty, empty_like, new_empty, ...): opcheck's one table of op
-    categories names them (common/op_categories.cpp), handed over as OPCHECK_OPINFO_UNINITIALISED_OPS."""
+    categories names them (judge/op_categories.cpp), handed over as OPCHECK_OPINFO_UNINITIALISED_OPS."""
     return op.split(".")[0] in UNINITIALISED_OPS
 
 
@@ -399,8 +399,8 @@ def deterministic_sample(ops):
 
 
 def judged_ops(name):
-    """ATen ops (without overload) of one of the judge's tables, as opcheck hands them over (common/op_categories.cpp,
-    common/backend_freedoms_table.cpp); none when the importer runs on its own."""
+    """ATen ops (without overload) of one of the judge's tables, as opcheck hands them over (judge/op_categories.cpp,
+    judge/backend_freedoms_table.cpp); none when the importer runs on its own."""
     return frozenset(filter(None, os.environ.get(name, "").split(",")))
 
 

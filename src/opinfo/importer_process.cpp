@@ -10,7 +10,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "common/backend_freedoms_table.h"
+#include "judge/backend_freedoms_table.h"
 
 namespace opcheck::opinfo {
 namespace {
@@ -59,7 +59,7 @@ int run_importer_process(std::vector<std::string> args, const std::string& pytho
   };
   if (!query) close_all();  // none made, or only the first
   // The child's environment is made here: after fork it only calls exec (the exec layer's threads may hold locks).
-  // What opcheck's judge answers itself (common/backend_freedoms_table): the ops whose outputs it compares by shape,
+  // What opcheck's judge answers itself (judge/backend_freedoms_table): the ops whose outputs it compares by shape,
   // dtype and strides only, whose samples are written; the unique ops whose order it takes from the device, for which
   // OpInfo's "order is undefined" skip is not written.
   std::string fresh, unordered;

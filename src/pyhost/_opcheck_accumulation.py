@@ -1,5 +1,5 @@
 """The accumulation bound's runs of a traced call (docs/judgement.md, docs/modules.md): for a call that a rule of
-accumulation_rules (src/common/backend_freedoms_table.cpp, which the C++ side hands over in the request) applies to,
+accumulation_rules (src/judge/backend_freedoms_table.cpp, which the C++ side hands over in the request) applies to,
 the call run once more in float64 on ones (with the argument the rule counts its terms with changed), on the squares
 and on the absolute values of its floating inputs. The C++ judge (src/exec/module_case.cpp, src/exec/accumulation.cpp)
 makes the bound from them, as it does for an op case."""

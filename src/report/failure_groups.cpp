@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "common/call_signature.h"
-#include "common/op_categories.h"
 #include "common/op_names.h"
 #include "common/text.h"
+#include "judge/op_categories.h"
 #include "opcheck/dtype.h"
 
 namespace opcheck {

@@ -130,6 +130,19 @@ Stage get_stage(const json& j, const JsonWhere& where, const char* key) {
   return st;
 }
 
+/// A verdict kind by its name; "" (None) is never written, so it is refused like any other unknown name.
+VerdictKind get_verdict_kind(const json& j, const JsonWhere& where, const char* key) {
+  const auto s = get_string(j, where, key);
+  VerdictKind k = VerdictKind::None;
+  if (s.empty() || !parse_verdict_kind(s, k)) {
+    std::string names;
+    for (const VerdictKindSpec& spec : kVerdictKinds)
+      if (spec.id != VerdictKind::None) names += std::string(names.empty() ? "" : ", ") + spec.name;
+    throw_json_error(where.at(key), "unknown verdict kind \"" + s + "\" (expected one of " + names + ")");
+  }
+  return k;
+}
+
 }  // namespace
 
 JsonWhere JsonWhere::at(const std::string& key) const {
@@ -203,6 +216,7 @@ void write_case_record(JsonWriter& w, const CaseRecord& rec) {
   w.field("xfail_strict", rec.xfail_strictness == XfailStrictness::Strict);
   for (const CaseLabel& l : rec.labels) w.field(l.field->record_label, l.value);  // upstream_test, issue, ...
   w.field("stage", stage_name(r.stage));
+  if (r.kind != VerdictKind::None) w.field("verdict_kind", verdict_kind_name(r.kind));
   if (r.phase != CasePhase::None) w.field("phase", case_phase_name(r.phase));
   w.field("result_outcome", outcome_name(r.outcome));
   w.field("result_case_id", r.case_id);
@@ -286,6 +300,8 @@ CaseRecord case_record_from_json(const json& j, const JsonWhere& w) {
       if (std::string v = get_string_or(j, w, f.record_label, ""); !v.empty()) rec.labels.push_back({&f, std::move(v)});
   Result& r = rec.result;
   r.stage = get_stage(j, w, "stage");
+  // Written for a verdict with a kind (an INVALID_CASE's: unknown_op, ...); absent otherwise and in earlier files.
+  if (j.contains("verdict_kind")) r.kind = get_verdict_kind(j, w, "verdict_kind");
   // Written when the case got as far as building its inputs; absent in files of earlier runs.
   if (j.contains("phase") && !parse_case_phase(get_string(j, w, "phase"), r.phase))
     throw_json_error(w.at("phase"), "expected one of inputs, reference, device, compare");

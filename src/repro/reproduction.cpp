@@ -7,7 +7,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/device_choice.h"
 #include "common/regular_file.h"
 #include "common/text.h"
 #include "common/text_escape.h"
@@ -15,6 +14,7 @@
 #include "opcheck/device_environment.h"
 #include "repro/bundle_layout.h"
 #include "select/select.h"
+#include "settings/device_choice.h"
 
 namespace fs = std::filesystem;
 

@@ -11,12 +11,12 @@
 #include <stdexcept>
 #include <string_view>
 
-#include "common/backend_freedoms_table.h"
-#include "common/device_choice.h"
 #include "common/init_recipes.h"
 #include "common/text_escape.h"
+#include "judge/backend_freedoms_table.h"
 #include "manifest/tensor_file.h"
 #include "repro/script_assets.h"
+#include "settings/device_choice.h"
 
 namespace opcheck::repro {
 namespace {
@@ -450,7 +450,7 @@ static std::string comparator_verdicts() {
 }
 
 /// The judgement's Python twin with opcheck's tables written in: backend freedoms and the accumulation bound's ops
-/// (common/backend_freedoms_table.h) and comparators (opcheck/comparators.h).
+/// (judge/backend_freedoms_table.h) and comparators (opcheck/comparators.h).
 std::string judge_text() {
   std::string widened = "{", nondeterministic = "{";
   for (const WidenedOutputRule& w : widened_output_rules())

@@ -16,7 +16,7 @@ std::size_t check_case_ops(Executor& ex, const std::vector<const Case*>& cases, 
     if (const auto at = message.find(". Fix: "); at != std::string::npos) {
       fix = message.substr(at + 7);
       message = message.substr(0, at);
-    } else if (message.rfind("unknown op", 0) == 0) {
+    } else if (r.kind == VerdictKind::UnknownOp) {
       fix = "write the op as PyTorch names it (torch.add, torch.nn.functional.silu, aten::add.Tensor); a run "
             "reports this case as INVALID_CASE";
     } else {
@@ -26,6 +26,19 @@ std::size_t check_case_ops(Executor& ex, const std::vector<const Case*>& cases, 
     out.error(c->loc, message, c->id, fix);
   }
   return checked;
+}
+
+std::vector<std::string> unresolved_op_names(Executor& ex, const std::vector<std::string>& names) {
+  std::vector<std::string> out;
+  for (const auto& name : names) {
+    Case c;  // the name alone, with no arguments: only its resolution is asked about
+    c.op = name;
+    c.model = "opinfo";
+    c.name = "resolve";
+    c.id = "opinfo::resolve";
+    if (names_no_op(ex.check_call(c).kind)) out.push_back(name);
+  }
+  return out;
 }
 
 }  // namespace opcheck

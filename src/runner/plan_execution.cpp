@@ -308,6 +308,7 @@ void add_load_problems(const DiagnosticList& diagnostics, const ManifestSet& set
     rec.outcome = Outcome::Error;
     rec.result.case_id = rec.id;
     rec.result.stage = Stage::INVALID_CASE;
+    rec.result.kind = VerdictKind::NotLoaded;
     rec.result.outcome = Outcome::Error;
     rec.result.message = text;
     records.push_back(std::move(rec));

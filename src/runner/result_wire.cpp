@@ -107,6 +107,7 @@ void encode_result(const Result& r, std::vector<std::uint8_t>& out) {
   put(out, static_cast<std::uint8_t>(r.result_from_cache));  // set by the parent; carried so the codec is whole
   put_string(out, r.traced_op);
   put_string(out, r.module_record);
+  put(out, static_cast<std::uint8_t>(r.kind));
 }
 
 bool decode_result(const std::uint8_t* data, std::size_t size, Result& r, std::string& error) {
@@ -182,6 +183,12 @@ bool decode_result(const std::uint8_t* data, std::size_t size, Result& r, std::s
   r.result_from_cache = in.get<std::uint8_t>() != 0;
   r.traced_op = in.get_string();
   r.module_record = in.get_string();
+  const auto kind = in.get<std::uint8_t>();
+  if (in.ok && kind > static_cast<std::uint8_t>(kLastVerdictKind)) {
+    error = "result has verdict kind " + std::to_string(kind) + ", out of range";
+    return false;
+  }
+  r.kind = static_cast<VerdictKind>(kind);
   if (!in.ok) {
     error = "result record is truncated (" + std::to_string(size) + " bytes)";
     return false;

@@ -7,7 +7,6 @@
 #include <set>
 
 #include "common/call_signature.h"
-#include "common/device_choice.h"
 #include "common/fault_kinds.h"
 #include "common/regular_file.h"
 #include "common/sha256.h"
@@ -27,6 +26,7 @@
 #include "runner/recorded_durations.h"
 #include "runner/shrink.h"
 #include "runner/run_outputs.h"
+#include "settings/device_choice.h"
 #include "settings/run_identity.h"
 
 namespace opcheck {

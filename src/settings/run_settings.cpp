@@ -11,11 +11,11 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "common/device_choice.h"
 #include "common/regular_file.h"
 #include "common/text.h"
 #include "common/text_escape.h"
 #include "opcheck/device_environment.h"
+#include "settings/device_choice.h"
 
 namespace opcheck {
 namespace {

@@ -124,7 +124,7 @@ struct RunSettings {
 };
 
 /// Lists the interpreter's `torch.backends` entry points into `s` when the device may be one of them
-/// (common/device_choice.h), honouring TORCH_DEVICE_BACKEND_AUTOLOAD. False with a usage error when `auto` finds
+/// (settings/device_choice.h), honouring TORCH_DEVICE_BACKEND_AUTOLOAD. False with a usage error when `auto` finds
 /// several: `import torch` loads them all, and which one registers the device is not opcheck's to guess.
 bool resolve_installed_backends(RunSettings& s, const EnvLookup& env, std::string& error);
 

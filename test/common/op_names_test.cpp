@@ -4,10 +4,10 @@
 
 #include <gtest/gtest.h>
 
-#include "common/device_choice.h"
 #include "common/edit_distance.h"
 #include "common/op_names.h"
 #include "plan/plan.h"
+#include "settings/device_choice.h"
 
 namespace opcheck {
 namespace {

@@ -155,6 +155,11 @@ def test_validate_ops_finds_wrong_op_names_and_arguments(tmp_path):
     assert "did you mean torch.nn.functional.layer_norm" in r.err, r
     assert "unexpected keyword argument 'dimm' (did you mean dim?)" in r.err, r
     assert "takes 2 positional arguments but 3 were given" in r.err, r
+    # Each kind of error its own Fix, by the kind the exec layer gives it (unknown_op, arguments_do_not_bind).
+    fixes = {name: next(b for b in errors if f"[case typos::{name}]" in b).split("\n  Fix: ", 1)[1] for name in expect}
+    assert fixes["layernorm.1"].startswith("write the op as PyTorch names it"), fixes
+    assert fixes["sum.1"].startswith("give the case the arguments one of the op's overloads takes"), fixes
+    assert fixes["matmul.1"].startswith("give the case the arguments one of the op's overloads takes"), fixes
 
 
 def test_validate_ops_passes_a_good_manifest(tmp_path):
@@ -175,6 +180,10 @@ def test_run_locates_its_invalid_cases(tmp_path):
         c = cases[f"typos::{name}"]
         assert c["stage"] == "INVALID_CASE", c
         assert c["message"].startswith(f"{m}:{line_of(m, 'name: ' + name)}: "), c
+    # The kind the exec layer gave each, through the worker and into the metrics; a case that ran has none.
+    assert {n: cases[f"typos::{n}"].get("verdict_kind") for n in ("layernorm.1", "sum.1", "matmul.1", "add.1")} == {
+        "layernorm.1": "unknown_op", "sum.1": "arguments_do_not_bind", "matmul.1": "arguments_do_not_bind",
+        "add.1": None}, cases
 
 
 def test_validate_ops_without_ops_rejects_device_import(tmp_path):

@@ -35,6 +35,7 @@ def test_load_errors_are_error_testcases_counted_everywhere(tmp_path):
     assert m["stages"]["INVALID_CASE"] == 1
     [err] = [c for c in m["cases"] if c["outcome"] == "error"]
     assert err["id"] == "mine::listed_op" and err["model"] == "mine" and err["stage"] == "INVALID_CASE", err
+    assert err["verdict_kind"] == "not_loaded", err  # a manifest problem, told from a call the exec layer refused
     assert err["file"].endswith("mine.yaml") and err["line"] > 0, err
     assert f"mine.yaml:{err['line']}" in err["message"], err
     # Warnings are listed, not counted.

@@ -104,6 +104,13 @@ TEST(Engine, UnresolvableCasesAreErrorsAndTheRunGoesOn) {
   EXPECT_EQ(unbound.stage, Stage::INVALID_CASE);
   EXPECT_NE(unbound.message.find("do not bind"), std::string::npos) << unbound.message;
   EXPECT_EQ(cpu().run(make_case("torch.floor", {f32({3})})).stage, Stage::PASSED);
+  // Each says its kind, as a run and as validate --ops's check of the call alike; a case that passes has none.
+  EXPECT_EQ(bad.kind, VerdictKind::UnknownOp);
+  EXPECT_EQ(unbound.kind, VerdictKind::ArgumentsDoNotBind);
+  EXPECT_EQ(cpu().check_call(make_case("torch.flor", {f32({3})})).kind, VerdictKind::UnknownOp);
+  EXPECT_EQ(cpu().check_call(make_case("torch.ops.aten.view", {f32({1, 64}), value_input(PyValue::string("x"))})).kind,
+            VerdictKind::ArgumentsDoNotBind);
+  EXPECT_EQ(cpu().run(make_case("torch.floor", {f32({3})})).kind, VerdictKind::None);
 }
 
 TEST(Engine, InputsThatCannotBeBuiltAreFailedInput) {

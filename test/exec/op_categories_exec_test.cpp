@@ -7,8 +7,8 @@
 #include <set>
 #include <string>
 
-#include "common/op_categories.h"
 #include "exec/device_ops.h"
+#include "judge/op_categories.h"
 
 namespace opcheck {
 namespace {

@@ -255,6 +255,26 @@ TEST(Overloads, ExplicitOverloadThatDoesNotExistSuggestsTheClosest) {
   EXPECT_NE(r.find("aten::add has no overload 'Tensr' (did you mean aten::add.Tensor?)"), std::string::npos) << r;
 }
 
+// Every call that does not resolve says what kind of failure it is (Resolution::kind, the Result's verdict kind),
+// so that validate --ops and import-opinfo need not read the message; a call that resolves has none.
+TEST(Overloads, EachUnresolvedCallSaysItsKind) {
+  const std::vector<std::pair<Case, VerdictKind>> calls = {
+      {make_case("torch.flor", {f32({3})}), VerdictKind::UnknownOp},
+      {make_case("aten::no_such_op", {f32({3})}), VerdictKind::UnknownOp},
+      {make_case("add", {f32({3}), f32({3})}), VerdictKind::BadOpName},
+      {make_case("aten::add.Tensr", {f32({3}), f32({3})}), VerdictKind::NoSuchOverload},
+      {make_case("torch.matmul", {f32({2, 2}), f32({2, 2}), f32({2, 2})}), VerdictKind::ArgumentsDoNotBind},
+      {make_case("aten::sum", {f32({3}), value_input(PyValue::string("mean"))}), VerdictKind::ArgumentsDoNotBind},
+      {make_case("torch.getitem", {f32({3})}), VerdictKind::ArgumentsDoNotBind},
+      {make_case("torch.add", {f32({3}), f32({3})}), VerdictKind::None},
+  };
+  for (const auto& [c, kind] : calls) {
+    const Resolution r = resolve(c);
+    EXPECT_EQ(r.kind, kind) << c.op << ": " << r.error << " (kind " << verdict_kind_name(r.kind) << ")";
+    EXPECT_EQ(r.error.empty(), kind == VerdictKind::None) << c.op << ": " << r.error;
+  }
+}
+
 // ----------------------------------------------------------------------------------------------------------------
 // The Python-name table
 

@@ -10,18 +10,19 @@ src="${1:?usage: check_layers.sh SRC_DIR}"
 # folder: the folders below it that it may include (the layer list of docs/design.md, lowest first)
 declare -A may=(
   [common]=""
+  [judge]="common"
   [manifest]="common"
   [select]="common"
   [config]="common"
   [plan]="common"
   [traces]="common manifest"
   [settings]="common plan"
-  [repro]="common config manifest select settings"
-  [exec]="common manifest plan repro"
-  [report]="common repro settings"
+  [repro]="common config judge manifest select settings"
+  [exec]="common judge manifest plan repro settings"
+  [report]="common judge repro settings"
   [runner]="common config manifest plan report repro select settings"
   [pyhost]="exec"
-  [opinfo]="common runner"
+  [opinfo]="common judge report runner settings"
   [cli]="common config manifest opinfo plan report repro runner select settings traces"
 )
 

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/op_categories.h"
+#include "judge/op_categories.h"
 #include "report/console.h"
 #include "report/diff.h"
 #include "report/failure_groups.h"
@@ -520,7 +520,7 @@ TEST(FailureGroups, HtmlHasAGroupsSection) {
   EXPECT_LT(section, html.find("<section id=\"failures\">"));
 }
 
-// Plumbing is the one table's (common/op_categories.h): never the suspect of a wrong result computed around it, and
+// Plumbing is the one table's (judge/op_categories.h): never the suspect of a wrong result computed around it, and
 // the suspect when it is the op under test. (A resize is no plumbing: KnownDeviceBugsAreNamedOnceACaseReachesThem.)
 TEST(FailureGroups, ThePlumbingOfTheOneTableIsBlamedOnlyAsTheOpUnderTest) {
   auto tokens = [](const std::string& s) {

@@ -4,6 +4,7 @@
 // the field counts below fail to compile when a struct grows, until the new field is added to every codec and here.
 #include <cmath>
 #include <cstdint>
+#include <fstream>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -16,6 +17,7 @@
 #include "report/json_writer.h"
 #include "report/junit.h"
 #include "report/record_json.h"
+#include "report/report_error.h"
 #include "runner/result_wire.h"
 #include "sample_report.h"
 
@@ -47,7 +49,7 @@ constexpr std::size_t field_count() {
 }
 
 static_assert(std::is_aggregate_v<Result> && std::is_aggregate_v<CaseRecord> && std::is_aggregate_v<CompareFigures>);
-static_assert(field_count<Result>() == 30,
+static_assert(field_count<Result>() == 31,
               "Result's fields changed: update encode_result/decode_result (runner/result_wire.cpp), "
               "write_case_record/case_record_from_json (report/record_json.cpp), write_junit (report/junit.cpp) "
               "where the field belongs in JUnit, sample_result() and the checks in this file, then this count");
@@ -63,6 +65,7 @@ Result sample_result() {
   Result r;
   r.case_id = "llama::attn.softmax_3";
   r.stage = Stage::INCORRECT_RESULT;
+  r.kind = VerdictKind::DecompositionLimit;  // not INCORRECT_RESULT's: the codecs carry the kind whatever the stage
   r.outcome = Outcome::Failed;
   r.message = "Mismatched elements: 3 / 12 (25.0%)\nGreatest absolute difference: 0.5";
   r.resolved_op = "aten::_softmax";
@@ -107,6 +110,7 @@ Result sample_result() {
 void expect_same_result(const Result& a, const Result& b) {
   EXPECT_EQ(a.case_id, b.case_id);
   EXPECT_EQ(a.stage, b.stage);
+  EXPECT_EQ(a.kind, b.kind) << verdict_kind_name(a.kind) << " came back as " << verdict_kind_name(b.kind);
   EXPECT_EQ(a.outcome, b.outcome);
   EXPECT_EQ(a.message, b.message);
   EXPECT_EQ(a.resolved_op, b.resolved_op);
@@ -219,6 +223,26 @@ TEST(ResultWire, RoundTripsEveryStageAndOutcome) {
     }
 }
 
+// Every verdict kind (the last one added included: kLastVerdictKind) through the wire, and a kind past the table
+// refused: a worker of another build cannot hand the parent a kind it does not know.
+TEST(ResultWire, RoundTripsEveryVerdictKind) {
+  for (const VerdictKindSpec& k : kVerdictKinds) {
+    Result r = sample_result();
+    r.stage = k.stage;
+    r.kind = k.id;
+    EXPECT_EQ(wire_round_trip(r).kind, k.id) << k.name;
+  }
+  Result r = sample_result();
+  r.kind = kLastVerdictKind;
+  std::vector<std::uint8_t> buf;
+  encode_result(r, buf);
+  buf.back() = static_cast<std::uint8_t>(kLastVerdictKind) + 1;  // the kind is the record's last byte
+  Result back;
+  std::string error;
+  EXPECT_FALSE(decode_result(buf.data(), buf.size(), back, error));
+  EXPECT_NE(error.find("verdict kind " + std::to_string(buf.back()) + ", out of range"), std::string::npos) << error;
+}
+
 // ----------------------------------------------------------------------------------------------------------------
 // Metrics / journal JSON
 
@@ -289,6 +313,60 @@ TEST(RecordJson, RoundTripsEveryStageAndOutcome) {
       EXPECT_EQ(back.result.outcome, rec.outcome) << outcome_name(rec.outcome);
       EXPECT_EQ(back.result.stage, rec.result.stage) << stage_name(rec.result.stage);
     }
+}
+
+// Every verdict kind through the journal's and the metrics' record, by name (`verdict_kind`); None writes no key, so
+// records without a kind read as before, and a journal of an earlier run (no key) reads as None.
+TEST(RecordJson, RoundTripsEveryVerdictKindAndReadsRecordsWithoutOne) {
+  for (const VerdictKindSpec& k : kVerdictKinds) {
+    CaseRecord rec = sample_record();
+    rec.result.stage = k.stage;
+    rec.result.kind = k.id;
+    const nlohmann::json j = nlohmann::json::parse(case_record_json_line(rec));
+    EXPECT_EQ(j.contains("verdict_kind"), k.id != VerdictKind::None) << k.name;
+    if (k.id != VerdictKind::None) {
+      EXPECT_EQ(j["verdict_kind"], k.name);
+    }
+    EXPECT_EQ(case_record_from_json(j, JsonWhere{"journal.jsonl", ""}).result.kind, k.id) << k.name;
+  }
+  CaseRecord rec = sample_record();
+  rec.result.kind = VerdictKind::UnknownOp;
+  nlohmann::json j = nlohmann::json::parse(case_record_json_line(rec));
+  j.erase("verdict_kind");  // as a journal written before the kind was
+  EXPECT_EQ(case_record_from_json(j, JsonWhere{"journal.jsonl", ""}).result.kind, VerdictKind::None);
+}
+
+// A kind the reader does not know (or the empty spelling of None, which is never written) is a located error that
+// names the kinds it knows, not a record silently read without its kind.
+TEST(RecordJson, AnUnknownVerdictKindIsALocatedError) {
+  for (const char* bad : {"unknown_opp", ""}) {
+    nlohmann::json j = nlohmann::json::parse(case_record_json_line(sample_record()));
+    j["verdict_kind"] = bad;
+    try {
+      case_record_from_json(j, JsonWhere{"journal.jsonl:3", ""});
+      ADD_FAILURE() << "verdict_kind \"" << bad << "\" was read";
+    } catch (const ReportError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("journal.jsonl:3"), std::string::npos) << what;
+      EXPECT_NE(what.find("/verdict_kind"), std::string::npos) << what;
+      EXPECT_NE(what.find("unknown verdict kind \"" + std::string(bad) + "\" (expected one of unknown_op, "),
+                std::string::npos)
+          << what;
+    }
+  }
+}
+
+// The metrics schema's `verdict_kind` is every kind of the table but None (which is written as no key), so that a
+// dashboard validating metrics files accepts every kind opcheck writes.
+TEST(RecordJson, MetricsSchemaNamesEveryVerdictKind) {
+  std::ifstream in(std::string(OPCHECK_TEST_DIR) + "/../../schemas/metrics.schema.json");
+  ASSERT_TRUE(in.good());
+  const nlohmann::json schema = nlohmann::json::parse(in);
+  std::vector<std::string> in_schema, in_table;
+  for (const auto& v : schema["$defs"]["case"]["properties"]["verdict_kind"]["enum"]) in_schema.push_back(v);
+  for (const VerdictKindSpec& k : kVerdictKinds)
+    if (k.id != VerdictKind::None) in_table.push_back(k.name);
+  EXPECT_EQ(in_schema, in_table);
 }
 
 TEST(RecordJson, RoundTripsNonFiniteFigures) {

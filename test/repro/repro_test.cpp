@@ -17,7 +17,7 @@
 #include "repro/reproduction.h"
 #include "repro/script.h"
 #include "repro/script_assets.h"
-#include "common/backend_freedoms_table.h"
+#include "judge/backend_freedoms_table.h"
 #include "opcheck/comparators.h"
 
 namespace fs = std::filesystem;
@@ -332,7 +332,7 @@ cases:
 
 // The script judges by opcheck's own tables: its comparators (name, bitwise, float64 judge, verdict) and the ops
 // whose repeated writes and tied indices PyTorch leaves undefined are written from kComparators and
-// common/backend_freedoms_table, and its static Python names no comparator itself, so a comparator or an op added
+// judge/backend_freedoms_table, and its static Python names no comparator itself, so a comparator or an op added
 // to a table reaches the script, and one the script spelt on its own would fail here.
 TEST(PythonReproScript, JudgesByOpchecksComparatorAndFreedomTables) {
   const std::string assets = std::string(repro_script_judge()) + std::string(repro_script_main());

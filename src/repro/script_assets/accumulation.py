@@ -1,7 +1,7 @@
 
 # The accumulation bound (docs/judgement.md), as the run computes it (src/exec/accumulation.cpp): for an op that sums
 # terms into each element, how far a sum of them in another order may be from float64. The table is opcheck's own
-# (accumulation_rules in src/common/backend_freedoms_table.cpp), written here when the script was.
+# (accumulation_rules in src/judge/backend_freedoms_table.cpp), written here when the script was.
 # Each rule: (op, its condition on the call's arguments or None, sums in float32 at least, divides each sum by its
 # count, the argument its terms are counted with or None, multiplies its terms); the first whose condition holds.
 ACCUMULATION = @ACCUMULATION@

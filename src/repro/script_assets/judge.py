@@ -1,6 +1,6 @@
 
 # opcheck's judgement, as the run applies it (docs/judgement.md); the tables are opcheck's own
-# (src/common/backend_freedoms_table.cpp), written here when the script was.
+# (src/judge/backend_freedoms_table.cpp), written here when the script was.
 JUDGE_MULTIPLE = @JUDGE_MULTIPLE@  # times the cpu reference's distance from float64 an element may be from it
 WIDENED_OUTPUTS = @WIDENED_OUTPUTS@  # op: output places a backend may return in float32 for float16/bfloat16
 NONDETERMINISTIC = @NONDETERMINISTIC@  # op: (bool argument that must be true, or None; torch's words)

@@ -1,5 +1,5 @@
-#include "common/backend_freedoms_table.h"
-#include "common/op_categories.h"
+#include "judge/backend_freedoms_table.h"
+#include "judge/op_categories.h"
 
 namespace opcheck {
 
@@ -150,7 +150,7 @@ const UnorderedUniqueRule* unordered_unique_rule(const std::string& resolved_op)
 }
 
 const std::vector<std::string>& uninitialised_output_ops() {
-  static const std::vector<std::string> ops = ops_in(kUninitialisedOutput);  // the one table (common/op_categories)
+  static const std::vector<std::string> ops = ops_in(kUninitialisedOutput);  // the one table (judge/op_categories)
   return ops;
 }
 

@@ -1,4 +1,4 @@
-#include "common/device_choice.h"
+#include "settings/device_choice.h"
 
 #include <poll.h>
 #include <signal.h>

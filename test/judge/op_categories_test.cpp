@@ -1,4 +1,4 @@
-// The one table of op categories (src/common/op_categories.h): its entries, and the two views the judge and the
+// The one table of op categories (src/judge/op_categories.h): its entries, and the two views the judge and the
 // importer take of it.
 #include <gtest/gtest.h>
 
@@ -6,8 +6,8 @@
 #include <set>
 #include <string>
 
-#include "common/backend_freedoms_table.h"
-#include "common/op_categories.h"
+#include "judge/backend_freedoms_table.h"
+#include "judge/op_categories.h"
 
 namespace opcheck {
 namespace {

@@ -1,11 +1,11 @@
-// The tables of what PyTorch leaves to a backend (src/common/backend_freedoms_table): which resolved ops each rule
+// The tables of what PyTorch leaves to a backend (src/judge/backend_freedoms_table): which resolved ops each rule
 // covers, as the run's judge and the repro script both look them up.
 #include <gtest/gtest.h>
 
 #include <set>
 #include <string>
 
-#include "common/backend_freedoms_table.h"
+#include "judge/backend_freedoms_table.h"
 
 namespace opcheck {
 namespace {

@@ -1,4 +1,4 @@
-#include "common/op_categories.h"
+#include "judge/op_categories.h"
 
 namespace opcheck {
 
