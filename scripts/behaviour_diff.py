@@ -37,7 +37,10 @@ HTML_MASKS = [
     (re.compile(r'(data-kpi="speedup".*?kpi-value">)[^<]*'), r'\1<time>'),
     (re.compile(r'(data-col="[a-z_]*_ms" data-sort=")[^"]*">[^<]*'), r'\1<time>"><time>'),
 ]
+# The build's own files and their digests (two builds live in two folders, and their libraries differ in bytes).
+BUILD_KEYS = ("device_lib_sha256", "exec_lib_sha256", "opcheck_commit")
 MASKS = [
+    (re.compile(r"[^\s\"'(]*/(libopcheck_[a-z_]+\.so|opcheck_floor|python/)"), r"<build>/\1"),
     (re.compile(r"\b\d+(\.\d+)?\s?(ms|s|us|µs|min)\b"), "<time>"),
     (re.compile(r"\b\d{4}-\d\d-\d\d[T ]\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:?\d\d)?"), "<date>"),
     (re.compile(r'time="[^"]*"'), 'time="<time>"'),
@@ -111,7 +114,7 @@ def mask_text(text, out):
 def mask_json(value):
     if isinstance(value, dict):
         # "time" holds the run's timings and its slowest cases (an order set by timing); a timeout is a setting.
-        return {k: ("<masked>" if k in ("time", "timings") or (TIME_KEYS.search(k) and "timeout" not in k and
+        return {k: ("<masked>" if k in ("time", "timings") + BUILD_KEYS or (TIME_KEYS.search(k) and "timeout" not in k and
                                                               not isinstance(v, (dict, list))) else mask_json(v))
                 for k, v in value.items()}
     if isinstance(value, list):
