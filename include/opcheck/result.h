@@ -226,6 +226,7 @@ struct Result {
   std::string reference_cache_warning;  // an entry that failed its check, or a cache that could not be written
   CasePhase phase = CasePhase::None;  // the part of the case that was running when it ended
   bool result_from_cache = false;     // served from --results-cache (--reuse-results): this run did not run it
+  bool result_from_journal = false;   // served from the resumed journal (--resume): this run did not run it
   /// A module case whose failure was traced (docs/modules.md): the op inside it that is wrong with right inputs, the
   /// first of them when several are; "" otherwise. Its failure group is that op's.
   std::string traced_op;

@@ -33,7 +33,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kMagic = "opcheck-reference-cache 1";
+constexpr const char* kMagic = "opcheck-reference-cache 2";
 constexpr const char* kEntrySuffix = ".ref";
 constexpr const char* kTempMarker = ".ref.tmp-";
 // A temporary file this old is a writer that died mid-write (an entry takes seconds to write, not an hour).
@@ -60,9 +60,18 @@ std::string size_text(std::int64_t b) {
   return buf;
 }
 
+// An entry's digest binds its payload to its key: the payload's XXH64 seeded with the key's. An entry copied under
+// another entry's file name, its key line edited to match, fails it as a corrupt one does.
+std::string bound_digest(const std::string& key, const char* payload, std::size_t bytes) {
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx",
+                static_cast<unsigned long long>(xxh64(payload, bytes, xxh64(key.data(), key.size()))));
+  return hex;
+}
+
 std::string entry_header(const std::string& key, const std::vector<char>& payload) {
   return std::string(kMagic) + "\nkey " + key + "\nbytes " + std::to_string(payload.size()) + "\nxxh64 " +
-         xxh64_hex(payload.data(), payload.size()) + "\n\n";
+         bound_digest(key, payload.data(), payload.size()) + "\n\n";
 }
 
 // The entry's payload back to a reference; throws std::runtime_error for a payload of another shape.
@@ -196,8 +205,8 @@ CacheRead ReferenceCache::read(const std::string& key) const {
   if (present > bytes) return reject("is longer than its header says (corrupt)");
   if (!file.map()) return reject("cannot be mapped");
   const char* payload = file.data + header_end + 2;
-  if (lines[3] != "xxh64 " + xxh64_hex(payload, static_cast<std::size_t>(bytes)))
-    return reject("does not match its digest (corrupt)");
+  if (lines[3] != "xxh64 " + bound_digest(key, payload, static_cast<std::size_t>(bytes)))
+    return reject("does not match its digest (corrupt, edited, or another key's entry under this name)");
   try {
     caffe2::serialize::PyTorchStreamReader archive(
         std::make_shared<caffe2::serialize::MemoryReadAdapter>(payload, static_cast<off_t>(bytes)));

@@ -1,6 +1,7 @@
 #include "manifest/v2_config.h"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -236,10 +237,16 @@ bool V2Reader::read_test_names(NodeRef t, std::vector<std::string>& names, std::
     }
     if (is_module_test_name(names[i])) continue;  // its edits.modules entries are module cases (v2_module.cpp)
     NodeRef at = names_node.is_sequence() ? names_node.item(i) : names_node;
-    // A near miss of the one test opcheck runs is a typo: its entries would silently not run.
-    if (edit_distance(names[i], kV2ModelOpsTest) <= 3) {
+    // A near miss of the one test opcheck runs is a typo: its entries would silently not run. A name that differs
+    // only in case is one, however many letters differ (pytest's node ids are case-sensitive).
+    const bool case_slip = std::equal(names[i].begin(), names[i].end(), std::string_view(kV2ModelOpsTest).begin(),
+                                      std::string_view(kV2ModelOpsTest).end(), [](char a, char b) {
+                                        return std::tolower(static_cast<unsigned char>(a)) ==
+                                               std::tolower(static_cast<unsigned char>(b));
+                                      });
+    if (case_slip || edit_distance(names[i], kV2ModelOpsTest) <= 3) {
       r_.error(at, "test " + in_quotes(names[i]) + " is not " + kV2ModelOpsTest + " (did you mean '" +
-                       kV2ModelOpsTest + "'?)",
+                       kV2ModelOpsTest + "'?" + (case_slip ? " Test names are case-sensitive)" : ")"),
                std::string("write ") + kV2ModelOpsTest + ", the test whose edits.ops entries opcheck runs");
       continue;
     }

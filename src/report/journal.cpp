@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/sha256.h"
 #include "report/atomic_file.h"
 #include "report/record_json.h"
 #include "report/report_error.h"
@@ -36,7 +37,22 @@ long complete_length(std::FILE* f) {
   return 0;
 }
 
+// The first line of the file (its header), without its newline; "" when the file has none.
+std::string first_line(std::FILE* f) {
+  std::string line;
+  std::fseek(f, 0, SEEK_SET);
+  for (int c; (c = std::fgetc(f)) != EOF && c != '\n';) line += static_cast<char>(c);
+  return line;
+}
+
+constexpr const char* kBindingField = ",\"binding\":\"";
+constexpr std::size_t kBindingHex = 64;
+
 }  // namespace
+
+std::string journal_binding(const std::string& header_line, std::string_view record_json) {
+  return sha256_hex(header_line + "\n" + std::string(record_json));
+}
 
 JournalWriter::JournalWriter(const std::string& path, const RunInfo* header, double fsync_interval_s)
     : path_(path),
@@ -59,8 +75,12 @@ JournalWriter::JournalWriter(const std::string& path, const RunInfo* header, dou
     w.begin_object().field("format", kJournalFormat).field("version", 1).key("run");
     write_run_info(w, *header);
     w.end_object();
+    header_line_ = pending_;
     pending_ += '\n';
     write_pending();
+  } else {
+    header_line_ = first_line(file_);
+    std::fseek(file_, 0, SEEK_END);
   }
 }
 
@@ -88,9 +108,14 @@ void JournalWriter::write_pending() {
 void JournalWriter::append(const CaseRecord& rec) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!file_) throw ReportError(path_ + ": error: journal: append after close");
-  JsonWriter w(pending_);
+  // The record, then its binding: a digest over the journal's header line (the run's identity) and the record's
+  // own bytes (its case key among them), which --resume checks before it serves the record.
+  std::string record;
+  JsonWriter w(record);
   write_case_record(w, rec);
-  pending_ += '\n';
+  const std::string binding = journal_binding(header_line_, record);
+  record.pop_back();  // its closing brace
+  pending_ += record + kBindingField + binding + "\"}\n";
   if (pending_.size() >= kFlushBytes) write_pending();
 }
 
@@ -118,6 +143,7 @@ Journal read_journal(const std::string& path) {
   Journal j;
   std::size_t pos = 0;
   int line_no = 0;
+  std::string header_line;  // the first line, when it is the header: what each record's binding covers
   while (pos < text.size()) {
     ++line_no;
     const auto nl = text.find('\n', pos);
@@ -129,9 +155,15 @@ Journal read_journal(const std::string& path) {
     pos = nl + 1;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     const SourceLoc loc{path, line_no, 0};
+    // A record's binding is its last field; the record it binds is the line without it.
+    const std::size_t tail = std::strlen(kBindingField) + kBindingHex + 2;
+    const bool has_binding = line.size() > tail && line.compare(line.size() - tail, std::strlen(kBindingField),
+                                                                kBindingField) == 0 &&
+                             line.compare(line.size() - 2, 2, "\"}") == 0;
+    const std::string record = has_binding ? line.substr(0, line.size() - tail) + "}" : line;
     nlohmann::json v;
     try {
-      v = nlohmann::json::parse(line);
+      v = nlohmann::json::parse(record);
     } catch (const nlohmann::json::parse_error& e) {
       j.diagnostics.error(loc, std::string("journal line is not valid JSON (") + e.what() + "); its record is lost",
                           {}, "rerun the case, or delete the line to drop it");
@@ -143,8 +175,12 @@ Journal read_journal(const std::string& path) {
         if (v["format"] != kJournalFormat || !v.contains("run"))
           throw_json_error(where.at("format"), "not an opcheck journal header");
         j.info = run_info_from_json(v["run"], where.at("run"));
+        if (line_no == 1) header_line = line;
       } else {
-        j.records.push_back(case_record_from_json(v, where));
+        CaseRecord r = case_record_from_json(v, where);
+        const std::string binding = has_binding ? line.substr(line.size() - kBindingHex - 2, kBindingHex) : "";
+        if (!j.info || binding != journal_binding(header_line, record)) j.unbound_lines.push_back(line_no);
+        else j.records.push_back(std::move(r));
       }
     } catch (const ReportError& e) {
       // The diagnostic carries the location itself; keep only the "/pointer: what" part of the message.

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "opcheck/diagnostic.h"
@@ -41,6 +42,7 @@ class JournalWriter {
   static constexpr std::size_t kFlushBytes = 64 * 1024;
   void write_pending();
   std::string path_;
+  std::string header_line_;  // the file's first line, which each record's binding covers
   std::string pending_;  // complete lines not yet written
   std::FILE* file_ = nullptr;
   std::chrono::steady_clock::duration fsync_interval_;
@@ -51,10 +53,18 @@ class JournalWriter {
 /// What a journal held.
 struct Journal {
   std::optional<RunInfo> info;     // the header line, when the journal has one
-  std::vector<CaseRecord> records; // in the order they were written
+  std::vector<CaseRecord> records; // in the order they were written, each with its binding checked
+  /// Lines of readable records whose binding failed: edited by hand, moved from another journal or under another
+  /// header, or written without one. Not in `records`: a resumed run runs their cases again and says so.
+  std::vector<int> unbound_lines;
   bool truncated_tail = false;     // the last line had no newline (the run was killed mid-write); it was ignored
   DiagnosticList diagnostics;      // complete lines that could not be read (path:line: what); their records are lost
 };
+
+/// A record's binding: SHA-256 over the journal's header line, a newline and the record's JSON. It proves the record
+/// against corruption, a hand edit and a move (to another journal, or under another case's line); someone who
+/// rewrites the file and recomputes it is out of its scope.
+std::string journal_binding(const std::string& header_line, std::string_view record_json);
 
 /// Reads a journal, tolerating a truncated last line. Throws ReportError only when the file cannot be read.
 Journal read_journal(const std::string& path);

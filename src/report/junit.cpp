@@ -102,6 +102,8 @@ void write_case_properties(XmlOut& x, const CaseRecord& rec) {
   x.property(d, "dedupe_key", rec.key);
   if (!rec.deduplicated_from.empty()) x.property(d, "deduplicated_from", rec.deduplicated_from);
   if (r.result_from_cache) x.property(d, "result_from_cache", "true (read from --results-cache, not run by this run)");
+  if (r.result_from_journal)
+    x.property(d, "result_from_journal", "true (read from the resumed journal, --resume; not run by this run)");
   if (!r.traced_op.empty()) x.property(d, "traced_op", r.traced_op);
   if (!r.module_record.empty()) x.property(d, "module", r.module_record);
   if (r.figures.max_abs_diff) x.property(d, "max_abs_diff", shortest_number(*r.figures.max_abs_diff));

@@ -156,9 +156,14 @@ void write_metrics(const RunReport& report, TextOut& out) {
   const auto& t = st.time;
   if (st.reference_cache.used) write_reference_cache(w, st.reference_cache);
   // --reuse-results: how many occurrences carry a result this run read from --results-cache instead of running.
-  std::int64_t from_results_cache = 0;
-  for (const auto& rec : report.cases) from_results_cache += rec.result.result_from_cache;
+  // --resume: how many carry a result this run read from the resumed journal, each entry's binding checked.
+  std::int64_t from_results_cache = 0, from_journal = 0;
+  for (const auto& rec : report.cases) {
+    from_results_cache += rec.result.result_from_cache;
+    from_journal += rec.result.result_from_journal;
+  }
   w.field("results_from_cache", from_results_cache);
+  w.field("results_from_journal", from_journal);
 
   w.key("time").begin_object();
   w.key("totals").begin_object();

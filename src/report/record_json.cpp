@@ -228,6 +228,7 @@ void write_case_record(JsonWriter& w, const CaseRecord& rec) {
   if (!r.judge_notes.empty()) w.key("judge_notes").strings(r.judge_notes);
   if (!r.values_compared) w.field("values_compared", false);
   if (r.result_from_cache) w.field("result_from_cache", true);
+  if (r.result_from_journal) w.field("result_from_journal", true);
   if (!r.traced_op.empty()) w.field("traced_op", r.traced_op);
   if (!r.module_record.empty()) w.field("module", r.module_record);
   w.key("figures").begin_object();
@@ -316,6 +317,7 @@ CaseRecord case_record_from_json(const json& j, const JsonWhere& w) {
   if (j.contains("judge_notes")) r.judge_notes = get_strings(j, w, "judge_notes");
   r.values_compared = !j.contains("values_compared") || get_bool(j, w, "values_compared");
   r.result_from_cache = j.contains("result_from_cache") && get_bool(j, w, "result_from_cache");
+  r.result_from_journal = j.contains("result_from_journal") && get_bool(j, w, "result_from_journal");
   r.traced_op = get_string_or(j, w, "traced_op", "");  // module cases only
   r.module_record = get_string_or(j, w, "module", "");
   const json& f = member(j, w, "figures");

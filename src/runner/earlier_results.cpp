@@ -29,9 +29,10 @@ std::vector<const Case*> last_failed_cases(const std::vector<const Case*>& selec
   return kept;
 }
 
-bool EarlierResults::adopt_journal(std::vector<CaseRecord> records, const std::optional<RunInfo>& written_by,
-                                   const RunInfo& now, const std::string& journal_path, std::string& error) {
-  if (records.empty()) return true;
+bool EarlierResults::adopt_journal(std::vector<CaseRecord> records, const std::vector<int>& unbound_lines,
+                                   const std::optional<RunInfo>& written_by, const RunInfo& now,
+                                   const std::string& journal_path, std::string& error) {
+  if (records.empty() && unbound_lines.empty()) return true;
   std::string differs;
   if (!written_by) differs = "  the journal has no header saying what wrote it\n";
   else differs = describe_changes(identity_changes(*written_by, now));
@@ -42,6 +43,14 @@ bool EarlierResults::adopt_journal(std::vector<CaseRecord> records, const std::o
             "  Fix: rerun without --resume (a fresh run), or give this run a fresh --artifact-dir; to resume, use the "
             "settings of the run that wrote it";
     return false;
+  }
+  if (!unbound_lines.empty()) {
+    const std::size_t n = unbound_lines.size();
+    warnings_.push_back("--resume: " + journal_path + ": " + std::to_string(n) +
+                        (n == 1 ? " entry failed its check" : " entries failed their check") + " (first at line " +
+                        std::to_string(unbound_lines.front()) +
+                        ": edited, corrupt, or moved from another journal); " +
+                        (n == 1 ? "its case was" : "their cases were") + " run again");
   }
   for (auto& r : records) {
     std::string k = r.id + "\n" + r.key;
@@ -164,7 +173,8 @@ void EarlierResults::write_cache(const std::string& path, const RunInfo& info, c
     out.buf += header + "\n";
     for (const auto& [key, rec] : cache_) {
       CaseRecord stored = rec;
-      stored.result.result_from_cache = false;  // a fact of the run that serves it, not of the result
+      stored.result.result_from_cache = false;  // facts of the run that serves it, not of the result
+      stored.result.result_from_journal = false;
       const std::string record = case_record_json_line(stored);
       out.buf += kDigestPrefix + entry_digest(header, record) + kRecordKey + record + "}\n";
       out.spill();

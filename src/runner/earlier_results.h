@@ -20,10 +20,13 @@ std::vector<const Case*> last_failed_cases(const std::vector<const Case*>& selec
 
 class EarlierResults {
  public:
-  /// --resume: takes the journal's records. Returns false, with `error` saying which part of the identity differs
-  /// (then -> now) and how to go on, when the journal was written under another identity (or has no header).
-  bool adopt_journal(std::vector<CaseRecord> records, const std::optional<RunInfo>& written_by, const RunInfo& now,
-                     const std::string& journal_path, std::string& error);
+  /// --resume: takes the journal's records (each with its binding checked; `unbound_lines` are the lines of those
+  /// that failed it, whose cases run again, which warnings() says). Returns false, with `error` saying which part of
+  /// the identity differs (then -> now) and how to go on, when the journal was written under another identity (or
+  /// has no header).
+  bool adopt_journal(std::vector<CaseRecord> records, const std::vector<int>& unbound_lines,
+                     const std::optional<RunInfo>& written_by, const RunInfo& now, const std::string& journal_path,
+                     std::string& error);
 
   /// --results-cache: reads the cache file, if there is one, and takes its records when it was written under the same
   /// identity; otherwise `note` says what differs, and the cache is rebuilt from this run's results. Each record
@@ -44,7 +47,7 @@ class EarlierResults {
   /// new results to its journal.
   bool journaled(const CaseRecord& r) const { return journal_.count(r.id + "\n" + r.key) != 0; }
 
-  /// What reading the cache found wrong: the run's warnings (run.warnings).
+  /// What reading the journal and the cache found wrong: the run's warnings (run.warnings).
   const std::vector<std::string>& warnings() const { return warnings_; }
 
   /// Writes the cache: the adopted records updated with this run's results (occurrences that ran; condition skips

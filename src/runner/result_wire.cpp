@@ -105,6 +105,7 @@ void encode_result(const Result& r, std::vector<std::uint8_t>& out) {
   put_string(out, r.reference_cache_warning);
   put(out, static_cast<std::uint8_t>(r.phase));
   put(out, static_cast<std::uint8_t>(r.result_from_cache));  // set by the parent; carried so the codec is whole
+  put(out, static_cast<std::uint8_t>(r.result_from_journal));
   put_string(out, r.traced_op);
   put_string(out, r.module_record);
   put(out, static_cast<std::uint8_t>(r.kind));
@@ -181,6 +182,7 @@ bool decode_result(const std::uint8_t* data, std::size_t size, Result& r, std::s
   }
   r.phase = static_cast<CasePhase>(phase);
   r.result_from_cache = in.get<std::uint8_t>() != 0;
+  r.result_from_journal = in.get<std::uint8_t>() != 0;
   r.traced_op = in.get_string();
   r.module_record = in.get_string();
   const auto kind = in.get<std::uint8_t>();

@@ -115,6 +115,7 @@ DiagnosticList RunSession::read_previous_run() {
   Journal j = read_journal(path);
   previous_found_ = true;
   previous_ = std::move(j.records);
+  previous_unbound_ = std::move(j.unbound_lines);
   previous_info_ = j.info;
   return std::move(j.diagnostics);
 }
@@ -139,7 +140,8 @@ std::vector<const Case*> RunSession::select(const std::vector<const Case*>& sele
 bool RunSession::open(const RunInfo& info, std::string& error) {
   // Earlier results are served only under this run's identity: what computed them must be what would compute them
   // now.
-  if (opts_.resume && !earlier_.adopt_journal(std::move(previous_), previous_info_, info, journal_path(), error))
+  if (opts_.resume &&
+      !earlier_.adopt_journal(std::move(previous_), previous_unbound_, previous_info_, info, journal_path(), error))
     return false;
   previous_.clear();
   if (!opts_.results_cache.empty()) {
@@ -180,6 +182,7 @@ void RunSession::execute(const Plan& plan, Executor& executor, PoolOptions pool,
         if (const Result* r = earlier_.find(batch[i]->id, dedupe_key(*batch[i]), from)) {
           Result served = *r;
           served.result_from_cache = r->result_from_cache || from == EarlierResults::Source::Cache;
+          served.result_from_journal = from == EarlierResults::Source::Journal;
           done(i, std::move(served));
           ++(from == EarlierResults::Source::Journal ? resumed : cached);
           continue;

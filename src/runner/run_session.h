@@ -104,6 +104,7 @@ class RunSession {
   RunSessionOptions opts_;
   bool previous_found_ = false;
   std::vector<CaseRecord> previous_;
+  std::vector<int> previous_unbound_;  // lines of journal records whose binding failed
   std::optional<RunInfo> previous_info_;
   EarlierResults earlier_;
   ArtifactLock lock_;

@@ -312,3 +312,47 @@ def test_import_traces_into_a_file_says_how_to_fix_it(tmp_path):
     assert "t.txt: error: cannot create the output folder: Not a directory" in r.err, r
     assert "Fix: name a folder with -o: one that exists, or a new path whose parents are folders" in r.err, r
     assert (tmp_path / "t.txt").read_text().startswith("Operator: aten.neg.default"), "the input was replaced"
+
+
+def test_a_journal_record_edited_to_passed_is_run_again_not_served(tmp_path):
+    write_manifest(tmp_path / "j.yaml", "j", [case("neg.1", "torch.neg", [[4]]), case("abs.1", "torch.abs", [[4]])])
+    env = {"OPCHECK_LOOPBACK_FAULTS": "aten::neg=bias:1"}
+    art = tmp_path / "art"
+    common = ("run", "--manifests", tmp_path / "j.yaml", "--device", "loopback", "-j", "1", "--artifact-dir", art)
+    r = opcheck(*common, env=env)
+    assert r.rc == 1, r
+    journal = art / "journal.jsonl"
+    lines = journal.read_text().splitlines()
+    assert len(lines) == 3, lines
+    at = next(i for i, line in enumerate(lines) if '"id":"j::neg.1"' in line)
+    edited = lines[at].replace('"outcome":"failed"', '"outcome":"passed"').replace(
+        '"stage":"INCORRECT_RESULT"', '"stage":"PASSED"').replace('"result_outcome":"failed"', '"result_outcome":"passed"')
+    assert edited != lines[at]
+    lines[at] = edited
+    journal.write_text("\n".join(lines) + "\n")
+    r = opcheck(*common, "--resume", "--metrics-json", tmp_path / "m.json", "--junit-xml", tmp_path / "j.xml", env=env)
+    # The edited record fails its binding: its case runs again and fails again; the other is served from the journal.
+    assert r.rc == 1, r
+    m = metrics(tmp_path / "m.json")
+    by_id = {c["id"]: c for c in m["cases"]}
+    assert by_id["j::neg.1"]["stage"] == "INCORRECT_RESULT" and "result_from_journal" not in by_id["j::neg.1"], by_id
+    assert by_id["j::abs.1"]["stage"] == "PASSED" and by_id["j::abs.1"]["result_from_journal"] is True, by_id
+    assert m["results_from_journal"] == 1 and m["totals"]["failed"] == 1, m["totals"]
+    says = f"--resume: {journal}: 1 entry failed its check (first at line {at + 1}: edited, corrupt, or moved"
+    assert any(w.startswith(says) for w in m["run"]["warnings"]), m["run"]["warnings"]
+    assert says in r.err, r
+    assert 'name="result_from_journal" value="true' in (tmp_path / "j.xml").read_text()
+
+
+def test_a_v2_test_name_that_differs_only_in_case_is_an_error_with_did_you_mean(tmp_path):
+    src = os.path.join(os.path.dirname(__file__), "..", "fixtures", "torch-spyre-v2", "tiny-gpt.yaml")
+    text = open(src).read()
+    assert text.count("TestSpyreModelOps::test_model_ops_db") >= 1
+    (tmp_path / "test_model_ops_slip.yaml").write_text(
+        text.replace("TestSpyreModelOps::test_model_ops_db", "testspyremodelops::test_model_ops_db"))
+    r = opcheck("validate", tmp_path / "test_model_ops_slip.yaml")
+    assert r.rc == 2, r
+    assert ("error: test 'testspyremodelops::test_model_ops_db' is not TestSpyreModelOps::test_model_ops_db (did you "
+            "mean 'TestSpyreModelOps::test_model_ops_db'? Test names are case-sensitive)") in r.err + r.out, r
+    r = opcheck("run", tmp_path / "test_model_ops_slip.yaml", "--device", "loopback", "--artifact-dir", tmp_path / "a")
+    assert r.rc != 0, r  # was 0, with every entry skipped

@@ -129,6 +129,25 @@ def test_a_corrupt_and_a_truncated_entry_are_recomputed_with_a_warning_and_the_s
     assert third["reference_cache"]["from_cache"] == len(CASES) and not cache_warnings(third), third["run"]
 
 
+def test_an_entry_copied_under_another_key_is_recomputed_not_served(tmp_path):
+    cache = tmp_path / "refs"
+    manifest = own_manifest(tmp_path)
+    _, first = run(tmp_path, "first", [manifest], cache)
+    names = entries(cache)
+    # One case's entry copied under another's file name, its key line edited to the name it now has: every byte a
+    # reader compares with its file name agrees, and only the digest's binding to the key tells them apart.
+    source, target = cache / names[0], cache / names[1]
+    data = source.read_bytes()
+    old_key, new_key = names[0][: -len(".ref")], names[1][: -len(".ref")]
+    assert data.count(("key " + old_key).encode()) == 1
+    target.write_bytes(data.replace(("key " + old_key).encode(), ("key " + new_key).encode(), 1))
+    r, second = run(tmp_path, "second", [manifest], cache)
+    assert verdicts(second) == verdicts(first)
+    assert second["reference_cache"]["rejected"] == 1 and second["reference_cache"]["from_cache"] == len(CASES) - 1
+    hits = [w for w in second["run"]["warnings"] if str(target) in w and "does not match its digest" in w]
+    assert len(hits) == 1 and hits[0] in r.err, second["run"]["warnings"]
+
+
 SQUARE = [  # three cases whose entries are the same size (a 64x64 fp32 output: 16 KiB and a header)
     ["  - name: a", "    op: torch.neg", "    inputs:", "      - tensor: {shape: [64, 64]}"],
     ["  - name: b", "    op: torch.exp", "    inputs:", "      - tensor: {shape: [64, 64]}"],

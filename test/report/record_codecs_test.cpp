@@ -49,7 +49,7 @@ constexpr std::size_t field_count() {
 }
 
 static_assert(std::is_aggregate_v<Result> && std::is_aggregate_v<CaseRecord> && std::is_aggregate_v<CompareFigures>);
-static_assert(field_count<Result>() == 31,
+static_assert(field_count<Result>() == 32,
               "Result's fields changed: update encode_result/decode_result (runner/result_wire.cpp), "
               "write_case_record/case_record_from_json (report/record_json.cpp), write_junit (report/junit.cpp) "
               "where the field belongs in JUnit, sample_result() and the checks in this file, then this count");
@@ -102,6 +102,7 @@ Result sample_result() {
   r.reference_cache_warning = "reference cache entry x.ref does not match its digest (corrupt)";
   r.phase = CasePhase::Reference;
   r.result_from_cache = true;
+  r.result_from_journal = true;
   r.traced_op = "aten::silu";
   r.module_record = "{\"parameters\": 36992}";
   return r;
@@ -160,6 +161,7 @@ void expect_same_result(const Result& a, const Result& b) {
   EXPECT_EQ(a.reference_cache_warning, b.reference_cache_warning);
   EXPECT_EQ(a.phase, b.phase);
   EXPECT_EQ(a.result_from_cache, b.result_from_cache);
+  EXPECT_EQ(a.result_from_journal, b.result_from_journal);
   EXPECT_EQ(a.traced_op, b.traced_op);
   EXPECT_EQ(a.module_record, b.module_record);
 }
@@ -437,6 +439,7 @@ TEST(RecordJunit, WritesEveryFieldItShows) {
   EXPECT_EQ(property_of(tc_ran, "golden_ms"), "8.25");
   EXPECT_EQ(property_of(tc_ran, "values_compared").rfind("false", 0), 0u);
   EXPECT_EQ(property_of(tc_ran, "result_from_cache").rfind("true", 0), 0u);
+  EXPECT_EQ(property_of(tc_ran, "result_from_journal").rfind("true", 0), 0u);
   EXPECT_EQ(property_of(tc_ran, "traced_op"), "aten::silu");
   EXPECT_EQ(property_of(tc_ran, "module"), "{\"parameters\": 36992}");
   EXPECT_EQ(property_of(tc_ran, "max_abs_diff"), "0.5");

@@ -1182,23 +1182,74 @@ TEST(Journal, CorruptMiddleLineIsReportedWithItsLineAndTheRestKept) {
   TempDir dir;
   const auto path = dir.file("run.journal");
   const RunReport rep = sample_report();
-  {
-    std::ofstream out(path);
-    out << case_record_json_line(rep.cases[0]) << "\n";
-    out << "{not json\n";
-    out << "{\"id\": \"x\"}\n";
-    out << case_record_json_line(rep.cases[1]) << "\n";
-  }
+  { JournalWriter(path, &rep.info).append(rep.cases[0]); }
+  { std::ofstream(path, std::ios::app) << "{not json\n{\"id\": \"x\"}\n"; }
+  { JournalWriter(path, &rep.info).append(rep.cases[1]); }
   const Journal j = read_journal(path);
   EXPECT_FALSE(j.truncated_tail);
-  EXPECT_FALSE(j.info.has_value());
+  ASSERT_TRUE(j.info.has_value());
   ASSERT_EQ(j.records.size(), 2u);
+  EXPECT_EQ(j.records[1].id, rep.cases[1].id);
+  EXPECT_TRUE(j.unbound_lines.empty());
   ASSERT_EQ(j.diagnostics.error_count(), 2u);
-  EXPECT_EQ(j.diagnostics.items[0].loc.line, 2);
-  EXPECT_EQ(j.diagnostics.items[1].loc.line, 3);
-  EXPECT_NE(j.diagnostics.items[1].format().find(path + ":3: error: unreadable journal record: /: missing field \"index\""),
+  EXPECT_EQ(j.diagnostics.items[0].loc.line, 3);
+  EXPECT_EQ(j.diagnostics.items[1].loc.line, 4);
+  EXPECT_NE(j.diagnostics.items[1].format().find(path + ":4: error: unreadable journal record: /: missing field \"index\""),
             std::string::npos)
       << j.diagnostics.items[1].format();
+}
+
+namespace {
+
+// Each line of a file, without its newline.
+std::vector<std::string> file_lines(const std::string& path) {
+  std::vector<std::string> out;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+void write_lines(const std::string& path, const std::vector<std::string>& lines) {
+  std::ofstream out(path, std::ios::trunc);
+  for (const auto& l : lines) out << l << "\n";
+}
+
+}  // namespace
+
+TEST(Journal, AnEditedRecordOrOneMovedFromAnotherJournalFailsItsBinding) {
+  TempDir dir;
+  const auto path = dir.file("run.journal");
+  RunReport rep = sample_report();
+  {
+    JournalWriter w(path, &rep.info);
+    for (int i = 0; i < 3; ++i) w.append(rep.cases[static_cast<std::size_t>(i)]);
+  }
+  std::vector<std::string> lines = file_lines(path);
+  ASSERT_EQ(lines.size(), 4u);
+  ASSERT_EQ(read_journal(path).records.size(), 3u);  // as written, every record proves itself
+  // A hand edit of one record's verdict (line 2).
+  const std::string outcome = std::string("\"outcome\":\"") + outcome_name(rep.cases[0].outcome) + "\"";
+  ASSERT_NE(lines[1].find(outcome), std::string::npos) << lines[1];
+  ASSERT_NE(rep.cases[0].outcome, Outcome::Failed);
+  lines[1].replace(lines[1].find(outcome), outcome.size(), "\"outcome\":\"failed\"");
+  // A record of the same case, moved from a journal of another run (another header).
+  const auto other = dir.file("other.journal");
+  rep.info.started_at = "2020-01-01T00:00:00Z";
+  { JournalWriter(other, &rep.info).append(rep.cases[3]); }
+  lines.push_back(file_lines(other)[1]);
+  write_lines(path, lines);
+  const Journal j = read_journal(path);
+  EXPECT_FALSE(j.diagnostics.has_errors());
+  ASSERT_EQ(j.records.size(), 2u);
+  EXPECT_EQ(j.records[0].id, rep.cases[1].id);
+  EXPECT_EQ(j.records[1].id, rep.cases[2].id);
+  EXPECT_EQ(j.unbound_lines, (std::vector<int>{2, 5}));
+  // A record without its binding (as an edit that drops it leaves it) is not served either.
+  lines = file_lines(other);
+  lines[1] = lines[1].substr(0, lines[1].rfind(",\"binding\":")) + "}";
+  write_lines(other, lines);
+  EXPECT_EQ(read_journal(other).unbound_lines, (std::vector<int>{2}));
+  EXPECT_TRUE(read_journal(other).records.empty());
 }
 
 TEST(Journal, LinesReachTheFileAtFlushAndEveryLineAtClose) {

@@ -55,7 +55,7 @@ struct TempDir {
 TEST(EarlierResults, JournalOfTheSameIdentityServesSameCaseAndKey) {
   EarlierResults e;
   std::string error;
-  ASSERT_TRUE(e.adopt_journal({record("m::a", "k2:1", Stage::PASSED), record("m::b", "k2:2", Stage::INCORRECT_RESULT)},
+  ASSERT_TRUE(e.adopt_journal({record("m::a", "k2:1", Stage::PASSED), record("m::b", "k2:2", Stage::INCORRECT_RESULT)}, {},
                               info("cpu"), info("cpu"), "j.jsonl", error))
       << error;
   EXPECT_TRUE(e.can_serve());
@@ -74,7 +74,7 @@ TEST(EarlierResults, JournalOfAnotherIdentityIsRefusedSayingWhatDiffers) {
   EarlierResults e;
   std::string error;
   RunInfo then = info("privateuseone:0", "aten::exp=bias:1");
-  EXPECT_FALSE(e.adopt_journal({record("m::a", "k2:1", Stage::PASSED)}, then, info("cpu"), "art/journal.jsonl", error));
+  EXPECT_FALSE(e.adopt_journal({record("m::a", "k2:1", Stage::PASSED)}, {}, then, info("cpu"), "art/journal.jsonl", error));
   EXPECT_NE(error.find("art/journal.jsonl was written by a different run"), std::string::npos) << error;
   EXPECT_NE(error.find("  device: 'privateuseone:0' -> 'cpu'"), std::string::npos) << error;
   EXPECT_NE(error.find("  fault settings: 'OPCHECK_LOOPBACK_FAULTS=aten::exp=bias:1' -> none"), std::string::npos)
@@ -83,7 +83,7 @@ TEST(EarlierResults, JournalOfAnotherIdentityIsRefusedSayingWhatDiffers) {
   EXPECT_NE(error.find("--artifact-dir"), std::string::npos) << error;
   EXPECT_FALSE(e.can_serve());
   // A journal without a header cannot say what wrote it.
-  EXPECT_FALSE(e.adopt_journal({record("m::a", "k2:1", Stage::PASSED)}, std::nullopt, info("cpu"), "j", error));
+  EXPECT_FALSE(e.adopt_journal({record("m::a", "k2:1", Stage::PASSED)}, {}, std::nullopt, info("cpu"), "j", error));
   EXPECT_NE(error.find("no header"), std::string::npos) << error;
 }
 
