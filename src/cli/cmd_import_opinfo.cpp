@@ -84,6 +84,9 @@ void add_import_opinfo_command(CLI::App& app, Commands& commands) {
   cmd->add_flag("--device-ops", f.device_ops,
                 "Only ops whose samples reach an ATen op the device under test has its own kernel for (the enabled ops "
                 "of coverage); needs --device-import or --device-lib");
+  cmd->add_flag("--no-bind-check", f.no_bind_check,
+                "Run nothing on the cases written: no check that each binds, and every OpInfo skip and xfail applies "
+                "unchecked (faster; docs/opinfo.md)");
   cmd->add_option("--device-import", f.device_imports, "Python module that registers the device (repeatable)")
       ->type_name("MODULE");
   cmd->add_option("--device-lib", f.device_libs, "Library that registers the device, loaded with torch.ops.load_library")

@@ -152,6 +152,13 @@ def test_an_opinfo_expectation_applies_only_where_opchecks_check_fails(tmp_path)
     r = opcheck("run", "--manifests", out, "--device", "loopback", "-q", "-m", "opinfo__as_strided_partial_views",
                 "--artifact-dir", tmp_path / "a")
     assert r.rc == 0 and re.fullmatch(r"%d passed, \d+ deselected in .*" % len(views), r.last_line), r
+    # --no-bind-check runs nothing: the same expectations all apply, each saying it was not checked.
+    unchecked = tmp_path / "u"
+    r = import_opinfo(unchecked, "--ops", "as_strided.partial_views", "--dtypes", "fp32", "--no-bind-check")
+    assert r.rc == 0, r
+    exp = json.loads((unchecked / "opinfo-report.json").read_text())["expectations"]
+    assert len(exp) == len(views) and all(
+        e["applied"] is True and e["decision"] == "applied, not checked: --no-bind-check" for e in exp), exp
 
 
 def test_not_written_samples_are_listed_and_counts_add_up(tmp_path):
