@@ -44,6 +44,8 @@ std::string closest(std::string_view word, const Range& candidates) {
 }
 }  // namespace
 
+bool equal_ignoring_case(std::string_view a, std::string_view b) { return lower(a) == lower(b); }
+
 std::string closest_spelling(std::string_view word, const std::vector<std::string_view>& candidates) {
   return closest(word, candidates);
 }

@@ -1,7 +1,6 @@
 #include "manifest/v2_config.h"
 
 #include <algorithm>
-#include <cctype>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -239,11 +238,7 @@ bool V2Reader::read_test_names(NodeRef t, std::vector<std::string>& names, std::
     NodeRef at = names_node.is_sequence() ? names_node.item(i) : names_node;
     // A near miss of the one test opcheck runs is a typo: its entries would silently not run. A name that differs
     // only in case is one, however many letters differ (pytest's node ids are case-sensitive).
-    const bool case_slip = std::equal(names[i].begin(), names[i].end(), std::string_view(kV2ModelOpsTest).begin(),
-                                      std::string_view(kV2ModelOpsTest).end(), [](char a, char b) {
-                                        return std::tolower(static_cast<unsigned char>(a)) ==
-                                               std::tolower(static_cast<unsigned char>(b));
-                                      });
+    const bool case_slip = equal_ignoring_case(names[i], kV2ModelOpsTest);
     if (case_slip || edit_distance(names[i], kV2ModelOpsTest) <= 3) {
       r_.error(at, "test " + in_quotes(names[i]) + " is not " + kV2ModelOpsTest + " (did you mean '" +
                        kV2ModelOpsTest + "'?" + (case_slip ? " Test names are case-sensitive)" : ")"),

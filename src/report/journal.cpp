@@ -8,7 +8,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/sha256.h"
 #include "report/atomic_file.h"
 #include "report/record_json.h"
 #include "report/report_error.h"
@@ -45,14 +44,10 @@ std::string first_line(std::FILE* f) {
   return line;
 }
 
-constexpr const char* kBindingField = ",\"binding\":\"";
+constexpr std::string_view kBindingField = ",\"binding\":\"";  // a record's last field: its record_digest
 constexpr std::size_t kBindingHex = 64;
 
 }  // namespace
-
-std::string journal_binding(const std::string& header_line, std::string_view record_json) {
-  return sha256_hex(header_line + "\n" + std::string(record_json));
-}
 
 JournalWriter::JournalWriter(const std::string& path, const RunInfo* header, double fsync_interval_s)
     : path_(path),
@@ -110,12 +105,10 @@ void JournalWriter::append(const CaseRecord& rec) {
   if (!file_) throw ReportError(path_ + ": error: journal: append after close");
   // The record, then its binding: a digest over the journal's header line (the run's identity) and the record's
   // own bytes (its case key among them), which --resume checks before it serves the record.
-  std::string record;
-  JsonWriter w(record);
-  write_case_record(w, rec);
-  const std::string binding = journal_binding(header_line_, record);
+  std::string record = case_record_json_line(rec);
+  const std::string binding = record_digest(header_line_, record);
   record.pop_back();  // its closing brace
-  pending_ += record + kBindingField + binding + "\"}\n";
+  pending_.append(record).append(kBindingField).append(binding).append("\"}\n");
   if (pending_.size() >= kFlushBytes) write_pending();
 }
 
@@ -156,9 +149,9 @@ Journal read_journal(const std::string& path) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     const SourceLoc loc{path, line_no, 0};
     // A record's binding is its last field; the record it binds is the line without it.
-    const std::size_t tail = std::strlen(kBindingField) + kBindingHex + 2;
-    const bool has_binding = line.size() > tail && line.compare(line.size() - tail, std::strlen(kBindingField),
-                                                                kBindingField) == 0 &&
+    const std::size_t tail = kBindingField.size() + kBindingHex + 2;
+    const bool has_binding = line.size() > tail &&
+                             line.compare(line.size() - tail, kBindingField.size(), kBindingField) == 0 &&
                              line.compare(line.size() - 2, 2, "\"}") == 0;
     const std::string record = has_binding ? line.substr(0, line.size() - tail) + "}" : line;
     nlohmann::json v;
@@ -179,7 +172,7 @@ Journal read_journal(const std::string& path) {
       } else {
         CaseRecord r = case_record_from_json(v, where);
         const std::string binding = has_binding ? line.substr(line.size() - kBindingHex - 2, kBindingHex) : "";
-        if (!j.info || binding != journal_binding(header_line, record)) j.unbound_lines.push_back(line_no);
+        if (!j.info || binding != record_digest(header_line, record)) j.unbound_lines.push_back(line_no);
         else j.records.push_back(std::move(r));
       }
     } catch (const ReportError& e) {

@@ -7,7 +7,6 @@
 #include <mutex>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "opcheck/diagnostic.h"
@@ -60,11 +59,6 @@ struct Journal {
   bool truncated_tail = false;     // the last line had no newline (the run was killed mid-write); it was ignored
   DiagnosticList diagnostics;      // complete lines that could not be read (path:line: what); their records are lost
 };
-
-/// A record's binding: SHA-256 over the journal's header line, a newline and the record's JSON. It proves the record
-/// against corruption, a hand edit and a move (to another journal, or under another case's line); someone who
-/// rewrites the file and recomputes it is out of its scope.
-std::string journal_binding(const std::string& header_line, std::string_view record_json);
 
 /// Reads a journal, tolerating a truncated last line. Throws ReportError only when the file cannot be read.
 Journal read_journal(const std::string& path);

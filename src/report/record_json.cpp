@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "common/sha256.h"
 #include "report/report_error.h"
 
 namespace opcheck {
@@ -273,6 +274,10 @@ std::string case_record_json_line(const CaseRecord& rec) {
   JsonWriter w(line);
   write_case_record(w, rec);
   return line;
+}
+
+std::string record_digest(const std::string& header_line, std::string_view record_json) {
+  return sha256_hex(header_line + "\n" + std::string(record_json));
 }
 
 CaseRecord case_record_from_json(const json& j, const JsonWhere& w) {

@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -25,6 +26,11 @@ struct JsonWhere {
 void write_case_record(JsonWriter& w, const CaseRecord& rec);
 /// write_case_record on its own: one journal line (without the newline).
 std::string case_record_json_line(const CaseRecord& rec);
+/// What proves a stored record: SHA-256 over the header line of the file that holds it (the identity of the run that
+/// wrote it), a newline and the record's JSON (its case id and dedupe key among them). The journal's bindings and the
+/// results cache's entries carry it, so a record edited, cut, or moved under another header fails its check; someone
+/// who rewrites the file and recomputes it is out of its scope.
+std::string record_digest(const std::string& header_line, std::string_view record_json);
 void write_run_info(JsonWriter& w, const RunInfo& info);
 
 /// Inverses of the above; throw ReportError (`file: error: /pointer: what`) on a missing or mistyped field.

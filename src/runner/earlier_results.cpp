@@ -7,7 +7,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/sha256.h"
 #include "report/atomic_file.h"
 #include "report/json_writer.h"
 #include "report/record_json.h"
@@ -67,12 +66,6 @@ constexpr const char* kRecordKey = "\",\"record\":";
 constexpr std::size_t kDigestChars = 64;
 // The largest results cache read: over a thousand bytes a unique case, a million cases.
 constexpr std::uintmax_t kMaxCacheBytes = std::uintmax_t{1} << 30;
-
-// What proves an entry: its record's bytes and the header line (the identity of the run that wrote it), so a record
-// edited, or moved under another run's header, fails its check.
-std::string entry_digest(const std::string& header_line, std::string_view record_json) {
-  return sha256_hex(header_line + "\n" + std::string(record_json));
-}
 
 std::string cache_header_line(const RunInfo& info) {
   std::string line;
@@ -136,7 +129,7 @@ void EarlierResults::adopt_cache(const std::string& cache_path, const RunInfo& n
     const std::string_view record =
         framed ? line.substr(prefix + kDigestChars + key, line.size() - prefix - kDigestChars - key - 1) : line;
     try {
-      if (!framed || line.substr(prefix, kDigestChars) != entry_digest(header, record))
+      if (!framed || line.substr(prefix, kDigestChars) != record_digest(header, record))
         throw std::runtime_error("digest");
       CaseRecord r = case_record_from_json(nlohmann::json::parse(record), JsonWhere{cache_path, ""});
       std::string k = r.key;
@@ -176,7 +169,7 @@ void EarlierResults::write_cache(const std::string& path, const RunInfo& info, c
       stored.result.result_from_cache = false;  // facts of the run that serves it, not of the result
       stored.result.result_from_journal = false;
       const std::string record = case_record_json_line(stored);
-      out.buf += kDigestPrefix + entry_digest(header, record) + kRecordKey + record + "}\n";
+      out.buf += kDigestPrefix + record_digest(header, record) + kRecordKey + record + "}\n";
       out.spill();
     }
   });
